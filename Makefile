@@ -1,0 +1,33 @@
+# vaultask — run `make help` for the targets. Each target is a script in
+# scripts/, so a machine without make runs the same thing with bash.
+SHELL := /bin/bash
+TAGS  := sqlite_fts5
+
+.PHONY: help setup build test lint fuzz bench demo clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
+
+setup: ## install what builds and tests need (Debian packages, model files, test servers)
+	bash scripts/setup.sh
+
+build: ## build bin/vaultask
+	go build -tags $(TAGS) -o bin/vaultask ./cmd/vaultask
+
+test: ## run every test with the race detector (installs what they need first)
+	bash scripts/test.sh
+
+lint: ## gofmt, go vet and staticcheck with the project's build tags
+	bash scripts/lint.sh
+
+fuzz: ## run every fuzz target for FUZZTIME each (default 20s)
+	bash scripts/fuzz.sh $${FUZZTIME:-20s}
+
+bench: ## run the benchmarks
+	go test -tags $(TAGS) -run '^$$' -bench . -benchmem ./...
+
+demo: ## index the bundled demo vault with built-in defaults, no API keys
+	bash scripts/demo.sh
+
+clean: ## remove build outputs and the demo index
+	rm -rf bin data

@@ -1,0 +1,11 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/vaultask/vaultask/internal/deptest"
+)
+
+func TestDeps(t *testing.T) {
+	deptest.Check(t, "config", "feed", "index", "llm", "rag", "transport", "static")
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/vaultask/vaultask/config"
+	"github.com/vaultask/vaultask/feed"
+	"github.com/vaultask/vaultask/index"
+)
+
+func runIndex(ctx context.Context, m *Main, args []string) error {
+	fset, cfgPath := m.newFlagSet("index", "index [--from-dir PATH] [--rebuild] [--dry-run]")
+	fromDir := fset.String("from-dir", "", "index this folder of markdown instead of the configured vault")
+	rebuild := fset.Bool("rebuild", false, "re-read and re-chunk every note, and accept a changed embedding model by re-embedding everything")
+	dryRun := fset.Bool("dry-run", false, "print what would be added, changed, removed and reclassified; write nothing")
+	if err := parseFlags(fset, args); err != nil {
+		return err
+	}
+	cfg, err := m.loadConfig(*cfgPath)
+	if err != nil {
+		return err
+	}
+	log := newLogger(m.Stderr, cfg.Log)
+
+	dir := *fromDir
+	if dir == "" {
+		if cfg.Vault.Source != "folder" {
+			return fmt.Errorf("vault.source is %q: this build indexes a folder only; pass --from-dir PATH or set vault.source: folder and vault.path", cfg.Vault.Source)
+		}
+		dir = cfg.Vault.Path
+	}
+	start := time.Now()
+	listing, err := feed.ScanFolder(dir, corpusOf(cfg))
+	if err != nil {
+		return err
+	}
+	opts := storeOptions(cfg, log)
+
+	if *dryRun {
+		return m.printPlan(ctx, opts, listing)
+	}
+	opts.Rebuild = *rebuild
+	store, err := index.Open(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	res, err := store.Sync(ctx, listing, *rebuild)
+	if err != nil {
+		return err
+	}
+	if err := store.MarkRun(ctx, time.Now()); err != nil {
+		return err
+	}
+	fmt.Fprintf(m.Stdout, "indexed %d notes from %s in %s: %d added, %d changed, %d touched, %d unchanged, %d removed, %d reclassified\n",
+		len(listing), dir, time.Since(start).Round(time.Millisecond), res.Added, res.Changed, res.Touched, res.Unchanged, res.Deleted, len(res.Reclassified.Paths))
+	return nil
+}
+
+func corpusOf(cfg config.Config) index.Corpus {
+	return index.Corpus{Include: cfg.Corpus.Include, Exclude: cfg.Corpus.Exclude}
+}
+
+// printPlan is the dry run: it reads the index (if any) and writes nothing.
+func (m *Main) printPlan(ctx context.Context, opts index.Options, listing []index.NoteInput) error {
+	var plan index.Plan
+	var re index.Reclassified
+	if _, err := os.Stat(opts.Path); errors.Is(err, fs.ErrNotExist) {
+		for _, n := range listing {
+			plan.Add = append(plan.Add, n.Path)
+		}
+	} else {
+		opts.ReadOnly = true
+		store, err := index.Open(ctx, opts)
+		if err != nil {
+			return err
+		}
+		defer store.Close()
+		if plan, err = store.Plan(ctx, listing); err != nil {
+			return err
+		}
+		if re, err = store.Recompute(ctx, true); err != nil {
+			return err
+		}
+	}
+	section := func(verb string, paths []string) {
+		for _, p := range paths {
+			fmt.Fprintf(m.Stdout, "%s %s\n", verb, p)
+		}
+	}
+	section("add", plan.Add)
+	section("change", plan.Change)
+	section("touch", plan.Touch)
+	section("remove", plan.Remove)
+	section("reclassify", re.Paths)
+	for _, p := range re.UnmatchedPatterns {
+		fmt.Fprintf(m.Stdout, "warning: personal_paths pattern %q matches no note\n", p)
+	}
+	fmt.Fprintf(m.Stdout, "dry run: %d to add, %d to change, %d to touch, %d to remove, %d to reclassify, %d unchanged; nothing written\n",
+		len(plan.Add), len(plan.Change), len(plan.Touch), len(plan.Remove), len(re.Paths), plan.Unchanged)
+	return nil
+}

@@ -1,0 +1,94 @@
+// Command vaultask answers questions from an Obsidian vault. See `vaultask help`.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := NewMain(os.Stdout, os.Stderr, os.Environ()).Run(ctx, os.Args[1:])
+	stop()
+	if errors.Is(err, errUsage) {
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "vaultask:", err)
+		os.Exit(1)
+	}
+}
+
+var (
+	// errUsage means the usage text was printed; the exit status says so.
+	errUsage = errors.New("usage")
+	// errHelp means help was asked for and printed: a success.
+	errHelp = errors.New("help")
+)
+
+// Main is the program with its outside world passed in, so tests run the
+// real wiring with their own output and environment.
+type Main struct {
+	Stdout, Stderr io.Writer
+	Env            []string
+}
+
+// NewMain returns a Main writing to stdout and stderr and reading env.
+func NewMain(stdout, stderr io.Writer, env []string) *Main {
+	return &Main{Stdout: stdout, Stderr: stderr, Env: env}
+}
+
+type command struct {
+	name, summary string
+	run           func(ctx context.Context, m *Main, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"index", "index the vault (or a folder with --from-dir) into the SQLite file", runIndex},
+		{"stats", "print what the index holds", runStats},
+	}
+}
+
+const usageHead = `vaultask answers questions from an Obsidian vault.
+
+Usage:
+  vaultask <command> [flags]
+
+Commands:
+`
+
+func (m *Main) usage() {
+	fmt.Fprint(m.Stderr, usageHead)
+	for _, c := range commands() {
+		fmt.Fprintf(m.Stderr, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(m.Stderr, "\nRun `vaultask <command> --help` for a command's flags.\n")
+}
+
+// Run runs one subcommand.
+func (m *Main) Run(ctx context.Context, args []string) error {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		m.usage()
+		if len(args) == 0 {
+			return errUsage
+		}
+		return nil
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			err := c.run(ctx, m, args[1:])
+			if errors.Is(err, errHelp) {
+				return nil
+			}
+			return err
+		}
+	}
+	m.usage()
+	return fmt.Errorf("unknown command %q", args[0])
+}

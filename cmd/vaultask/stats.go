@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+func runStats(ctx context.Context, m *Main, args []string) error {
+	fset, cfgPath := m.newFlagSet("stats", "stats [--json]")
+	asJSON := fset.Bool("json", false, "print one JSON object (keys notes, chunks, vectors, embedding_backlog, …)")
+	if err := parseFlags(fset, args); err != nil {
+		return err
+	}
+	cfg, err := m.loadConfig(*cfgPath)
+	if err != nil {
+		return err
+	}
+	store, err := openExisting(ctx, storeOptions(cfg, newLogger(m.Stderr, cfg.Log)))
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	st, err := store.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(m.Stdout)
+		return enc.Encode(st)
+	}
+	rows := []struct {
+		k string
+		v any
+	}{
+		{"index", cfg.Index.Path},
+		{"notes", fmt.Sprintf("%d (%d open, %d personal)", st.Notes, st.OpenNotes, st.PersonalNotes)},
+		{"chunks", fmt.Sprintf("%d (%d open, %d personal)", st.Chunks, st.OpenChunks, st.PersonalChunks)},
+		{"vectors", fmt.Sprintf("%d (%s, %d dimensions)", st.Vectors, st.EmbeddingModel, st.EmbeddingDim)},
+		{"embedding backlog", st.EmbeddingBacklog},
+		{"links", fmt.Sprintf("%d resolved, %d unresolved", st.LinksResolved, st.LinksUnresolved)},
+		{"topic edges", st.TopicEdges},
+		{"tag edges", st.TagEdges},
+		{"schema version", st.SchemaVersion},
+		{"last run", orNever(st.LastRun)},
+		{"file size", fmt.Sprintf("%.1f MiB", float64(st.FileBytes)/(1<<20))},
+	}
+	for _, r := range rows {
+		fmt.Fprintf(m.Stdout, "%-18s %v\n", r.k+":", r.v)
+	}
+	return nil
+}
+
+func orNever(s string) string {
+	if s == "" {
+		return "never"
+	}
+	return s
+}

@@ -1,0 +1,153 @@
+package config
+
+import "time"
+
+// Config is vaultask's effective configuration. The yaml tags are the key
+// names in every layer: config.yaml, the overrides file (the same shape as
+// JSON) and VAULTASK_<SECTION>__<KEY> environment variables.
+type Config struct {
+	Vault       Vault       `yaml:"vault"`
+	Corpus      Corpus      `yaml:"corpus"`
+	Sensitivity Sensitivity `yaml:"sensitivity"`
+	Index       Index       `yaml:"index"`
+	Models      Models      `yaml:"models"`
+	Retrieval   Retrieval   `yaml:"retrieval"`
+	Web         Web         `yaml:"web"`
+	API         API         `yaml:"api"`
+	Log         Log         `yaml:"log"`
+}
+
+// Vault says where the notes come from: a CouchDB database synced by
+// Obsidian LiveSync, or a plain folder of Markdown files.
+type Vault struct {
+	Source   string `yaml:"source" validate:"oneof=couchdb folder"`
+	URL      string `yaml:"url" validate:"omitempty,http_url"`
+	Database string `yaml:"database"`
+	User     string `yaml:"user"`
+	Password Secret `yaml:"password"`
+	// Passphrase decrypts LiveSync's end-to-end encrypted documents.
+	Passphrase Secret `yaml:"passphrase"`
+	// Path is the vault folder when Source is "folder".
+	Path string `yaml:"path"`
+}
+
+// Corpus picks the notes to index, as doublestar globs over vault-relative
+// paths; Exclude wins over Include.
+type Corpus struct {
+	Include []string `yaml:"include" validate:"min=1,dive,required,glob"`
+	Exclude []string `yaml:"exclude" validate:"dive,required,glob"`
+}
+
+// Sensitivity marks notes as personal: by path, or by a frontmatter key.
+type Sensitivity struct {
+	PersonalPaths  []string `yaml:"personal_paths" validate:"dive,required,glob"`
+	FrontmatterKey string   `yaml:"frontmatter_key" validate:"required"`
+}
+
+// Index is the SQLite file and how often it is reconciled against the whole
+// vault, to catch changes the follower missed.
+type Index struct {
+	Path              string        `yaml:"path" validate:"required"`
+	ReconcileInterval time.Duration `yaml:"reconcile_interval" validate:"gt=0"`
+}
+
+// Models are model ids of the form provider/name (see the providers list in
+// validate.go); an empty Rerank disables reranking.
+type Models struct {
+	Generation string `yaml:"generation" validate:"required,model_id"`
+	Rerank     string `yaml:"rerank" validate:"omitempty,model_id"`
+	Embedding  string `yaml:"embedding" validate:"required,model_id"`
+	// EmbeddingBaseURL is the operator's own OpenAI-compatible embedding
+	// server; only then may Embedding name a hosted provider's model.
+	EmbeddingBaseURL string `yaml:"embedding_base_url" validate:"omitempty,http_url"`
+	EmbeddingDim     int    `yaml:"embedding_dim" validate:"min=1"`
+	// BuiltinDir holds the built-in embedding model's files; empty means the
+	// default cache directory.
+	BuiltinDir string `yaml:"builtin_dir"`
+}
+
+// Retrieval sizes each stage of the pipeline: vector and full-text search,
+// their fusion, graph expansion, reranking and the final context.
+type Retrieval struct {
+	GraphEnabled     bool    `yaml:"graph_enabled"`
+	VectorTopK       int     `yaml:"vector_top_k" validate:"min=0"`
+	FTSTopK          int     `yaml:"fts_top_k" validate:"min=0"`
+	FusionTopK       int     `yaml:"fusion_top_k" validate:"min=1"`
+	GraphMaxSiblings int     `yaml:"graph_max_siblings" validate:"min=0"`
+	GraphDiscount    float64 `yaml:"graph_discount" validate:"gt=0,lte=1"`
+	GraphMaxSlots    int     `yaml:"graph_max_slots" validate:"min=0"`
+	RerankTopK       int     `yaml:"rerank_top_k" validate:"min=1"`
+	FinalTopK        int     `yaml:"final_top_k" validate:"min=1"`
+	MaxChunksPerDoc  int     `yaml:"max_chunks_per_doc" validate:"min=1"`
+}
+
+// Web is the optional web search used when the vault's hits are thin: fewer
+// than ThinHits hits closer than ThinDistance.
+type Web struct {
+	Enabled      bool    `yaml:"enabled"`
+	Provider     string  `yaml:"provider" validate:"oneof=duckduckgo"`
+	MaxResults   int     `yaml:"max_results" validate:"min=1"`
+	ThinHits     int     `yaml:"thin_hits" validate:"min=0"`
+	ThinDistance float64 `yaml:"thin_distance" validate:"gte=0"`
+}
+
+// API is the HTTP server.
+type API struct {
+	Listen   string `yaml:"listen" validate:"required"`
+	AdminKey Secret `yaml:"admin_key"`
+}
+
+// Log configures the process-wide slog handler.
+type Log struct {
+	Level  string `yaml:"level" validate:"oneof=debug info warn error"`
+	Format string `yaml:"format" validate:"oneof=text json"`
+}
+
+// Default returns the built-in defaults, the base every layer applies to.
+// config.yaml at the repository root repeats them; a test keeps the two equal.
+func Default() Config {
+	return Config{
+		Vault: Vault{
+			Source:   "couchdb",
+			URL:      "http://127.0.0.1:5984",
+			Database: "obsidian",
+		},
+		Corpus: Corpus{
+			Include: []string{"**/*.md"},
+			Exclude: []string{"00 inbox/**", "**/.trash/**"},
+		},
+		Sensitivity: Sensitivity{
+			PersonalPaths:  []string{},
+			FrontmatterKey: "sensitivity",
+		},
+		Index: Index{
+			Path:              "/data/vaultask.db",
+			ReconcileInterval: time.Hour,
+		},
+		Models: Models{
+			Generation:   "openrouter/google/gemini-2.5-flash",
+			Embedding:    "builtin/use-lite",
+			EmbeddingDim: 512,
+		},
+		Retrieval: Retrieval{
+			GraphEnabled:     true,
+			VectorTopK:       40,
+			FTSTopK:          40,
+			FusionTopK:       20,
+			GraphMaxSiblings: 5,
+			GraphDiscount:    0.7,
+			GraphMaxSlots:    2,
+			RerankTopK:       30,
+			FinalTopK:        8,
+			MaxChunksPerDoc:  2,
+		},
+		Web: Web{
+			Provider:     "duckduckgo",
+			MaxResults:   3,
+			ThinHits:     3,
+			ThinDistance: 1.0,
+		},
+		API: API{Listen: ":8080"},
+		Log: Log{Level: "info", Format: "text"},
+	}
+}

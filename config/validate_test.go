@@ -1,0 +1,242 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(c *Config)
+		want   []string // substrings of the error; none means valid
+	}{
+		{
+			name:   "defaults",
+			change: func(c *Config) {},
+		},
+		{
+			name:   "rerank_top_k below final_top_k",
+			change: func(c *Config) { c.Retrieval.RerankTopK = 5 },
+			want:   []string{"retrieval.rerank_top_k (5) must be >= retrieval.final_top_k (8)"},
+		},
+		{
+			name:   "fusion_top_k above both searches",
+			change: func(c *Config) { c.Retrieval.VectorTopK, c.Retrieval.FTSTopK = 10, 5 },
+			want:   []string{"retrieval.fusion_top_k (20) must be <= retrieval.vector_top_k + retrieval.fts_top_k (10 + 5)"},
+		},
+		{
+			name:   "graph_max_slots above final_top_k",
+			change: func(c *Config) { c.Retrieval.GraphMaxSlots = 9 },
+			want:   []string{"retrieval.graph_max_slots (9) must be <= retrieval.final_top_k (8)"},
+		},
+		{
+			name:   "graph_discount zero",
+			change: func(c *Config) { c.Retrieval.GraphDiscount = 0 },
+			want:   []string{"retrieval.graph_discount (0) must be > 0"},
+		},
+		{
+			name:   "graph_discount above one",
+			change: func(c *Config) { c.Retrieval.GraphDiscount = 1.5 },
+			want:   []string{"retrieval.graph_discount (1.5) must be <= 1"},
+		},
+		{
+			name:   "graph_discount one",
+			change: func(c *Config) { c.Retrieval.GraphDiscount = 1 },
+		},
+		{
+			name:   "final_top_k zero",
+			change: func(c *Config) { c.Retrieval.FinalTopK = 0 },
+			want:   []string{"retrieval.final_top_k (0) must be >= 1"},
+		},
+		{
+			name:   "every problem is reported",
+			change: func(c *Config) { c.Retrieval.FinalTopK, c.Log.Level, c.Web.MaxResults = 0, "verbose", 0 },
+			want: []string{
+				"retrieval.final_top_k (0) must be >= 1",
+				`log.level "verbose" must be one of debug, info, warn, error`,
+				"web.max_results (0) must be >= 1",
+			},
+		},
+		{
+			name:   "zero reconcile interval",
+			change: func(c *Config) { c.Index.ReconcileInterval = 0 },
+			want:   []string{"index.reconcile_interval (0s) must be > 0"},
+		},
+		{
+			name:   "negative reconcile interval",
+			change: func(c *Config) { c.Index.ReconcileInterval = -time.Minute },
+			want:   []string{"index.reconcile_interval (-1m0s) must be > 0"},
+		},
+		{
+			name:   "embedding on openrouter",
+			change: func(c *Config) { c.Models.Embedding = "openrouter/openai/text-embedding-3-small" },
+			want: []string{
+				`models.embedding "openrouter/openai/text-embedding-3-small" is a hosted API`,
+				"every note, personal ones included, would be sent to a cloud service",
+				"models.embedding_base_url",
+			},
+		},
+		{
+			name:   "embedding on openai",
+			change: func(c *Config) { c.Models.Embedding = "openai/text-embedding-3-small" },
+			want:   []string{`models.embedding "openai/text-embedding-3-small" is a hosted API`},
+		},
+		{
+			name: "embedding on the operator's own OpenAI-compatible server",
+			change: func(c *Config) {
+				c.Models.Embedding, c.Models.EmbeddingBaseURL = "openai/bge-m3", "http://gpu-box.lan:8000/v1"
+			},
+		},
+		{
+			name:   "embedding on ollama",
+			change: func(c *Config) { c.Models.Embedding = "ollama/nomic-embed-text" },
+		},
+		{
+			name: "embedding on ollama elsewhere",
+			change: func(c *Config) {
+				c.Models.Embedding, c.Models.EmbeddingBaseURL = "ollama/nomic-embed-text", "http://ollama:11434"
+			},
+		},
+		{
+			name:   "builtin embedding with a base url",
+			change: func(c *Config) { c.Models.EmbeddingBaseURL = "http://ollama:11434" },
+			want:   []string{`models.embedding_base_url "http://ollama:11434" is set, but models.embedding "builtin/use-lite" runs in-process`},
+		},
+		{
+			name:   "embedding base url not http",
+			change: func(c *Config) { c.Models.Embedding, c.Models.EmbeddingBaseURL = "ollama/x", "ollama:11434" },
+			want:   []string{`models.embedding_base_url "ollama:11434" is not an http or https URL`},
+		},
+		{
+			name:   "model id without provider",
+			change: func(c *Config) { c.Models.Generation = "gpt-4o" },
+			want:   []string{`models.generation "gpt-4o" is not a model id: want provider/name, provider one of builtin, ollama, openai, openrouter`},
+		},
+		{
+			name:   "model id with unknown provider",
+			change: func(c *Config) { c.Models.Rerank = "cohere/rerank-v3" },
+			want:   []string{`models.rerank "cohere/rerank-v3" is not a model id`},
+		},
+		{
+			name:   "model id without name",
+			change: func(c *Config) { c.Models.Embedding = "ollama/" },
+			want:   []string{`models.embedding "ollama/" is not a model id`},
+		},
+		{
+			name:   "rerank model",
+			change: func(c *Config) { c.Models.Rerank = "openrouter/cohere/rerank-v3.5" },
+		},
+		{
+			name:   "embedding_dim zero",
+			change: func(c *Config) { c.Models.EmbeddingDim = 0 },
+			want:   []string{"models.embedding_dim (0) must be >= 1"},
+		},
+		{
+			name:   "invalid include glob",
+			change: func(c *Config) { c.Corpus.Include = []string{"**/*.md", "notes/[a-"} },
+			want:   []string{`corpus.include[1] "notes/[a-" is not a valid glob pattern`},
+		},
+		{
+			name:   "invalid exclude glob",
+			change: func(c *Config) { c.Corpus.Exclude = []string{"{a,b"} },
+			want:   []string{`corpus.exclude[0] "{a,b" is not a valid glob pattern`},
+		},
+		{
+			name:   "invalid personal glob",
+			change: func(c *Config) { c.Sensitivity.PersonalPaths = []string{"Tastings/**", "Journal/[0-9"} },
+			want:   []string{`sensitivity.personal_paths[1] "Journal/[0-9" is not a valid glob pattern`},
+		},
+		{
+			name:   "empty glob",
+			change: func(c *Config) { c.Sensitivity.PersonalPaths = []string{""} },
+			want:   []string{"sensitivity.personal_paths[0] must not be empty"},
+		},
+		{
+			name:   "no include patterns",
+			change: func(c *Config) { c.Corpus.Include = []string{} },
+			want:   []string{"corpus.include must have at least 1 item(s)"},
+		},
+		{
+			name:   "unknown vault source",
+			change: func(c *Config) { c.Vault.Source = "dropbox" },
+			want:   []string{`vault.source "dropbox" must be one of couchdb, folder`},
+		},
+		{
+			name:   "folder source without path",
+			change: func(c *Config) { c.Vault.Source = "folder" },
+			want:   []string{"vault.path must be set when vault.source is folder"},
+		},
+		{
+			name:   "couchdb source without url or database",
+			change: func(c *Config) { c.Vault.URL, c.Vault.Database = "", "" },
+			want:   []string{"vault.url must be set when vault.source is couchdb", "vault.database must be set when vault.source is couchdb"},
+		},
+		{
+			name:   "couchdb url not http",
+			change: func(c *Config) { c.Vault.URL = "couchdb.lan:5984" },
+			want:   []string{`vault.url "couchdb.lan:5984" is not an http or https URL`},
+		},
+		{
+			name:   "empty index path",
+			change: func(c *Config) { c.Index.Path = "" },
+			want:   []string{"index.path must not be empty"},
+		},
+		{
+			name:   "unknown web provider",
+			change: func(c *Config) { c.Web.Provider = "google" },
+			want:   []string{`web.provider "google" must be one of duckduckgo`},
+		},
+		{
+			name:   "negative thin distance",
+			change: func(c *Config) { c.Web.ThinDistance = -1 },
+			want:   []string{"web.thin_distance (-1) must be >= 0"},
+		},
+		{
+			name:   "listen without port",
+			change: func(c *Config) { c.API.Listen = "8080" },
+			want:   []string{`api.listen "8080" is not host:port`},
+		},
+		{
+			name:   "listen port out of range",
+			change: func(c *Config) { c.API.Listen = "127.0.0.1:99999" },
+			want:   []string{`api.listen "127.0.0.1:99999" is not host:port`},
+		},
+		{
+			name:   "listen on any free port",
+			change: func(c *Config) { c.API.Listen = "127.0.0.1:0" },
+		},
+		{
+			name:   "empty listen",
+			change: func(c *Config) { c.API.Listen = "" },
+			want:   []string{"api.listen must not be empty"},
+		},
+		{
+			name:   "unknown log format",
+			change: func(c *Config) { c.Log.Format = "logfmt" },
+			want:   []string{`log.format "logfmt" must be one of text, json`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Default()
+			tt.change(&c)
+			err := c.Validate()
+			if len(tt.want) == 0 {
+				if err != nil {
+					t.Fatalf("Validate: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("Validate succeeded, want an error")
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error does not contain %q:\n%v", want, err)
+				}
+			}
+		})
+	}
+}

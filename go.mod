@@ -1,0 +1,23 @@
+module github.com/vaultask/vaultask
+
+go 1.26.8
+
+require (
+	github.com/asg017/sqlite-vec-go-bindings v0.1.6
+	github.com/bmatcuk/doublestar/v4 v4.10.4
+	github.com/go-playground/validator/v10 v10.30.6
+	github.com/google/go-cmp v0.7.0
+	github.com/mattn/go-sqlite3 v1.14.53
+	github.com/yuin/goldmark v1.8.7
+	go.yaml.in/yaml/v3 v3.0.6
+	golang.org/x/sys v0.49.0
+	golang.org/x/text v0.43.0
+)
+
+require (
+	github.com/gabriel-vasile/mimetype v1.4.16 // indirect
+	github.com/go-playground/locales v0.14.2 // indirect
+	github.com/go-playground/universal-translator v0.18.2 // indirect
+	github.com/leodido/go-urn v1.5.0 // indirect
+	golang.org/x/crypto v0.58.0 // indirect
+)

@@ -1,0 +1,536 @@
+package index
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/vaultask/vaultask/index/markdown"
+)
+
+// FrontmatterKey is the frontmatter key that overrides a note's sensitivity
+// when Options.FrontmatterKey is empty.
+const FrontmatterKey = "sensitivity"
+
+// Apply writes a batch in one transaction: deletes, then upserts (each note's
+// chunks, FTS rows, vectors, aliases and outgoing edges replaced whole), then
+// link resolution for everything the batch touched, then the checkpoint. A
+// reader sees either none of it or all of it.
+func (s *Store) Apply(ctx context.Context, b Batch) (ApplyResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	var res ApplyResult
+	if s.writer == nil {
+		return ApplyResult{}, ErrReadOnly
+	}
+	tx, err := s.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return res, fmt.Errorf("apply: begin: %w", err)
+	}
+	defer tx.Rollback()
+
+	w := &applier{s: s, tx: tx, ctx: ctx, affected: map[string]bool{}}
+	for _, p := range b.Deletes {
+		gone, err := w.deleteDoc(DocID(p))
+		if err != nil {
+			return res, fmt.Errorf("apply: delete %s: %w", p, err)
+		}
+		if gone {
+			res.Deleted++
+		} else {
+			res.Absent++
+		}
+	}
+	for _, n := range b.Upserts {
+		outcome, err := w.upsert(n, b.Force)
+		if err != nil {
+			return res, fmt.Errorf("apply: %s: %w", n.Path, err)
+		}
+		switch outcome {
+		case outcomeAdded:
+			res.Added++
+		case outcomeChanged:
+			res.Changed++
+		case outcomeTouched:
+			res.Touched++
+		default:
+			res.Unchanged++
+		}
+	}
+	if len(w.affected) > 0 {
+		if err := w.resolvePending(); err != nil {
+			return res, fmt.Errorf("apply: resolve links: %w", err)
+		}
+		if err := w.refreshTopics(); err != nil {
+			return res, fmt.Errorf("apply: topics: %w", err)
+		}
+	}
+	if b.Source != "" {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO feed_state(source, since, updated_at) VALUES (?, ?, ?)
+			ON CONFLICT(source) DO UPDATE SET since = excluded.since, updated_at = excluded.updated_at`,
+			b.Source, b.Checkpoint, time.Now().UnixMilli()); err != nil {
+			return res, fmt.Errorf("apply: checkpoint: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return res, fmt.Errorf("apply: commit: %w", err)
+	}
+	return res, nil
+}
+
+type outcome int
+
+const (
+	outcomeUnchanged outcome = iota
+	outcomeTouched
+	outcomeChanged
+	outcomeAdded
+)
+
+// applier carries one Apply transaction. affected collects the link keys
+// (names, path keys, aliases) whose resolution may have changed.
+type applier struct {
+	s        *Store
+	tx       *sql.Tx
+	ctx      context.Context
+	affected map[string]bool
+}
+
+func (w *applier) markAffected(docID string) error {
+	var p string
+	err := w.tx.QueryRowContext(w.ctx, `SELECT path FROM docs WHERE doc_id = ?`, docID).Scan(&p)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	w.affected[noteName(p)] = true
+	rows, err := w.tx.QueryContext(w.ctx, `SELECT alias FROM aliases WHERE doc_id = ?`, docID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var a string
+		if err := rows.Scan(&a); err != nil {
+			return err
+		}
+		w.affected[a] = true
+	}
+	return rows.Err()
+}
+
+// deleteDoc removes a note and every trace of it: chunks (with their FTS rows
+// via trigger, and vectors), aliases, outgoing edges (cascade) and incoming
+// edges, which become unresolved links.
+func (w *applier) deleteDoc(docID string) (bool, error) {
+	if err := w.markAffected(docID); err != nil {
+		return false, err
+	}
+	if err := w.deleteVectors(docID); err != nil {
+		return false, err
+	}
+	r, err := w.tx.ExecContext(w.ctx, `DELETE FROM docs WHERE doc_id = ?`, docID)
+	if err != nil {
+		return false, err
+	}
+	n, err := r.RowsAffected()
+	if err != nil {
+		return false, err
+	}
+	if _, err := w.tx.ExecContext(w.ctx, `UPDATE edges SET dst = NULL, resolved = 0 WHERE dst = ? AND kind != 'tag'`, docID); err != nil {
+		return false, err
+	}
+	return n > 0, nil
+}
+
+// deleteVectors removes the vec0 rows of a note's chunks. vec0 is a virtual
+// table, so no foreign key or trigger can do this.
+func (w *applier) deleteVectors(docID string) error {
+	ids, err := embeddedRowIDs(w.ctx, w.tx, docID)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM chunks_vec WHERE rowid = ?`, id); err != nil {
+			return fmt.Errorf("delete vector %d: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// embeddedRowIDs lists the rowids of a note's chunks that have a vector.
+func embeddedRowIDs(ctx context.Context, tx *sql.Tx, docID string) ([]int64, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT rowid FROM chunks WHERE doc_id = ? AND embedded = 1`, docID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+func contentHash(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(sum[:])
+}
+
+func (w *applier) upsert(n NoteInput, force bool) (outcome, error) {
+	if n.Path == "" {
+		return 0, errors.New("note without a path")
+	}
+	docID := DocID(n.Path)
+	hash := contentHash(n.Text)
+	var oldRev, oldHash, oldPath string
+	err := w.tx.QueryRowContext(w.ctx, `SELECT rev, content_hash, path FROM docs WHERE doc_id = ?`, docID).Scan(&oldRev, &oldHash, &oldPath)
+	exists := err == nil
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, err
+	}
+	if exists && !force && oldHash == hash && oldPath == n.Path {
+		if oldRev == n.Rev {
+			return outcomeUnchanged, nil
+		}
+		_, err := w.tx.ExecContext(w.ctx, `UPDATE docs SET rev = ?, mtime = ?, source_id = ? WHERE doc_id = ?`, n.Rev, n.MTime.UnixMilli(), n.SourceID, docID)
+		return outcomeTouched, err
+	}
+	if exists {
+		if err := w.markAffected(docID); err != nil {
+			return 0, err
+		}
+		if err := w.deleteVectors(docID); err != nil {
+			return 0, err
+		}
+		for _, q := range []string{`DELETE FROM chunks WHERE doc_id = ?`, `DELETE FROM edges WHERE src = ?`, `DELETE FROM aliases WHERE doc_id = ?`} {
+			if _, err := w.tx.ExecContext(w.ctx, q, docID); err != nil {
+				return 0, err
+			}
+		}
+	}
+	if err := w.insert(docID, hash, n); err != nil {
+		return 0, err
+	}
+	if exists {
+		return outcomeChanged, nil
+	}
+	return outcomeAdded, nil
+}
+
+func (w *applier) insert(docID, hash string, n NoteInput) error {
+	note := markdown.Parse(n.Path, []byte(n.Text), w.s.frontmatterKey)
+	sens := w.s.classes.Classify(n.Path, note.Sensitivity)
+	fm, err := json.Marshal(jsonSafe(note.Frontmatter))
+	if err != nil || note.Frontmatter == nil {
+		// Frontmatter JSON is informational (YAML allows values JSON cannot
+		// hold, such as .nan); the note itself must still be indexed.
+		fm = []byte("{}")
+	}
+	var topics string
+	// Keep topics already known for this note (from topic notes indexed
+	// earlier) so its prelude is right without waiting for refreshTopics.
+	_ = w.tx.QueryRowContext(w.ctx, `SELECT topics FROM docs WHERE doc_id = ?`, docID).Scan(&topics)
+	_, err = w.tx.ExecContext(w.ctx, `INSERT INTO docs(doc_id, path, name, source_id, title, rev, content_hash, sensitivity, sensitivity_override, topics, mtime, frontmatter, indexed_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT(doc_id) DO UPDATE SET path = excluded.path, name = excluded.name, source_id = excluded.source_id,
+			title = excluded.title, rev = excluded.rev, content_hash = excluded.content_hash, sensitivity = excluded.sensitivity,
+			sensitivity_override = excluded.sensitivity_override, mtime = excluded.mtime, frontmatter = excluded.frontmatter,
+			indexed_at = excluded.indexed_at`,
+		docID, n.Path, noteName(n.Path), n.SourceID, note.Title, n.Rev, hash, sens, note.Sensitivity, topics,
+		n.MTime.UnixMilli(), string(fm), time.Now().UnixMilli())
+	if err != nil {
+		return fmt.Errorf("insert doc: %w", err)
+	}
+	w.affected[noteName(n.Path)] = true
+
+	ins, err := w.tx.PrepareContext(w.ctx, `INSERT INTO chunks(chunk_id, doc_id, ordinal, heading_path, prelude, body, sensitivity) VALUES (?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer ins.Close()
+	for _, c := range markdown.ChunkBody(note.Body, w.s.chunking) {
+		id := markdown.ChunkID(docID, c.HeadingPath, c.Ordinal)
+		if _, err := ins.ExecContext(w.ctx, id, docID, c.Ordinal, c.HeadingPath, Prelude(note.Title, n.Path, c.HeadingPath, topics), c.Body, sens); err != nil {
+			return fmt.Errorf("insert chunk %d: %w", c.Ordinal, err)
+		}
+	}
+
+	for _, a := range note.Aliases {
+		a = strings.ToLower(strings.TrimSpace(a))
+		if a == "" {
+			continue
+		}
+		if _, err := w.tx.ExecContext(w.ctx, `INSERT OR IGNORE INTO aliases(doc_id, alias) VALUES (?, ?)`, docID, a); err != nil {
+			return fmt.Errorf("insert alias: %w", err)
+		}
+		w.affected[a] = true
+	}
+
+	for _, l := range note.Links {
+		key := strings.ToLower(markdown.NormalizeTarget(l.Target))
+		if key == "" {
+			continue // [[#heading]] points into the note itself
+		}
+		dst, err := resolve(w.ctx, w.tx, key)
+		if err != nil {
+			return err
+		}
+		if err := insertEdge(w.ctx, w.tx, docID, l.Kind, key, dst); err != nil {
+			return err
+		}
+	}
+	for _, t := range note.Tags {
+		tag := strings.ToLower(t)
+		if _, err := w.tx.ExecContext(w.ctx, `INSERT OR IGNORE INTO edges(src, dst, kind, target, target_name, resolved) VALUES (?, ?, 'tag', ?, ?, 1)`, docID, "#"+tag, tag, tag); err != nil {
+			return fmt.Errorf("insert tag: %w", err)
+		}
+	}
+	return nil
+}
+
+func insertEdge(ctx context.Context, tx *sql.Tx, src, kind, key, dst string) error {
+	var d any
+	resolved := 0
+	if dst != "" {
+		d, resolved = dst, 1
+	}
+	// A link written twice in a note is one edge of each kind.
+	_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO edges(src, dst, kind, target, target_name, resolved) VALUES (?, ?, ?, ?, ?, ?)`, src, d, kind, key, targetName(key), resolved)
+	if err != nil {
+		return fmt.Errorf("insert edge: %w", err)
+	}
+	return nil
+}
+
+// resolve finds the note a link key names, as Obsidian does: a
+// path-qualified key exactly, else as the end of a longer path; a bare name by
+// basename; then frontmatter aliases. Among several candidates the shortest
+// path wins, ties broken by doc_id.
+func resolve(ctx context.Context, q querier, key string) (string, error) {
+	var docID string
+	var err error
+	if strings.Contains(key, "/") {
+		exact := key + ".md"
+		err = q.QueryRowContext(ctx, `SELECT doc_id FROM docs
+			WHERE name = ? AND (doc_id = ? OR substr(doc_id, -length(?)) = ?)
+			ORDER BY doc_id != ?, length(path), doc_id LIMIT 1`,
+			targetName(key), exact, "/"+exact, "/"+exact, exact).Scan(&docID)
+	} else {
+		err = q.QueryRowContext(ctx, `SELECT doc_id FROM docs WHERE name = ? ORDER BY length(path), doc_id LIMIT 1`, key).Scan(&docID)
+		if errors.Is(err, sql.ErrNoRows) {
+			err = q.QueryRowContext(ctx, `SELECT a.doc_id FROM aliases a JOIN docs d ON d.doc_id = a.doc_id
+				WHERE a.alias = ? ORDER BY length(d.path), d.doc_id LIMIT 1`, key).Scan(&docID)
+		}
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("resolve %q: %w", key, err)
+	}
+	return docID, nil
+}
+
+// targetName is the last path segment of a link key: the only note name it
+// can resolve to (or, for a bare key, the alias it may name).
+func targetName(key string) string {
+	if i := strings.LastIndexByte(key, '/'); i >= 0 {
+		return key[i+1:]
+	}
+	return key
+}
+
+// resolvePending is the catch-up pass after a batch's notes are written:
+// every link, resolved or not, whose name is a name or alias this batch
+// added, changed or removed is resolved again against the whole table, so a
+// note early in a batch can link to one indexed later, a shorter namesake
+// takes over, and a deleted target falls back to the next candidate.
+func (w *applier) resolvePending() error {
+	keys := make([]string, 0, len(w.affected))
+	for k := range w.affected {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	type edge struct {
+		rowid       int64
+		target, dst string
+	}
+	var todo []edge
+	for _, k := range keys {
+		rows, err := w.tx.QueryContext(w.ctx, `SELECT rowid, target, dst FROM edges WHERE target_name = ? AND kind != 'tag'`, k)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var e edge
+			var dst sql.NullString
+			if err := rows.Scan(&e.rowid, &e.target, &dst); err != nil {
+				rows.Close()
+				return err
+			}
+			e.dst = dst.String
+			todo = append(todo, e)
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+	}
+	upd, err := w.tx.PrepareContext(w.ctx, `UPDATE edges SET dst = ?, resolved = ? WHERE rowid = ?`)
+	if err != nil {
+		return err
+	}
+	defer upd.Close()
+	cache := map[string]string{}
+	for _, e := range todo {
+		dst, ok := cache[e.target]
+		if !ok {
+			if dst, err = resolve(w.ctx, w.tx, e.target); err != nil {
+				return err
+			}
+			cache[e.target] = dst
+		}
+		if dst == e.dst {
+			continue
+		}
+		var d any
+		resolved := 0
+		if dst != "" {
+			d, resolved = dst, 1
+		}
+		if _, err := upd.ExecContext(w.ctx, d, resolved, e.rowid); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// refreshTopics recomputes each note's topic memberships (the titles of the
+// topic notes whose clippings region links to it) and rewrites the prelude of
+// its chunks when they changed. The FTS rows follow by trigger; the vectors
+// are dropped and the chunks go back on the embedding backlog.
+func (w *applier) refreshTopics() error {
+	rows, err := w.tx.QueryContext(w.ctx, `
+		SELECT d.doc_id, d.path, d.title, d.topics,
+			coalesce((SELECT group_concat(title, ', ') FROM (
+				SELECT DISTINCT t.title FROM edges e JOIN docs t ON t.doc_id = e.src
+				WHERE e.dst = d.doc_id AND e.kind = 'topic' ORDER BY t.title)), '')
+		FROM docs d
+		WHERE d.topics != '' OR EXISTS (SELECT 1 FROM edges e WHERE e.dst = d.doc_id AND e.kind = 'topic')`)
+	if err != nil {
+		return err
+	}
+	type change struct{ docID, path, title, topics string }
+	var changes []change
+	for rows.Next() {
+		var c change
+		var old string
+		if err := rows.Scan(&c.docID, &c.path, &c.title, &old, &c.topics); err != nil {
+			rows.Close()
+			return err
+		}
+		if old != c.topics {
+			changes = append(changes, c)
+		}
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	for _, c := range changes {
+		if _, err := w.tx.ExecContext(w.ctx, `UPDATE docs SET topics = ? WHERE doc_id = ?`, c.topics, c.docID); err != nil {
+			return err
+		}
+		if err := w.deleteVectors(c.docID); err != nil {
+			return err
+		}
+		chunkRows, err := w.tx.QueryContext(w.ctx, `SELECT rowid, heading_path FROM chunks WHERE doc_id = ?`, c.docID)
+		if err != nil {
+			return err
+		}
+		type ch struct {
+			rowid   int64
+			heading string
+		}
+		var chs []ch
+		for chunkRows.Next() {
+			var x ch
+			if err := chunkRows.Scan(&x.rowid, &x.heading); err != nil {
+				chunkRows.Close()
+				return err
+			}
+			chs = append(chs, x)
+		}
+		if err := chunkRows.Close(); err != nil {
+			return err
+		}
+		for _, x := range chs {
+			if _, err := w.tx.ExecContext(w.ctx, `UPDATE chunks SET prelude = ?, embedded = 0 WHERE rowid = ?`,
+				Prelude(c.title, c.path, x.heading, c.topics), x.rowid); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Prelude is the context line block stored beside each chunk body: searched
+// and embedded with the body so a chunk is found by its note's title, path,
+// section and topics, and stripped for display.
+func Prelude(title, path, headingPath, topics string) string {
+	var b strings.Builder
+	b.WriteString(title)
+	b.WriteString("\n")
+	b.WriteString(path)
+	if headingPath != "" {
+		b.WriteString("\n")
+		b.WriteString(headingPath)
+	}
+	if topics != "" {
+		b.WriteString("\ntopics: ")
+		b.WriteString(topics)
+	}
+	return b.String()
+}
+
+// jsonSafe converts YAML-decoded values (which may hold map[any]any or
+// time.Time) into values encoding/json accepts.
+func jsonSafe(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, val := range x {
+			out[k] = jsonSafe(val)
+		}
+		return out
+	case map[any]any:
+		out := make(map[string]any, len(x))
+		for k, val := range x {
+			out[fmt.Sprint(k)] = jsonSafe(val)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, val := range x {
+			out[i] = jsonSafe(val)
+		}
+		return out
+	case time.Time:
+		return x.Format(time.RFC3339)
+	default:
+		return x
+	}
+}

@@ -1,0 +1,69 @@
+package markdown
+
+import (
+	"strings"
+	"testing"
+)
+
+var fuzzSeeds = []string{
+	"",
+	"---\ntitle: T\ntags: [a, b]\naliases: x, y\n---\n# H\n\ntext [[Link#Head|alias]] ![[Embed.png]] #tag\n",
+	"---\r\nbad: [yaml\r\n---\r\n\ufeffbody\r\n",
+	"## A\n```\n[[no]] #no\n## no\n```\n### B\n- [[x\\|y]] `[[no]]` [m](M%20N.md#^b)\n",
+	"<!-- begin:clippings -->\n[[Clip]]\n<!-- end:clippings -->\n[[After]]",
+	"[[a [[b]] [[#]] [[|x]] ![[ ]] #123 #a/b/ http://x/#y [t](#h) (#p)",
+	"Top\n===\n\n    indented [[code]]\n\n> ## quoted\n\n" + strings.Repeat("Sentence one. ", 40),
+	"``` unclosed\n" + strings.Repeat("x", 300),
+	strings.Repeat("日本語のテキスト。", 60),
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add([]byte(s), false)
+		f.Add([]byte(s), true)
+	}
+	f.Fuzz(func(t *testing.T, src []byte, topic bool) {
+		path := "Notes/n.md"
+		if topic {
+			path = TopicFolder + "n.md"
+		}
+		n := Parse(path, src, "sensitivity")
+		if strings.Contains(n.Body, "\r") {
+			t.Errorf("Body keeps a carriage return: %q", n.Body)
+		}
+		for _, l := range n.Links {
+			if l.Target == "" && l.Heading == "" && l.Block == "" {
+				t.Errorf("link names nothing: %+v", l)
+			}
+			if l.Kind != KindWikilink && (l.Kind != KindTopic || !topic) {
+				t.Errorf("link kind %q in %s: %+v", l.Kind, path, l)
+			}
+		}
+		seen := map[string]bool{}
+		for _, tag := range n.Tags {
+			if norm, ok := normalizeTag(tag); !ok || norm != tag {
+				t.Errorf("tag %q is not normalised", tag)
+			}
+			if seen[strings.ToLower(tag)] {
+				t.Errorf("tag %q repeated", tag)
+			}
+			seen[strings.ToLower(tag)] = true
+		}
+		if n.Sensitivity != "" && n.Sensitivity != SensitivityOpen && n.Sensitivity != SensitivityPersonal {
+			t.Errorf("Sensitivity = %q", n.Sensitivity)
+		}
+		checkChunks(t, n.Body, small, ChunkBody(n.Body, small))
+	})
+}
+
+func FuzzChunkBody(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s, uint8(0), uint8(0), uint8(0))
+		f.Add(s, uint8(20), uint8(5), uint8(40))
+		f.Add(s, uint8(3), uint8(1), uint8(2))
+	}
+	f.Fuzz(func(t *testing.T, body string, target, minimum, maximum uint8) {
+		opts := ChunkOptions{TargetTokens: int(target), MinTokens: int(minimum), MaxTokens: int(maximum)}
+		checkChunks(t, body, opts, ChunkBody(body, opts))
+	})
+}

@@ -1,0 +1,236 @@
+package markdown
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseFrontmatter(t *testing.T) {
+	tests := []struct {
+		name        string
+		path        string
+		src         string
+		frontmatter map[string]any
+		body        string
+		title       string
+		aliases     []string
+		sensitivity string
+	}{
+		{
+			name:  "none",
+			path:  "Folder/My Note.md",
+			src:   "# Heading\n\ntext\n",
+			body:  "# Heading\n\ntext\n",
+			title: "My Note",
+		},
+		{
+			name:        "title and alias list",
+			path:        "n.md",
+			src:         "---\ntitle: Real Title\naliases:\n  - One\n  - ' Two '\n  - One\n  - 2024\n---\nbody\n",
+			frontmatter: map[string]any{"title": "Real Title", "aliases": []any{"One", " Two ", "One", 2024}},
+			body:        "body\n",
+			title:       "Real Title",
+			aliases:     []string{"One", "Two", "2024"},
+		},
+		{
+			name:        "alias string is a comma list, alias key too",
+			path:        "n.md",
+			src:         "---\naliases: Smith, John\nalias: Jo\n---\n",
+			frontmatter: map[string]any{"aliases": "Smith, John", "alias": "Jo"},
+			title:       "n",
+			aliases:     []string{"Smith", "John", "Jo"},
+		},
+		{
+			name:        "alias number",
+			path:        "n.md",
+			src:         "---\naliases: 42\n---\n",
+			frontmatter: map[string]any{"aliases": 42},
+			title:       "n",
+			aliases:     []string{"42"},
+		},
+		{
+			name:        "non-string title falls back to the file name",
+			path:        "2024-01-05.MD",
+			src:         "---\ntitle: [a, b]\n---\ntext",
+			frontmatter: map[string]any{"title": []any{"a", "b"}},
+			body:        "text",
+			title:       "2024-01-05",
+		},
+		{
+			name:        "blank title falls back",
+			path:        `Windows\Path\Note.md`,
+			src:         "---\ntitle: '  '\n---\n",
+			frontmatter: map[string]any{"title": "  "},
+			title:       "Note",
+		},
+		{
+			name:        "sensitivity personal, case and spaces folded",
+			path:        "n.md",
+			src:         "---\nvisibility: ' Personal '\n---\nx",
+			frontmatter: map[string]any{"visibility": " Personal "},
+			body:        "x",
+			title:       "n",
+			sensitivity: "personal",
+		},
+		{
+			name:        "sensitivity open",
+			path:        "n.md",
+			src:         "---\nvisibility: OPEN\n---\nx",
+			frontmatter: map[string]any{"visibility": "OPEN"},
+			body:        "x",
+			title:       "n",
+			sensitivity: "open",
+		},
+		{
+			name:        "sensitivity other value ignored",
+			path:        "n.md",
+			src:         "---\nvisibility: secret\n---\nx",
+			frontmatter: map[string]any{"visibility": "secret"},
+			body:        "x",
+			title:       "n",
+		},
+		{
+			name:        "sensitivity non-string ignored",
+			path:        "n.md",
+			src:         "---\nvisibility: [open]\n---\nx",
+			frontmatter: map[string]any{"visibility": []any{"open"}},
+			body:        "x",
+			title:       "n",
+		},
+		{
+			name:        "sensitivity under another key ignored",
+			path:        "n.md",
+			src:         "---\nprivacy: open\n---\nx",
+			frontmatter: map[string]any{"privacy": "open"},
+			body:        "x",
+			title:       "n",
+		},
+		{
+			name:  "malformed yaml: no frontmatter, block still not body",
+			path:  "n.md",
+			src:   "---\ntitle: [unclosed\nkey: : :\n---\nbody",
+			body:  "body",
+			title: "n",
+		},
+		{
+			name:  "yaml that is not a mapping",
+			path:  "n.md",
+			src:   "---\n- a\n- b\n---\nbody",
+			body:  "body",
+			title: "n",
+		},
+		{
+			name:  "empty block",
+			path:  "n.md",
+			src:   "---\n---\nbody",
+			body:  "body",
+			title: "n",
+		},
+		{
+			name:  "no closing delimiter: all body",
+			path:  "n.md",
+			src:   "---\ntitle: X\n\ntext",
+			body:  "---\ntitle: X\n\ntext",
+			title: "n",
+		},
+		{
+			name:  "opening delimiter not on the first line",
+			path:  "n.md",
+			src:   "\n---\ntitle: X\n---\n",
+			body:  "\n---\ntitle: X\n---\n",
+			title: "n",
+		},
+		{
+			name:        "CRLF line endings and trailing spaces on delimiters",
+			path:        "n.md",
+			src:         "--- \r\ntitle: Win\r\n---\t\r\nline one\r\nline two\rold mac\r\n",
+			frontmatter: map[string]any{"title": "Win"},
+			body:        "line one\nline two\nold mac\n",
+			title:       "Win",
+		},
+		{
+			name:        "byte-order mark",
+			path:        "n.md",
+			src:         "\ufeff---\ntitle: Bom\n---\nx",
+			frontmatter: map[string]any{"title": "Bom"},
+			body:        "x",
+			title:       "Bom",
+		},
+		{
+			name:        "closing delimiter at end of file",
+			path:        "n.md",
+			src:         "---\ntitle: End\n---",
+			frontmatter: map[string]any{"title": "End"},
+			title:       "End",
+		},
+		{
+			name: "empty path and no title",
+			src:  "x",
+			body: "x",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := Parse(tt.path, []byte(tt.src), "visibility")
+			if diff := cmp.Diff(tt.frontmatter, n.Frontmatter); diff != "" {
+				t.Errorf("Frontmatter (-want +got):\n%s", diff)
+			}
+			if n.Body != tt.body {
+				t.Errorf("Body = %q, want %q", n.Body, tt.body)
+			}
+			if n.Title != tt.title {
+				t.Errorf("Title = %q, want %q", n.Title, tt.title)
+			}
+			if diff := cmp.Diff(tt.aliases, n.Aliases); diff != "" {
+				t.Errorf("Aliases (-want +got):\n%s", diff)
+			}
+			if n.Sensitivity != tt.sensitivity {
+				t.Errorf("Sensitivity = %q, want %q", n.Sensitivity, tt.sensitivity)
+			}
+		})
+	}
+}
+
+func TestParseSensitivityKeyEmpty(t *testing.T) {
+	n := Parse("n.md", []byte("---\n\"\": open\n---\n"), "")
+	if n.Sensitivity != "" {
+		t.Errorf("Sensitivity = %q with no key, want \"\"", n.Sensitivity)
+	}
+}
+
+func TestParseTags(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		want []string
+	}{
+		{"frontmatter list", "---\ntags: [a, '#b', c/d, 123, 1.5]\n---\n", []string{"a", "b", "c/d", "1.5"}},
+		{"frontmatter string, commas and spaces", "---\ntags: '#a, b  #c'\n---\n", []string{"a", "b", "c"}},
+		{"frontmatter tag key", "---\ntag: solo\n---\n", []string{"solo"}},
+		{"frontmatter then inline, deduplicated without case", "---\ntags: [Project]\n---\nsee #project and #other #Other\n", []string{"Project", "other"}},
+		{"inline at start and after punctuation", "#first, then (#second) *#third* [#fourth] |#fifth|", []string{"first", "second", "third", "fourth", "fifth"}},
+		{"nested and unicode", "#area/sub-topic #café #日本語 #x_y", []string{"area/sub-topic", "café", "日本語", "x_y"}},
+		{"ends at punctuation", "done #tag. also #two, and #three!", []string{"tag", "two", "three"}},
+		{"trailing slash dropped", "#a/ #/", []string{"a"}},
+		{"numeric", "#123 #2024 #1a #a1", []string{"1a", "a1"}},
+		{"headings are not tags", "# Title\n\n## Section\n\n###### deep #real\n", []string{"real"}},
+		{"not inside words or entities", "a#b c&#39;s issue#5", nil},
+		{"escaped", `\#notag`, nil},
+		{"fenced code", "```\n#notag\n```\n\n~~~bash #info\n#x\n~~~\n", nil},
+		{"indented code", "para\n\n    #notag\n", nil},
+		{"inline code", "use `#notag` or ``a #b``", nil},
+		{"urls", "http://x.com/#frag https://y/page#sec (see https://z/?a=1&b=#c) <http://q/#r>", nil},
+		{"markdown link fragment", "[text](#heading) [t](<#h>) [t](other.md#h)", nil},
+		{"wikilink heading", "[[Note#heading]] [[#self]] ![[Img#x]]", nil},
+		{"tag after a wikilink", "[[Note]] #after", []string{"after"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := Parse("n.md", []byte(tt.src), "")
+			if diff := cmp.Diff(tt.want, n.Tags); diff != "" {
+				t.Errorf("Tags of %q (-want +got):\n%s", tt.src, diff)
+			}
+		})
+	}
+}

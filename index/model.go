@@ -1,0 +1,65 @@
+package index
+
+import (
+	"path"
+	"strings"
+	"time"
+)
+
+// NoteInput is one note as a source delivers it: its real vault path and
+// full markdown text. The source decides what a revision is (CouchDB's _rev,
+// or a file's modification time for a folder).
+type NoteInput struct {
+	Path     string // vault path with its real case, e.g. "Notes/Shopping List.md"
+	SourceID string // the source's id for the note (CouchDB _id), if any
+	Rev      string
+	Text     string
+	MTime    time.Time
+}
+
+// Batch is what a source applies in one transaction: whole notes to upsert,
+// notes to delete, and optionally the source's checkpoint that covers them.
+type Batch struct {
+	Upserts []NoteInput
+	Deletes []string // vault paths, any case
+
+	// Source names the feed whose checkpoint is saved with the batch; the
+	// checkpoint is stored only when Source is not empty.
+	Source     string
+	Checkpoint string
+
+	// Force re-chunks upserts even when rev and content are unchanged, as
+	// `vaultask index --rebuild` does after the chunking rules change.
+	Force bool
+}
+
+// ApplyResult counts what Apply did.
+type ApplyResult struct {
+	Added     int // notes new to the index
+	Changed   int // notes whose text changed: re-chunked whole
+	Touched   int // same text under a new revision: only the revision was updated
+	Unchanged int // same revision and text: nothing written
+	Deleted   int // notes removed
+	Absent    int // deletes of notes the index did not hold
+}
+
+// Written reports whether Apply changed any note.
+func (r ApplyResult) Written() bool {
+	return r.Added+r.Changed+r.Touched+r.Deleted > 0
+}
+
+// DocID is the index key of a vault path: the path lower-cased, as
+// LiveSync's default ids are.
+func DocID(vaultPath string) string {
+	return strings.ToLower(vaultPath)
+}
+
+// noteName is the lower-cased basename without its .md extension: what a bare
+// [[wikilink]] names.
+func noteName(vaultPath string) string {
+	base := path.Base(vaultPath)
+	if ext := path.Ext(base); strings.EqualFold(ext, ".md") {
+		base = base[:len(base)-len(ext)]
+	}
+	return strings.ToLower(base)
+}

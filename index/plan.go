@@ -1,0 +1,83 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"sort"
+)
+
+// Plan is what applying a full listing of the source would do, computed
+// without writing: the dry run of `vaultask index` and `vaultask reconcile`.
+type Plan struct {
+	Add       []string // paths new to the index
+	Change    []string // paths whose text changed
+	Touch     []string // paths with a new revision of the same text
+	Remove    []string // indexed paths the listing no longer has
+	Unchanged int
+}
+
+// Plan diffs a complete listing of the source against the index by
+// (rev, content hash). Notes the index holds but the listing lacks are
+// planned for removal.
+func (s *Store) Plan(ctx context.Context, listing []NoteInput) (Plan, error) {
+	var p Plan
+	type row struct{ path, rev, hash string }
+	have := map[string]row{}
+	rows, err := s.reader.QueryContext(ctx, `SELECT doc_id, path, rev, content_hash FROM docs`)
+	if err != nil {
+		return p, fmt.Errorf("plan: %w", err)
+	}
+	for rows.Next() {
+		var id string
+		var r row
+		if err := rows.Scan(&id, &r.path, &r.rev, &r.hash); err != nil {
+			rows.Close()
+			return p, fmt.Errorf("plan: %w", err)
+		}
+		have[id] = r
+	}
+	if err := rows.Close(); err != nil {
+		return p, fmt.Errorf("plan: %w", err)
+	}
+	seen := map[string]bool{}
+	for _, n := range listing {
+		id := DocID(n.Path)
+		seen[id] = true
+		old, ok := have[id]
+		switch {
+		case !ok:
+			p.Add = append(p.Add, n.Path)
+		case old.hash != contentHash(n.Text) || old.path != n.Path:
+			p.Change = append(p.Change, n.Path)
+		case old.rev != n.Rev:
+			p.Touch = append(p.Touch, n.Path)
+		default:
+			p.Unchanged++
+		}
+	}
+	for id, r := range have {
+		if !seen[id] {
+			p.Remove = append(p.Remove, r.path)
+		}
+	}
+	sort.Strings(p.Remove)
+	return p, nil
+}
+
+// Paths lists every indexed note's path, sorted.
+func (s *Store) Paths(ctx context.Context) ([]string, error) {
+	rows, err := s.reader.QueryContext(ctx, `SELECT path FROM docs ORDER BY path`)
+	if err != nil {
+		return nil, fmt.Errorf("list paths: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return nil, fmt.Errorf("list paths: %w", err)
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}

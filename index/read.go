@@ -1,0 +1,146 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"unicode"
+
+	sqlite_vec "github.com/asg017/sqlite-vec-go-bindings/cgo"
+)
+
+// Scope says which chunks a read may see. It is decided before retrieval and
+// applied inside every query, so a filter can never come after the top-k.
+type Scope int
+
+const (
+	// ScopeAll sees open and personal chunks: vault-only answering.
+	ScopeAll Scope = iota
+	// ScopeOpen sees open chunks only: any request that may use the web.
+	ScopeOpen
+)
+
+// Hit is one chunk found by a read, with what a caller needs to show and cite it.
+type Hit struct {
+	RowID       int64
+	ChunkID     string
+	DocID       string
+	Path        string
+	Title       string
+	Ordinal     int
+	HeadingPath string
+	Prelude     string
+	Body        string
+	Sensitivity string
+	// Score is the read's own measure: BM25 (lower is better) for FTS,
+	// cosine distance (lower is better) for vectors.
+	Score float64
+}
+
+const hitColumns = `c.rowid, c.chunk_id, c.doc_id, d.path, d.title, c.ordinal, c.heading_path, c.prelude, c.body, c.sensitivity`
+
+func scanHit(rows *sql.Rows, extra ...any) (Hit, error) {
+	var h Hit
+	dest := append([]any{&h.RowID, &h.ChunkID, &h.DocID, &h.Path, &h.Title, &h.Ordinal, &h.HeadingPath, &h.Prelude, &h.Body, &h.Sensitivity}, extra...)
+	err := rows.Scan(dest...)
+	return h, err
+}
+
+// FTSQuery turns free text into an FTS5 query: every word, quoted, OR-ed, so
+// user input can never be FTS5 syntax. It returns "" when there is no word.
+func FTSQuery(text string) string {
+	words := strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	seen := map[string]bool{}
+	var terms []string
+	for _, w := range words {
+		w = strings.ToLower(w)
+		if seen[w] {
+			continue
+		}
+		seen[w] = true
+		terms = append(terms, `"`+w+`"`)
+	}
+	return strings.Join(terms, " OR ")
+}
+
+// SearchFTS returns the k best chunks for text by BM25 over prelude and body,
+// restricted to scope inside the query.
+func (s *Store) SearchFTS(ctx context.Context, text string, k int, scope Scope) ([]Hit, error) {
+	q := FTSQuery(text)
+	if q == "" || k <= 0 {
+		return nil, nil
+	}
+	rows, err := s.reader.QueryContext(ctx, `SELECT `+hitColumns+`, bm25(chunks_fts, 0.5, 1.0) AS score
+		FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid JOIN docs d ON d.doc_id = c.doc_id
+		WHERE chunks_fts MATCH ? AND (? = 0 OR c.sensitivity = 'open')
+		ORDER BY score LIMIT ?`, q, scope == ScopeOpen, k)
+	if err != nil {
+		return nil, fmt.Errorf("fts search: %w", err)
+	}
+	defer rows.Close()
+	var hits []Hit
+	for rows.Next() {
+		var score float64
+		h, err := scanHit(rows, &score)
+		if err != nil {
+			return nil, fmt.Errorf("fts search: %w", err)
+		}
+		h.Score = score
+		hits = append(hits, h)
+	}
+	return hits, rows.Err()
+}
+
+// SearchVector returns the k nearest chunks to vec by cosine distance. With
+// ScopeOpen the vec0 metadata column filters inside the KNN, before k.
+func (s *Store) SearchVector(ctx context.Context, vec []float32, k int, scope Scope) ([]Hit, error) {
+	if k <= 0 {
+		return nil, nil
+	}
+	if len(vec) != s.space.Dim {
+		return nil, fmt.Errorf("vector search: query has %d dimensions, the index holds %d", len(vec), s.space.Dim)
+	}
+	blob, err := sqlite_vec.SerializeFloat32(vec)
+	if err != nil {
+		return nil, err
+	}
+	knn := `SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?`
+	if scope == ScopeOpen {
+		knn += ` AND sensitivity = 'open'`
+	}
+	// The join re-checks the scope on chunks too, so a stale metadata value
+	// could only ever hide a chunk, never reveal one.
+	rows, err := s.reader.QueryContext(ctx, `WITH knn AS (`+knn+`)
+		SELECT `+hitColumns+`, knn.distance FROM knn JOIN chunks c ON c.rowid = knn.rowid JOIN docs d ON d.doc_id = c.doc_id
+		WHERE (? = 0 OR c.sensitivity = 'open')
+		ORDER BY knn.distance`, blob, k, scope == ScopeOpen)
+	if err != nil {
+		return nil, fmt.Errorf("vector search: %w", err)
+	}
+	defer rows.Close()
+	var hits []Hit
+	for rows.Next() {
+		var dist float64
+		h, err := scanHit(rows, &dist)
+		if err != nil {
+			return nil, fmt.Errorf("vector search: %w", err)
+		}
+		h.Score = dist
+		hits = append(hits, h)
+	}
+	return hits, rows.Err()
+}
+
+// Checkpoint returns the saved sequence of source, and whether one exists.
+func (s *Store) Checkpoint(ctx context.Context, source string) (string, bool, error) {
+	var since string
+	err := s.reader.QueryRowContext(ctx, `SELECT since FROM feed_state WHERE source = ?`, source).Scan(&since)
+	if err == sql.ErrNoRows {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("read checkpoint %s: %w", source, err)
+	}
+	return since, true, nil
+}

@@ -1,0 +1,81 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+)
+
+// Stats describes the index for `vaultask stats` and the status endpoint.
+type Stats struct {
+	Notes            int    `json:"notes"`
+	Chunks           int    `json:"chunks"`
+	Vectors          int    `json:"vectors"`
+	EmbeddingBacklog int    `json:"embedding_backlog"`
+	OpenNotes        int    `json:"open_notes"`
+	PersonalNotes    int    `json:"personal_notes"`
+	OpenChunks       int    `json:"open_chunks"`
+	PersonalChunks   int    `json:"personal_chunks"`
+	LinksResolved    int    `json:"links_resolved"`
+	LinksUnresolved  int    `json:"links_unresolved"`
+	TopicEdges       int    `json:"topic_edges"`
+	TagEdges         int    `json:"tag_edges"`
+	EmbeddingModel   string `json:"embedding_model"`
+	EmbeddingDim     int    `json:"embedding_dim"`
+	SchemaVersion    string `json:"schema_version"`
+	LastRun          string `json:"last_run,omitempty"`
+	FileBytes        int64  `json:"file_bytes"`
+}
+
+// Stats reads every count from one snapshot.
+func (s *Store) Stats(ctx context.Context) (Stats, error) {
+	st := Stats{EmbeddingModel: s.space.Model, EmbeddingDim: s.space.Dim}
+	tx, err := s.reader.BeginTx(ctx, nil)
+	if err != nil {
+		return st, fmt.Errorf("stats: %w", err)
+	}
+	defer tx.Rollback()
+	counts := []struct {
+		dst   *int
+		query string
+	}{
+		{&st.Notes, `SELECT count(*) FROM docs`},
+		{&st.OpenNotes, `SELECT count(*) FROM docs WHERE sensitivity = 'open'`},
+		{&st.PersonalNotes, `SELECT count(*) FROM docs WHERE sensitivity = 'personal'`},
+		{&st.Chunks, `SELECT count(*) FROM chunks`},
+		{&st.OpenChunks, `SELECT count(*) FROM chunks WHERE sensitivity = 'open'`},
+		{&st.PersonalChunks, `SELECT count(*) FROM chunks WHERE sensitivity = 'personal'`},
+		{&st.EmbeddingBacklog, `SELECT count(*) FROM chunks WHERE embedded = 0`},
+		{&st.Vectors, `SELECT count(*) FROM chunks_vec`},
+		{&st.LinksResolved, `SELECT count(*) FROM edges WHERE kind != 'tag' AND resolved = 1`},
+		{&st.LinksUnresolved, `SELECT count(*) FROM edges WHERE kind != 'tag' AND resolved = 0`},
+		{&st.TopicEdges, `SELECT count(*) FROM edges WHERE kind = 'topic'`},
+		{&st.TagEdges, `SELECT count(*) FROM edges WHERE kind = 'tag'`},
+	}
+	for _, c := range counts {
+		if err := tx.QueryRowContext(ctx, c.query).Scan(c.dst); err != nil {
+			return st, fmt.Errorf("stats: %s: %w", c.query, err)
+		}
+	}
+	if st.SchemaVersion, _, err = getMeta(ctx, tx, "schema_version"); err != nil {
+		return st, err
+	}
+	if st.LastRun, _, err = getMeta(ctx, tx, "last_run"); err != nil {
+		return st, err
+	}
+	if fi, err := os.Stat(s.path); err == nil {
+		st.FileBytes = fi.Size()
+	}
+	return st, nil
+}
+
+// MarkRun records the time of a completed full index or reconcile run.
+func (s *Store) MarkRun(ctx context.Context, at time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.writer == nil {
+		return ErrReadOnly
+	}
+	return setMeta(ctx, s.writer, "last_run", at.UTC().Format(time.RFC3339))
+}
