@@ -81,3 +81,22 @@ func (s *Store) Paths(ctx context.Context) ([]string, error) {
 	}
 	return out, rows.Err()
 }
+
+// SourcePaths maps each note's source id (CouchDB _id) to its path, so a
+// follower can remove a note named only by a tombstone's id.
+func (s *Store) SourcePaths(ctx context.Context) (map[string]string, error) {
+	rows, err := s.reader.QueryContext(ctx, `SELECT source_id, path FROM docs WHERE source_id != ''`)
+	if err != nil {
+		return nil, fmt.Errorf("list source ids: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var id, p string
+		if err := rows.Scan(&id, &p); err != nil {
+			return nil, fmt.Errorf("list source ids: %w", err)
+		}
+		out[id] = p
+	}
+	return out, rows.Err()
+}

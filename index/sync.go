@@ -16,15 +16,13 @@ type SyncResult struct {
 const syncBatch = 200
 
 // Sync makes the index equal a complete listing of the source: upserts in
-// batches (unchanged notes cost one lookup each), removes indexed notes the
-// listing lacks, then recomputes every note's sensitivity and records the
-// run. force re-chunks every note (`--rebuild`).
-func (s *Store) Sync(ctx context.Context, listing []NoteInput, force bool) (SyncResult, error) {
+// batches (unchanged notes cost one lookup each), removes the paths in remove
+// (normally Plan(listing).Remove, after the source confirmed they are gone),
+// then recomputes every note's sensitivity. force re-chunks every note
+// (`--rebuild`).
+func (s *Store) Sync(ctx context.Context, listing []NoteInput, remove []string, force bool) (SyncResult, error) {
 	var out SyncResult
-	plan, err := s.Plan(ctx, listing)
-	if err != nil {
-		return out, err
-	}
+	var err error
 	for start := 0; start < len(listing); start += syncBatch {
 		end := min(start+syncBatch, len(listing))
 		res, err := s.Apply(ctx, Batch{Upserts: listing[start:end], Force: force})
@@ -33,8 +31,8 @@ func (s *Store) Sync(ctx context.Context, listing []NoteInput, force bool) (Sync
 		}
 		out.add(res)
 	}
-	if len(plan.Remove) > 0 {
-		res, err := s.Apply(ctx, Batch{Deletes: plan.Remove})
+	if len(remove) > 0 {
+		res, err := s.Apply(ctx, Batch{Deletes: remove})
 		if err != nil {
 			return out, err
 		}

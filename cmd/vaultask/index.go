@@ -50,7 +50,11 @@ func runIndex(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	defer store.Close()
-	res, err := store.Sync(ctx, listing, *rebuild)
+	plan, err := store.Plan(ctx, listing)
+	if err != nil {
+		return err
+	}
+	res, err := store.Sync(ctx, listing, plan.Remove, *rebuild)
 	if err != nil {
 		return err
 	}
