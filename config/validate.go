@@ -5,20 +5,11 @@ import (
 	"fmt"
 	"net"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/go-playground/validator/v10"
-)
-
-// providers are the model providers a model id (provider/name) may name;
-// hostedProviders are the cloud APIs among them, which must never receive
-// the vault's notes for embedding.
-var (
-	providers       = []string{"builtin", "ollama", "openai", "openrouter"}
-	hostedProviders = []string{"openai", "openrouter"}
 )
 
 // validate checks the `validate` struct tags; it caches per type and is safe
@@ -34,17 +25,44 @@ func newValidator() *validator.Validate {
 		return doublestar.ValidatePattern(fl.Field().String())
 	})
 	_ = v.RegisterValidation("model_id", func(fl validator.FieldLevel) bool {
-		_, ok := modelProvider(fl.Field().String())
-		return ok
+		provider, name, found := strings.Cut(fl.Field().String(), "/")
+		return found && provider != "" && name != ""
 	})
 	return v
 }
 
-// modelProvider returns the provider of a model id such as
-// "openrouter/google/gemini-2.5-flash", and whether the id is well formed.
-func modelProvider(id string) (string, bool) {
-	provider, name, found := strings.Cut(id, "/")
-	return provider, found && name != "" && slices.Contains(providers, provider)
+// ModelPolicy knows the model providers; it lives with the model clients
+// (llm), so config checks only the shape provider/name itself.
+type ModelPolicy interface {
+	// CheckModelID rejects a model id whose provider is unknown.
+	CheckModelID(id string) error
+	// CheckLocalEmbedding rejects an embedding model that would send notes
+	// to a hosted API.
+	CheckLocalEmbedding(model, baseURL string) error
+}
+
+// ValidateModels checks the model settings against the providers p knows,
+// naming the field of every problem.
+func (c Config) ValidateModels(p ModelPolicy) error {
+	var errs []error
+	for _, f := range []struct{ path, id string }{
+		{"models.generation", c.Models.Generation},
+		{"models.rerank", c.Models.Rerank},
+		{"models.embedding", c.Models.Embedding},
+	} {
+		if f.id == "" {
+			continue
+		}
+		if err := p.CheckModelID(f.id); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", f.path, err))
+		}
+	}
+	if len(errs) == 0 {
+		if err := p.CheckLocalEmbedding(c.Models.Embedding, c.Models.EmbeddingBaseURL); err != nil {
+			errs = append(errs, fmt.Errorf("models.embedding: %w", err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Validate checks every field and the rules between fields, returning all
@@ -74,7 +92,7 @@ func describeFieldError(fe validator.FieldError) error {
 	case "glob":
 		return fmt.Errorf("%s %q is not a valid glob pattern", path, fe.Value())
 	case "model_id":
-		return fmt.Errorf("%s %q is not a model id: want provider/name, provider one of %s", path, fe.Value(), strings.Join(providers, ", "))
+		return fmt.Errorf("%s %q is not a model id: want provider/name", path, fe.Value())
 	case "http_url":
 		return fmt.Errorf("%s %q is not an http or https URL", path, fe.Value())
 	case "min", "gte":
@@ -107,18 +125,6 @@ func (c Config) crossFieldErrors() []error {
 	case "folder":
 		if c.Vault.Path == "" {
 			add("vault.path must be set when vault.source is folder")
-		}
-	}
-
-	if provider, ok := modelProvider(c.Models.Embedding); ok {
-		switch {
-		case slices.Contains(hostedProviders, provider) && c.Models.EmbeddingBaseURL == "":
-			add("models.embedding %q is a hosted API, but embedding runs locally: every note, personal ones included, "+
-				"would be sent to a cloud service; use a builtin/ or ollama/ model, "+
-				"or set models.embedding_base_url to your own OpenAI-compatible server", c.Models.Embedding)
-		case provider == "builtin" && c.Models.EmbeddingBaseURL != "":
-			add("models.embedding_base_url %q is set, but models.embedding %q runs in-process and calls no server",
-				c.Models.EmbeddingBaseURL, c.Models.Embedding)
 		}
 	}
 

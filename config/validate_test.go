@@ -70,26 +70,6 @@ func TestValidate(t *testing.T) {
 			want:   []string{"index.reconcile_interval (-1m0s) must be > 0"},
 		},
 		{
-			name:   "embedding on openrouter",
-			change: func(c *Config) { c.Models.Embedding = "openrouter/openai/text-embedding-3-small" },
-			want: []string{
-				`models.embedding "openrouter/openai/text-embedding-3-small" is a hosted API`,
-				"every note, personal ones included, would be sent to a cloud service",
-				"models.embedding_base_url",
-			},
-		},
-		{
-			name:   "embedding on openai",
-			change: func(c *Config) { c.Models.Embedding = "openai/text-embedding-3-small" },
-			want:   []string{`models.embedding "openai/text-embedding-3-small" is a hosted API`},
-		},
-		{
-			name: "embedding on the operator's own OpenAI-compatible server",
-			change: func(c *Config) {
-				c.Models.Embedding, c.Models.EmbeddingBaseURL = "openai/bge-m3", "http://gpu-box.lan:8000/v1"
-			},
-		},
-		{
 			name:   "embedding on ollama",
 			change: func(c *Config) { c.Models.Embedding = "ollama/nomic-embed-text" },
 		},
@@ -100,11 +80,6 @@ func TestValidate(t *testing.T) {
 			},
 		},
 		{
-			name:   "builtin embedding with a base url",
-			change: func(c *Config) { c.Models.EmbeddingBaseURL = "http://ollama:11434" },
-			want:   []string{`models.embedding_base_url "http://ollama:11434" is set, but models.embedding "builtin/use-lite" runs in-process`},
-		},
-		{
 			name:   "embedding base url not http",
 			change: func(c *Config) { c.Models.Embedding, c.Models.EmbeddingBaseURL = "ollama/x", "ollama:11434" },
 			want:   []string{`models.embedding_base_url "ollama:11434" is not an http or https URL`},
@@ -112,12 +87,7 @@ func TestValidate(t *testing.T) {
 		{
 			name:   "model id without provider",
 			change: func(c *Config) { c.Models.Generation = "gpt-4o" },
-			want:   []string{`models.generation "gpt-4o" is not a model id: want provider/name, provider one of builtin, ollama, openai, openrouter`},
-		},
-		{
-			name:   "model id with unknown provider",
-			change: func(c *Config) { c.Models.Rerank = "cohere/rerank-v3" },
-			want:   []string{`models.rerank "cohere/rerank-v3" is not a model id`},
+			want:   []string{`models.generation "gpt-4o" is not a model id: want provider/name`},
 		},
 		{
 			name:   "model id without name",

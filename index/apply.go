@@ -83,6 +83,9 @@ func (s *Store) Apply(ctx context.Context, b Batch) (ApplyResult, error) {
 	if err := tx.Commit(); err != nil {
 		return res, fmt.Errorf("apply: commit: %w", err)
 	}
+	if res.Added+res.Changed > 0 || w.preludesChanged {
+		s.signalChanged()
+	}
 	return res, nil
 }
 
@@ -102,6 +105,8 @@ type applier struct {
 	tx       *sql.Tx
 	ctx      context.Context
 	affected map[string]bool
+
+	preludesChanged bool // refreshTopics re-queued chunks for embedding
 }
 
 func (w *applier) markAffected(docID string) error {
@@ -450,6 +455,7 @@ func (w *applier) refreshTopics() error {
 	if err := rows.Close(); err != nil {
 		return err
 	}
+	w.preludesChanged = w.preludesChanged || len(changes) > 0
 	for _, c := range changes {
 		if _, err := w.tx.ExecContext(w.ctx, `UPDATE docs SET topics = ? WHERE doc_id = ?`, c.topics, c.docID); err != nil {
 			return err

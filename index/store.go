@@ -66,6 +66,21 @@ type Store struct {
 	reader *sql.DB
 
 	mu sync.Mutex // serialises Apply and other multi-statement writes
+
+	// changed is poked after a commit that left chunks without vectors, so
+	// the Vectorizer wakes without polling.
+	changed chan struct{}
+}
+
+// Changed delivers a signal after a write that put chunks on the embedding
+// backlog. Signals coalesce: one pending signal stands for any number.
+func (s *Store) Changed() <-chan struct{} { return s.changed }
+
+func (s *Store) signalChanged() {
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
 }
 
 // Open opens (creating if needed) the index at opts.Path, applies pending
@@ -102,7 +117,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	registerVec.Do(sqlite_vec.Auto)
 
-	s := &Store{path: opts.Path, space: opts.Space, classes: opts.Sensitivity, frontmatterKey: opts.FrontmatterKey, chunking: opts.Chunking, log: opts.Logger.With("component", "index")}
+	s := &Store{path: opts.Path, space: opts.Space, classes: opts.Sensitivity, frontmatterKey: opts.FrontmatterKey, chunking: opts.Chunking, changed: make(chan struct{}, 1), log: opts.Logger.With("component", "index")}
 	if opts.ReadOnly {
 		return openReadOnly(ctx, s, opts.Readers)
 	}
@@ -144,6 +159,9 @@ func openDB(path string, readOnly bool) (*sql.DB, error) {
 		q.Set("_query_only", "1")
 	} else {
 		q.Set("_txlock", "immediate")
+		// Incremental auto-vacuum lets CompactVectors hand freed pages back
+		// to the file system; it takes effect only on a new file.
+		q.Set("_auto_vacuum", "incremental")
 	}
 	db, err := sql.Open("sqlite3", "file:"+url.PathEscape(path)+"?"+q.Encode())
 	if err != nil {
@@ -244,7 +262,11 @@ func (s *Store) ensureSpace(ctx context.Context, reset bool) error {
 	if err := setMeta(ctx, tx, "embedding_dim", strconv.Itoa(s.space.Dim)); err != nil {
 		return err
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	s.signalChanged()
+	return nil
 }
 
 type execer interface {

@@ -25,9 +25,16 @@ type Vector struct {
 
 func embedText(prelude, body string) string { return prelude + "\n\n" + body }
 
-// Backlog returns up to limit chunks that have no vector yet, oldest first.
-func (s *Store) Backlog(ctx context.Context, limit int) ([]Pending, error) {
-	rows, err := s.reader.QueryContext(ctx, `SELECT rowid, prelude, body FROM chunks WHERE embedded = 0 ORDER BY rowid LIMIT ?`, limit)
+// Backlog returns the chunks of up to maxNotes notes that have chunks
+// without a vector, oldest first. Whole notes, so that a batch of vectors
+// never leaves a note half embedded.
+func (s *Store) Backlog(ctx context.Context, maxNotes int) ([]Pending, error) {
+	rows, err := s.reader.QueryContext(ctx, `
+		WITH pending AS (
+			SELECT doc_id, min(rowid) AS first FROM chunks WHERE embedded = 0
+			GROUP BY doc_id ORDER BY first LIMIT ?)
+		SELECT c.rowid, c.prelude, c.body FROM chunks c JOIN pending p ON p.doc_id = c.doc_id
+		WHERE c.embedded = 0 ORDER BY c.rowid`, maxNotes)
 	if err != nil {
 		return nil, fmt.Errorf("read backlog: %w", err)
 	}
@@ -87,4 +94,76 @@ func (s *Store) PutVectors(ctx context.Context, vs []Vector) (int, error) {
 		written++
 	}
 	return written, tx.Commit()
+}
+
+// VectorSpace describes chunks_vec's storage. sqlite-vec allocates vectors in
+// fixed-size chunks and never reuses the slot of a deleted row, so every edit
+// leaves a dead slot behind.
+type VectorSpace struct {
+	Live      int // vectors stored
+	Allocated int // slots allocated, live or dead
+}
+
+// Dead is the number of slots held by deleted vectors.
+func (v VectorSpace) Dead() int { return v.Allocated - v.Live }
+
+func vectorSpace(ctx context.Context, q querier) (VectorSpace, error) {
+	var v VectorSpace
+	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM chunks_vec_rowids`).Scan(&v.Live); err != nil {
+		return v, fmt.Errorf("vector space: %w", err)
+	}
+	if err := q.QueryRowContext(ctx, `SELECT coalesce(sum(size), 0) FROM chunks_vec_chunks`).Scan(&v.Allocated); err != nil {
+		return v, fmt.Errorf("vector space: %w", err)
+	}
+	return v, nil
+}
+
+// VectorSpace reports live and allocated vector slots.
+func (s *Store) VectorSpace(ctx context.Context) (VectorSpace, error) {
+	return vectorSpace(ctx, s.reader)
+}
+
+// CompactVectors rebuilds chunks_vec into a fresh table when dead slots
+// outnumber half the live ones (and more than one allocation chunk), then
+// returns the freed pages to the file system. force rebuilds regardless. It
+// reports the space before and whether it rebuilt.
+func (s *Store) CompactVectors(ctx context.Context, force bool) (VectorSpace, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.writer == nil {
+		return VectorSpace{}, false, ErrReadOnly
+	}
+	before, err := vectorSpace(ctx, s.writer)
+	if err != nil {
+		return before, false, err
+	}
+	const slotsPerChunk = 1024 // sqlite-vec's default chunk_size
+	if !force && (before.Dead() <= before.Live/2 || before.Dead() <= slotsPerChunk) {
+		return before, false, nil
+	}
+	tx, err := s.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return before, false, err
+	}
+	defer tx.Rollback()
+	stmts := []string{
+		`CREATE TEMP TABLE vec_keep AS SELECT rowid AS id, embedding, sensitivity FROM chunks_vec`,
+		`DROP TABLE chunks_vec`,
+		fmt.Sprintf(`CREATE VIRTUAL TABLE chunks_vec USING vec0(embedding float[%d] distance_metric=cosine, sensitivity text)`, s.space.Dim),
+		`INSERT INTO chunks_vec(rowid, embedding, sensitivity) SELECT id, embedding, sensitivity FROM vec_keep ORDER BY id`,
+		`DROP TABLE vec_keep`,
+	}
+	for _, q := range stmts {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return before, false, fmt.Errorf("compact vectors: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return before, false, fmt.Errorf("compact vectors: %w", err)
+	}
+	if _, err := s.writer.ExecContext(ctx, `PRAGMA incremental_vacuum`); err != nil {
+		return before, true, fmt.Errorf("compact vectors: vacuum: %w", err)
+	}
+	s.log.Info("compacted vectors", "live", before.Live, "dead_slots", before.Dead())
+	return before, true, nil
 }

@@ -22,3 +22,10 @@ fi
 if [ -x scripts/fetch-model.sh ]; then
   bash scripts/fetch-model.sh
 fi
+
+# The CouchDB-compatible test server (internal/couchtest); npm's cache stays in ~/.npm, outside the repo.
+if [ ! -d internal/couchtest/server/node_modules/express-pouchdb ]; then
+  command -v npm >/dev/null || { echo "setup: npm not found: install Node.js with npm (Debian: apt-get install nodejs npm); the Go tests' CouchDB-compatible server runs on it" >&2; exit 1; }
+  echo "setup: installing the test server's npm packages (internal/couchtest/server)"
+  (cd internal/couchtest/server && npm ci --no-audit --no-fund --loglevel=error)
+fi

@@ -63,7 +63,7 @@ func runIndex(ctx context.Context, m *Main, args []string) error {
 	}
 	fmt.Fprintf(m.Stdout, "indexed %d notes from %s in %s: %d added, %d changed, %d touched, %d unchanged, %d removed, %d reclassified\n",
 		len(listing), dir, time.Since(start).Round(time.Millisecond), res.Added, res.Changed, res.Touched, res.Unchanged, res.Deleted, len(res.Reclassified.Paths))
-	return nil
+	return m.embedBacklog(ctx, cfg, store, log)
 }
 
 func corpusOf(cfg config.Config) index.Corpus {

@@ -70,7 +70,7 @@ func TestIndexFromDirThenStats(t *testing.T) {
 	if err != nil {
 		t.Fatalf("index: %v\n%s", err, stderr)
 	}
-	if !strings.Contains(out, "3 added") {
+	if !strings.Contains(out, "3 added") || !strings.Contains(out, "embedded 3 chunks with builtin/use-lite") {
 		t.Fatalf("index output: %s", out)
 	}
 	if !strings.Contains(stderr, "Nowhere/**") {
@@ -85,7 +85,7 @@ func TestIndexFromDirThenStats(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &st); err != nil {
 		t.Fatalf("stats --json is not one JSON object: %v\n%s", err, out)
 	}
-	for key, want := range map[string]float64{"notes": 3, "chunks": 3, "vectors": 0, "embedding_backlog": 3, "personal_notes": 1, "links_resolved": 1, "links_unresolved": 1} {
+	for key, want := range map[string]float64{"notes": 3, "chunks": 3, "vectors": 3, "embedding_backlog": 0, "personal_notes": 1, "links_resolved": 1, "links_unresolved": 1} {
 		if st[key] != want {
 			t.Errorf("stats[%q] = %v, want %v", key, st[key], want)
 		}
@@ -122,6 +122,25 @@ func TestIndexFromDirThenStats(t *testing.T) {
 	}
 }
 
+// Without its embedder the index still builds, searchable by full text,
+// with the chunks left on the embedding backlog.
+func TestIndexWithoutEmbedderIsFTSOnly(t *testing.T) {
+	vault := writeVault(t, map[string]string{"a.md": "alpha\n", "b.md": "beta\n"})
+	env := []string{
+		"VAULTASK_INDEX__PATH=" + filepath.Join(t.TempDir(), "i.db"),
+		"VAULTASK_MODELS__BUILTIN_DIR=" + filepath.Join(t.TempDir(), "no-model-here"),
+		"VAULTASK_OVERRIDES_FILE=/nonexistent/overrides.json",
+	}
+	out, stderr, err := run(t, env, "index", "--from-dir", vault)
+	if err != nil || !strings.Contains(out, "2 added") || !strings.Contains(stderr, "full text only") {
+		t.Fatalf("index without a model: %v\nstdout: %s\nstderr: %s", err, out, stderr)
+	}
+	out, _, err = run(t, env, "stats", "--json")
+	if err != nil || !strings.Contains(out, `"embedding_backlog":2`) || !strings.Contains(out, `"vectors":0`) {
+		t.Fatalf("stats: %v %s", err, out)
+	}
+}
+
 func TestStatsWithoutIndexSaysWhatToDo(t *testing.T) {
 	env := []string{"VAULTASK_INDEX__PATH=" + filepath.Join(t.TempDir(), "absent.db"), "VAULTASK_OVERRIDES_FILE=/nonexistent/overrides.json"}
 	_, _, err := run(t, env, "stats")
@@ -135,6 +154,14 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 	_, _, err := run(t, env, "stats")
 	if err == nil || !strings.Contains(err.Error(), "VAULTASK_RETRIEVAL__FINAL_TOPK") {
 		t.Fatalf("unknown env key: %v", err)
+	}
+}
+
+func TestHostedEmbeddingRefusedAtStartup(t *testing.T) {
+	env := []string{"VAULTASK_MODELS__EMBEDDING=openrouter/openai/text-embedding-3-small", "VAULTASK_OVERRIDES_FILE=/nonexistent/overrides.json"}
+	_, _, err := run(t, env, "stats")
+	if err == nil || !strings.Contains(err.Error(), "models.embedding") || !strings.Contains(err.Error(), "hosted API") {
+		t.Fatalf("hosted embedding model: %v", err)
 	}
 }
 

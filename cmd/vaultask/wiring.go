@@ -13,7 +13,10 @@ import (
 
 	"github.com/vaultask/vaultask/config"
 	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/llm"
 )
+
+var _ config.ModelPolicy = llm.Policy{}
 
 // defaultConfigFile is read when neither --config nor VAULTASK_CONFIG names a
 // file and it exists in the working directory.
@@ -70,6 +73,9 @@ func (m *Main) loadConfig(flagPath string) (config.Config, error) {
 		}
 	}
 	cfg, err := config.Load(path, m.Env)
+	if err == nil {
+		err = cfg.ValidateModels(llm.Policy{})
+	}
 	if err != nil {
 		return cfg, fmt.Errorf("config: %w", err)
 	}

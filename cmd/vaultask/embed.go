@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/vaultask/vaultask/config"
+	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/llm"
+)
+
+var _ index.Embedder = llm.Embedder(nil)
+
+// newEmbedder builds the configured embedding model.
+func newEmbedder(cfg config.Config, env func(string) string) (llm.Embedder, error) {
+	return llm.NewEmbedder(cfg.Models.Embedding, llm.EmbedderOptions{
+		Options:    llm.Options{BaseURL: cfg.Models.EmbeddingBaseURL, Getenv: env},
+		Dim:        cfg.Models.EmbeddingDim,
+		BuiltinDir: cfg.Models.BuiltinDir,
+	})
+}
+
+// embedBacklog gives every chunk without a vector its vector now, for the
+// one-shot commands. When the embedder can't be had, the index stays
+// searchable by full text and the backlog waits for the next run or serve.
+func (m *Main) embedBacklog(ctx context.Context, cfg config.Config, store *index.Store, log *slog.Logger) error {
+	emb, err := newEmbedder(cfg, m.getenv)
+	if err != nil {
+		log.Warn("no embedder: the index is searchable by full text only until the backlog is embedded", "model", cfg.Models.Embedding, "err", err)
+		return nil
+	}
+	start := time.Now()
+	n, err := index.NewVectorizer(store, emb, index.VectorizerOptions{Logger: log}).Drain(ctx)
+	if err != nil {
+		log.Warn("embedding stopped: the rest of the backlog is searchable by full text only until embedded", "model", cfg.Models.Embedding, "embedded", n, "err", err)
+		return nil
+	}
+	if _, _, err := store.CompactVectors(ctx, false); err != nil {
+		return err
+	}
+	if n > 0 {
+		d := time.Since(start)
+		fmt.Fprintf(m.Stdout, "embedded %d chunks with %s in %s (%.0f chunks/s)\n", n, cfg.Models.Embedding, d.Round(time.Millisecond), float64(n)/d.Seconds())
+	}
+	return nil
+}

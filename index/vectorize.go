@@ -1,0 +1,182 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+)
+
+// Embedder is what the index needs from an embedding model: one vector per
+// text, in order. llm's embedders satisfy it.
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// VectorizerOptions configure a Vectorizer; zero fields take the defaults.
+type VectorizerOptions struct {
+	BatchNotes int           // notes embedded per call and transaction; default 8
+	Idle       time.Duration // re-check the backlog this often without a signal; default 1m
+	MinBackoff time.Duration // first retry after a failure; default 1s
+	MaxBackoff time.Duration // retry cap; default 2m
+	Logger     *slog.Logger
+	// After is the clock, so tests control time; default time.After.
+	After func(time.Duration) <-chan time.Time
+}
+
+// VectorizerStatus is the embedder's health, for stats and the status endpoint.
+type VectorizerStatus struct {
+	Available bool      `json:"available"` // false while the embedding host fails
+	LastError string    `json:"last_error,omitempty"`
+	Since     time.Time `json:"since"` // when Available last changed
+	Embedded  int64     `json:"embedded"`
+}
+
+// Vectorizer embeds the backlog in the background: chunks are searchable by
+// FTS as soon as their note commits, and gain a vector here, in their own
+// transactions, so embedding never slows the feed. While the embedding host
+// is down it backs off and the index stays FTS-only; it recovers by itself.
+type Vectorizer struct {
+	store *Store
+	emb   Embedder
+	opts  VectorizerOptions
+	log   *slog.Logger
+
+	mu     sync.Mutex
+	status VectorizerStatus
+}
+
+// NewVectorizer returns a vectorizer that fills s's backlog with e.
+func NewVectorizer(s *Store, e Embedder, opts VectorizerOptions) *Vectorizer {
+	if opts.BatchNotes <= 0 {
+		opts.BatchNotes = 8
+	}
+	if opts.Idle <= 0 {
+		opts.Idle = time.Minute
+	}
+	if opts.MinBackoff <= 0 {
+		opts.MinBackoff = time.Second
+	}
+	if opts.MaxBackoff < opts.MinBackoff {
+		opts.MaxBackoff = max(2*time.Minute, opts.MinBackoff)
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.After == nil {
+		opts.After = time.After
+	}
+	return &Vectorizer{store: s, emb: e, opts: opts, log: opts.Logger.With("component", "vectorizer"),
+		status: VectorizerStatus{Available: true, Since: time.Now()}}
+}
+
+// Status reports the vectorizer's health.
+func (v *Vectorizer) Status() VectorizerStatus {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.status
+}
+
+// Drain embeds the backlog until it is empty and returns how many chunks it
+// embedded. The first embedding failure is returned as is.
+func (v *Vectorizer) Drain(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		n, err := v.step(ctx)
+		total += n
+		if err != nil || n == 0 {
+			return total, err
+		}
+	}
+}
+
+// step embeds one batch of whole notes. It returns 0, nil when the backlog
+// is empty.
+func (v *Vectorizer) step(ctx context.Context) (int, error) {
+	pending, err := v.store.Backlog(ctx, v.opts.BatchNotes)
+	if err != nil || len(pending) == 0 {
+		return 0, err
+	}
+	texts := make([]string, len(pending))
+	for i, p := range pending {
+		texts[i] = p.Text
+	}
+	vecs, err := v.emb.Embed(ctx, texts)
+	if err == nil && len(vecs) != len(texts) {
+		err = fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(texts))
+	}
+	if err != nil {
+		return 0, fmt.Errorf("embed: %w", err)
+	}
+	vs := make([]Vector, len(pending))
+	for i, p := range pending {
+		vs[i] = Vector{RowID: p.RowID, Text: p.Text, Embedding: vecs[i]}
+	}
+	n, err := v.store.PutVectors(ctx, vs)
+	if err != nil {
+		return 0, err
+	}
+	v.mu.Lock()
+	v.status.Embedded += int64(n)
+	v.mu.Unlock()
+	if n == 0 {
+		// Every chunk changed under us; the next Backlog read sees the new text.
+		return len(pending), nil
+	}
+	return n, nil
+}
+
+// Run embeds the backlog whenever the store signals new chunks (and every
+// Idle interval), until ctx ends. Failures back off, capped and jittered;
+// the first failure is logged once and so is the recovery.
+func (v *Vectorizer) Run(ctx context.Context) error {
+	backoff := v.opts.MinBackoff
+	for {
+		_, err := v.Drain(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		wait := v.opts.Idle
+		if err != nil {
+			v.fail(err)
+			wait = backoff/2 + rand.N(backoff/2+1)
+			backoff = min(2*backoff, v.opts.MaxBackoff)
+		} else {
+			v.recover()
+			backoff = v.opts.MinBackoff
+			if _, _, err := v.store.CompactVectors(ctx, false); err != nil && ctx.Err() == nil {
+				v.log.Warn("compacting vectors failed", "err", err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-v.store.Changed():
+		case <-v.opts.After(wait):
+		}
+	}
+}
+
+func (v *Vectorizer) fail(err error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.status.LastError = err.Error()
+	if v.status.Available {
+		v.status.Available = false
+		v.status.Since = time.Now()
+		v.log.Warn("embedding failed; new chunks are found by full-text search only until the embedder recovers", "err", err)
+	}
+}
+
+func (v *Vectorizer) recover() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if !v.status.Available {
+		v.status.Available = true
+		v.status.Since = time.Now()
+		v.status.LastError = ""
+		v.log.Info("embedding recovered")
+	}
+}

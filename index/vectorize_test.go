@@ -1,0 +1,154 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// hostEmbedder is a deterministic embedder whose host can be taken down.
+type hostEmbedder struct {
+	down  atomic.Bool
+	calls atomic.Int32
+}
+
+func (h *hostEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	h.calls.Add(1)
+	if h.down.Load() {
+		return nil, errors.New("dial tcp 127.0.0.1:11434: connection refused")
+	}
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i] = []float32{float32(len(t)), 1, float32(strings.Count(t, "e")), 0}
+	}
+	return out, nil
+}
+
+func manyNotes(n int) []NoteInput {
+	var notes []NoteInput
+	for i := 0; i < n; i++ {
+		body := fmt.Sprintf("## A\n\n%s\n\n## B\n\n%s\n", filler(i, 1), filler(i, 2))
+		notes = append(notes, note(fmt.Sprintf("n%03d.md", i), body))
+	}
+	return notes
+}
+
+func TestVectorizerDrainsBacklogWholeNotes(t *testing.T) {
+	s := mustOpen(t, Options{})
+	mustApply(t, s, upserts(manyNotes(20)...))
+	ctx := context.Background()
+
+	// A reader running alongside must never see a note half embedded.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var torn atomic.Int32
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			var n int
+			if err := s.reader.QueryRow(`SELECT count(*) FROM (SELECT doc_id FROM chunks GROUP BY doc_id HAVING sum(embedded) NOT IN (0, count(*)))`).Scan(&n); err != nil {
+				t.Error(err)
+				return
+			}
+			if n > 0 {
+				torn.Add(1)
+			}
+		}
+	}()
+	v := NewVectorizer(s, &hostEmbedder{}, VectorizerOptions{BatchNotes: 3})
+	n, err := v.Drain(ctx)
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := s.Stats(ctx)
+	if n != st.Chunks || st.Vectors != st.Chunks || st.EmbeddingBacklog != 0 {
+		t.Fatalf("drained %d; stats %+v", n, st)
+	}
+	if torn.Load() > 0 {
+		t.Fatalf("a reader saw %d half-embedded snapshots", torn.Load())
+	}
+	// Searching with a stored vector finds its own chunk first.
+	hits, err := s.SearchVector(ctx, []float32{float32(len(embedText("n000\nn000.md\nA", ""))), 1, 0, 0}, 3, ScopeAll)
+	if err != nil || len(hits) != 3 {
+		t.Fatalf("vector search after drain: %v %v", hits, err)
+	}
+}
+
+func TestVectorizerDegradesAndRecovers(t *testing.T) {
+	s := mustOpen(t, Options{})
+	emb := &hostEmbedder{}
+	emb.down.Store(true)
+	ticks := make(chan time.Time)
+	v := NewVectorizer(s, emb, VectorizerOptions{After: func(time.Duration) <-chan time.Time { return ticks }})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- v.Run(ctx) }()
+
+	mustApply(t, s, upserts(note("a.md", "kiwi orchard notes")))
+	waitFor(t, func() bool { return !v.Status().Available })
+	if st := v.Status(); !strings.Contains(st.LastError, "connection refused") {
+		t.Fatalf("status while down: %+v", st)
+	}
+	// FTS works without vectors.
+	hits, err := s.SearchFTS(ctx, "kiwi", 5, ScopeAll)
+	if err != nil || len(hits) != 1 {
+		t.Fatalf("FTS while the embedder is down: %v %v", hits, err)
+	}
+	emb.down.Store(false)
+	ticks <- time.Now() // the backoff elapses
+	waitFor(t, func() bool { st, _ := s.Stats(ctx); return st.EmbeddingBacklog == 0 })
+	if st := v.Status(); !st.Available || st.LastError != "" || st.Embedded != 1 {
+		t.Fatalf("status after recovery: %+v", st)
+	}
+	// A new note wakes it through the store's signal, without a tick.
+	mustApply(t, s, upserts(note("b.md", "pear")))
+	waitFor(t, func() bool { st, _ := s.Stats(ctx); return st.Vectors == 2 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLateVectorForRewrittenChunkIsDropped(t *testing.T) {
+	s := mustOpen(t, Options{})
+	ctx := context.Background()
+	mustApply(t, s, upserts(note("a.md", "first text")))
+	pending, err := s.Backlog(ctx, 10)
+	if err != nil || len(pending) != 1 {
+		t.Fatal(pending, err)
+	}
+	n := note("a.md", "second text")
+	n.Rev = "2-x"
+	mustApply(t, s, upserts(n))
+	written, err := s.PutVectors(ctx, []Vector{{RowID: pending[0].RowID, Text: pending[0].Text, Embedding: []float32{1, 0, 0, 0}}})
+	if err != nil || written != 0 {
+		t.Fatalf("late vector: written=%d err=%v, want it dropped", written, err)
+	}
+	if st, _ := s.Stats(ctx); st.Vectors != 0 || st.EmbeddingBacklog != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached in 10s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -1,0 +1,106 @@
+package llm
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// provider is where a model id's prefix sends requests, and which
+// environment variable holds its key.
+type provider struct {
+	name    string
+	baseURL string // OpenAI-compatible API root; "" for the built-in embedder
+	keyEnv  string // "" when the provider needs no key
+	hosted  bool   // a cloud API: personal text must never be embedded there
+}
+
+// Key environment variables. config reserves the same names so they are not
+// mistaken for unknown configuration keys.
+const (
+	EnvOpenRouterAPIKey = "VAULTASK_OPENROUTER_API_KEY"
+	EnvOpenAIAPIKey     = "VAULTASK_OPENAI_API_KEY"
+	EnvOllamaAPIKey     = "VAULTASK_OLLAMA_API_KEY"
+)
+
+var providers = []provider{
+	{name: "builtin"},
+	{name: "ollama", baseURL: "http://127.0.0.1:11434/v1", keyEnv: EnvOllamaAPIKey},
+	{name: "openai", baseURL: "https://api.openai.com/v1", keyEnv: EnvOpenAIAPIKey, hosted: true},
+	{name: "openrouter", baseURL: "https://openrouter.ai/api/v1", keyEnv: EnvOpenRouterAPIKey, hosted: true},
+}
+
+// ErrBadModelID is wrapped by every error about a malformed model id.
+var ErrBadModelID = errors.New("bad model id")
+
+// ModelID is a parsed model id such as "openrouter/google/gemini-2.5-flash":
+// the provider prefix and the provider's own model name.
+type ModelID struct {
+	Provider string
+	Name     string
+}
+
+func (id ModelID) String() string { return id.Provider + "/" + id.Name }
+
+// ParseModelID splits a model id at its first slash and checks the provider.
+func ParseModelID(s string) (ModelID, error) {
+	p, name, ok := strings.Cut(s, "/")
+	if !ok || p == "" || name == "" {
+		return ModelID{}, fmt.Errorf("%w %q: want provider/name, provider one of %s", ErrBadModelID, s, providerNames())
+	}
+	if _, found := lookupProvider(p); !found {
+		return ModelID{}, fmt.Errorf("%w %q: unknown provider %q, want one of %s", ErrBadModelID, s, p, providerNames())
+	}
+	return ModelID{Provider: p, Name: name}, nil
+}
+
+func lookupProvider(name string) (provider, bool) {
+	for _, p := range providers {
+		if p.name == name {
+			return p, true
+		}
+	}
+	return provider{}, false
+}
+
+func providerNames() string {
+	names := make([]string, len(providers))
+	for i, p := range providers {
+		names[i] = p.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// CheckLocalEmbedding refuses an embedding model that would send notes to a
+// cloud API. Embedding touches every note, personal ones included, so it must
+// run on the built-in model, on Ollama, or on an OpenAI-compatible server the
+// operator names with baseURL (their own machine).
+func CheckLocalEmbedding(model, baseURL string) error {
+	id, err := ParseModelID(model)
+	if err != nil {
+		return err
+	}
+	p, _ := lookupProvider(id.Provider)
+	switch {
+	case p.hosted && baseURL == "":
+		return fmt.Errorf("embedding model %s is a hosted API: embedding touches every note, personal ones included, so it must run locally; use builtin/use-lite or an ollama/ model, or set models.embedding_base_url to your own OpenAI-compatible server", model)
+	case id.Provider == "builtin" && baseURL != "":
+		return fmt.Errorf("embedding model %s runs inside vaultask; models.embedding_base_url (%s) is only for ollama/ or OpenAI-compatible servers", model, baseURL)
+	}
+	return nil
+}
+
+// Policy applies this package's provider rules to configuration
+// (config.ModelPolicy), so config never needs to know a provider name.
+type Policy struct{}
+
+// CheckModelID rejects a malformed id or an unknown provider.
+func (Policy) CheckModelID(id string) error {
+	_, err := ParseModelID(id)
+	return err
+}
+
+// CheckLocalEmbedding is CheckLocalEmbedding.
+func (Policy) CheckLocalEmbedding(model, baseURL string) error {
+	return CheckLocalEmbedding(model, baseURL)
+}

