@@ -40,11 +40,18 @@ type Hit struct {
 
 const hitColumns = `c.rowid, c.chunk_id, c.doc_id, d.path, d.title, c.ordinal, c.heading_path, c.prelude, c.body, c.sensitivity`
 
-func scanHit(rows *sql.Rows, extra ...any) (Hit, error) {
-	var h Hit
-	dest := append([]any{&h.RowID, &h.ChunkID, &h.DocID, &h.Path, &h.Title, &h.Ordinal, &h.HeadingPath, &h.Prelude, &h.Body, &h.Sensitivity}, extra...)
-	err := rows.Scan(dest...)
-	return h, err
+// scanHits reads rows of hitColumns followed by a score column.
+func scanHits(rows *sql.Rows) ([]Hit, error) {
+	defer rows.Close()
+	var hits []Hit
+	for rows.Next() {
+		var h Hit
+		if err := rows.Scan(&h.RowID, &h.ChunkID, &h.DocID, &h.Path, &h.Title, &h.Ordinal, &h.HeadingPath, &h.Prelude, &h.Body, &h.Sensitivity, &h.Score); err != nil {
+			return nil, err
+		}
+		hits = append(hits, h)
+	}
+	return hits, rows.Err()
 }
 
 // FTSQuery turns free text into an FTS5 query: every word, quoted, OR-ed, so
@@ -78,18 +85,11 @@ func (s *Store) SearchFTS(ctx context.Context, text string, k int, scope Scope) 
 	if err != nil {
 		return nil, fmt.Errorf("fts search: %w", err)
 	}
-	defer rows.Close()
-	var hits []Hit
-	for rows.Next() {
-		var score float64
-		h, err := scanHit(rows, &score)
-		if err != nil {
-			return nil, fmt.Errorf("fts search: %w", err)
-		}
-		h.Score = score
-		hits = append(hits, h)
+	hits, err := scanHits(rows)
+	if err != nil {
+		return nil, fmt.Errorf("fts search: %w", err)
 	}
-	return hits, rows.Err()
+	return hits, nil
 }
 
 // SearchVector returns the k nearest chunks to vec by cosine distance. With
@@ -118,18 +118,11 @@ func (s *Store) SearchVector(ctx context.Context, vec []float32, k int, scope Sc
 	if err != nil {
 		return nil, fmt.Errorf("vector search: %w", err)
 	}
-	defer rows.Close()
-	var hits []Hit
-	for rows.Next() {
-		var dist float64
-		h, err := scanHit(rows, &dist)
-		if err != nil {
-			return nil, fmt.Errorf("vector search: %w", err)
-		}
-		h.Score = dist
-		hits = append(hits, h)
+	hits, err := scanHits(rows)
+	if err != nil {
+		return nil, fmt.Errorf("vector search: %w", err)
 	}
-	return hits, rows.Err()
+	return hits, nil
 }
 
 // Checkpoint returns the saved sequence of source, and whether one exists.

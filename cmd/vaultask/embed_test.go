@@ -1,0 +1,76 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// fakeOllama speaks Ollama's OpenAI-compatible /v1/embeddings with
+// deterministic 4-d vectors, and counts the texts it embedded.
+func fakeOllama(t *testing.T) (string, *atomic.Int64) {
+	var texts atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/v1/embeddings" {
+			http.NotFound(w, r)
+			return
+		}
+		var req struct {
+			Model string   `json:"model"`
+			Input []string `json:"input"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		texts.Add(int64(len(req.Input)))
+		data := make([]map[string]any, len(req.Input))
+		for i, in := range req.Input {
+			data[i] = map[string]any{"object": "embedding", "index": i, "embedding": []float64{float64(len(in)), 1, 0, float64(i)}}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"object": "list", "model": req.Model, "data": data, "usage": map[string]int{"prompt_tokens": 1, "total_tokens": 1}})
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/v1", &texts
+}
+
+func TestIndexEmbedsWithOllamaAndRefusesAModelChange(t *testing.T) {
+	url, texts := fakeOllama(t)
+	vault := writeVault(t, map[string]string{"a.md": "alpha\n", "b.md": "beta\n", "c.md": "gamma\n"})
+	base := []string{
+		"VAULTASK_INDEX__PATH=" + filepath.Join(t.TempDir(), "i.db"),
+		"VAULTASK_MODELS__EMBEDDING_BASE_URL=" + url,
+		"VAULTASK_MODELS__EMBEDDING_DIM=4",
+		"VAULTASK_OVERRIDES_FILE=/nonexistent/overrides.json",
+	}
+	env := append(base, "VAULTASK_MODELS__EMBEDDING=ollama/bge-m3")
+	out, stderr, err := run(t, env, "index", "--from-dir", vault)
+	if err != nil || !strings.Contains(out, "embedded 3 chunks with ollama/bge-m3") || texts.Load() != 3 {
+		t.Fatalf("index with ollama: %v (%d texts)\n%s\n%s", err, texts.Load(), out, stderr)
+	}
+
+	other := append(base, "VAULTASK_MODELS__EMBEDDING=ollama/nomic-embed-text")
+	_, _, err = run(t, other, "index", "--from-dir", vault)
+	for _, want := range []string{"ollama/bge-m3", "ollama/nomic-embed-text", "--rebuild"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("model change without --rebuild: %v, want it to name %q", err, want)
+		}
+	}
+	if _, _, err := run(t, other, "stats"); err == nil {
+		t.Fatal("stats accepted an index of another vector space")
+	}
+
+	out, _, err = run(t, other, "index", "--from-dir", vault, "--rebuild")
+	if err != nil || !strings.Contains(out, "embedded 3 chunks with ollama/nomic-embed-text") || texts.Load() != 6 {
+		t.Fatalf("--rebuild: %v (%d texts)\n%s", err, texts.Load(), out)
+	}
+	out, _, err = run(t, other, "stats", "--json")
+	if err != nil || !strings.Contains(out, `"vectors":3`) || !strings.Contains(out, `"embedding_model":"ollama/nomic-embed-text"`) {
+		t.Fatalf("stats after rebuild: %v %s", err, out)
+	}
+}
