@@ -16,6 +16,7 @@ require (
 
 require (
 	github.com/coder/websocket v1.8.15 // indirect
+	github.com/fsnotify/fsnotify v1.10.1 // indirect
 	github.com/gabriel-vasile/mimetype v1.4.16 // indirect
 	github.com/go-kivik/kivik/v4 v4.5.2 // indirect
 	github.com/go-playground/locales v0.14.2 // indirect

@@ -85,8 +85,8 @@ type Retrieval struct {
 // than ThinHits hits closer than ThinDistance.
 type Web struct {
 	Enabled      bool    `yaml:"enabled"`
-	Provider     string  `yaml:"provider" validate:"oneof=duckduckgo"`
-	MaxResults   int     `yaml:"max_results" validate:"min=1"`
+	Provider     string  `yaml:"provider" validate:"oneof=duckduckgo tavily brave"`
+	MaxResults   int     `yaml:"max_results" validate:"min=1,max=20"`
 	ThinHits     int     `yaml:"thin_hits" validate:"min=0"`
 	ThinDistance float64 `yaml:"thin_distance" validate:"gte=0"`
 }

@@ -31,7 +31,8 @@ const (
 	EnvOpenRouterAPIKey = "VAULTASK_OPENROUTER_API_KEY"
 	EnvOpenAIAPIKey     = "VAULTASK_OPENAI_API_KEY"
 	EnvOllamaAPIKey     = "VAULTASK_OLLAMA_API_KEY"
-	EnvWebAPIKey        = "VAULTASK_WEB_API_KEY"
+	EnvTavilyAPIKey     = "VAULTASK_TAVILY_API_KEY"
+	EnvBraveAPIKey      = "VAULTASK_BRAVE_API_KEY"
 )
 
 // DefaultOverridesFile is where the overrides file lives when
@@ -49,7 +50,8 @@ var reservedEnv = []string{
 	EnvOpenRouterAPIKey,
 	EnvOpenAIAPIKey,
 	EnvOllamaAPIKey,
-	EnvWebAPIKey,
+	EnvTavilyAPIKey,
+	EnvBraveAPIKey,
 }
 
 // Load returns the effective configuration: Default(), then the config.yaml

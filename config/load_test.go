@@ -104,7 +104,7 @@ func TestLoad(t *testing.T) {
 			name: "reserved and foreign variables are ignored",
 			layers: layers{env: []string{
 				"VAULTASK_CONFIG=/etc/vaultask.yaml", "VAULTASK_OPENROUTER_API_KEY=k", "VAULTASK_OPENAI_API_KEY=k",
-				"VAULTASK_OLLAMA_API_KEY=k", "VAULTASK_WEB_API_KEY=k", "HOME=/root", "VAULTASK_NO_EQUALS_SIGN",
+				"VAULTASK_OLLAMA_API_KEY=k", "VAULTASK_TAVILY_API_KEY=k", "VAULTASK_BRAVE_API_KEY=k", "HOME=/root", "VAULTASK_NO_EQUALS_SIGN",
 			}},
 			want: func(c *Config) {},
 		},

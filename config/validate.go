@@ -102,7 +102,7 @@ func describeFieldError(fe validator.FieldError) error {
 		return fmt.Errorf("%s (%v) must be >= %s", path, fe.Value(), fe.Param())
 	case "gt":
 		return fmt.Errorf("%s (%v) must be > %s", path, fe.Value(), fe.Param())
-	case "lte":
+	case "lte", "max":
 		return fmt.Errorf("%s (%v) must be <= %s", path, fe.Value(), fe.Param())
 	}
 	return fmt.Errorf("%s (%v) fails the %s check", path, fe.Value(), fe.Tag())

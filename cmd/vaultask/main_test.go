@@ -165,6 +165,14 @@ func TestHostedEmbeddingRefusedAtStartup(t *testing.T) {
 	}
 }
 
+func TestWebProviderKeyIsRequiredWhenEnabled(t *testing.T) {
+	env := []string{"VAULTASK_WEB__ENABLED=true", "VAULTASK_WEB__PROVIDER=brave", "VAULTASK_OVERRIDES_FILE=/nonexistent/overrides.json"}
+	_, _, err := run(t, env, "stats")
+	if err == nil || !strings.Contains(err.Error(), "VAULTASK_BRAVE_API_KEY") {
+		t.Fatalf("brave without its key: %v", err)
+	}
+}
+
 func TestUsage(t *testing.T) {
 	if _, stderr, err := run(t, nil); !errors.Is(err, errUsage) || !strings.Contains(stderr, "index") {
 		t.Fatalf("no args: %v\n%s", err, stderr)

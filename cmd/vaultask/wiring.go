@@ -14,6 +14,7 @@ import (
 	"github.com/vaultask/vaultask/config"
 	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/llm"
+	"github.com/vaultask/vaultask/rag/web"
 )
 
 var _ config.ModelPolicy = llm.Policy{}
@@ -75,6 +76,11 @@ func (m *Main) loadConfig(flagPath string) (config.Config, error) {
 	cfg, err := config.Load(path, m.Env)
 	if err == nil {
 		err = cfg.ValidateModels(llm.Policy{})
+	}
+	if err == nil && cfg.Web.Enabled {
+		if key := web.KeyEnv(cfg.Web.Provider); key != "" && m.getenv(key) == "" {
+			err = fmt.Errorf("web.provider %s needs an API key: set %s (or web.enabled: false)", cfg.Web.Provider, key)
+		}
 	}
 	if err != nil {
 		return cfg, fmt.Errorf("config: %w", err)

@@ -1,0 +1,9 @@
+package web
+
+import (
+	"testing"
+
+	"github.com/vaultask/vaultask/internal/deptest"
+)
+
+func TestDeps(t *testing.T) { deptest.Check(t) }
