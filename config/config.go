@@ -24,6 +24,9 @@ type Vault struct {
 	URL      string `yaml:"url" validate:"omitempty,http_url"`
 	Database string `yaml:"database"`
 	User     string `yaml:"user"`
+	// Auth is how vaultask logs in to CouchDB: HTTP basic auth on every
+	// request, or a /_session cookie.
+	Auth     string `yaml:"auth" validate:"oneof=basic cookie"`
 	Password Secret `yaml:"password"`
 	// Passphrase decrypts LiveSync's end-to-end encrypted documents.
 	Passphrase Secret `yaml:"passphrase"`
@@ -55,8 +58,11 @@ type Index struct {
 // validate.go); an empty Rerank disables reranking.
 type Models struct {
 	Generation string `yaml:"generation" validate:"required,model_id"`
-	Rerank     string `yaml:"rerank" validate:"omitempty,model_id"`
-	Embedding  string `yaml:"embedding" validate:"required,model_id"`
+	// GenerationBaseURL replaces the generation provider's API root, e.g.
+	// an OpenAI-compatible server on the operator's LAN.
+	GenerationBaseURL string `yaml:"generation_base_url" validate:"omitempty,http_url"`
+	Rerank            string `yaml:"rerank" validate:"omitempty,model_id"`
+	Embedding         string `yaml:"embedding" validate:"required,model_id"`
 	// EmbeddingBaseURL is the operator's own OpenAI-compatible embedding
 	// server; only then may Embedding name a hosted provider's model.
 	EmbeddingBaseURL string `yaml:"embedding_base_url" validate:"omitempty,http_url"`
@@ -78,7 +84,9 @@ type Retrieval struct {
 	GraphMaxSlots    int     `yaml:"graph_max_slots" validate:"min=0"`
 	RerankTopK       int     `yaml:"rerank_top_k" validate:"min=1"`
 	FinalTopK        int     `yaml:"final_top_k" validate:"min=1"`
-	MaxChunksPerDoc  int     `yaml:"max_chunks_per_doc" validate:"min=1"`
+	MaxChunksPerDoc  int     `yaml:"max_chunks_per_doc" validate:"min=0"`
+	// Fusion ranks by note (a note's best chunk places it) or by chunk.
+	Fusion string `yaml:"fusion" validate:"oneof=note chunk"`
 }
 
 // Web is the optional web search used when the vault's hits are thin: fewer
@@ -111,6 +119,7 @@ func Default() Config {
 			Source:   "couchdb",
 			URL:      "http://127.0.0.1:5984",
 			Database: "obsidian",
+			Auth:     "basic",
 		},
 		Corpus: Corpus{
 			Include: []string{"**/*.md"},
@@ -140,6 +149,7 @@ func Default() Config {
 			RerankTopK:       30,
 			FinalTopK:        8,
 			MaxChunksPerDoc:  2,
+			Fusion:           "note",
 		},
 		Web: Web{
 			Provider:     "duckduckgo",

@@ -322,33 +322,9 @@ func insertEdge(ctx context.Context, tx *sql.Tx, src, kind, key, dst string) err
 	return nil
 }
 
-// resolve finds the note a link key names, as Obsidian does: a
-// path-qualified key exactly, else as the end of a longer path; a bare name by
-// basename; then frontmatter aliases. Among several candidates the shortest
-// path wins, ties broken by doc_id.
+// resolve finds the note a link key names among all notes; see resolveIn.
 func resolve(ctx context.Context, q querier, key string) (string, error) {
-	var docID string
-	var err error
-	if strings.Contains(key, "/") {
-		exact := key + ".md"
-		err = q.QueryRowContext(ctx, `SELECT doc_id FROM docs
-			WHERE name = ? AND (doc_id = ? OR substr(doc_id, -length(?)) = ?)
-			ORDER BY doc_id != ?, length(path), doc_id LIMIT 1`,
-			targetName(key), exact, "/"+exact, "/"+exact, exact).Scan(&docID)
-	} else {
-		err = q.QueryRowContext(ctx, `SELECT doc_id FROM docs WHERE name = ? ORDER BY length(path), doc_id LIMIT 1`, key).Scan(&docID)
-		if errors.Is(err, sql.ErrNoRows) {
-			err = q.QueryRowContext(ctx, `SELECT a.doc_id FROM aliases a JOIN docs d ON d.doc_id = a.doc_id
-				WHERE a.alias = ? ORDER BY length(d.path), d.doc_id LIMIT 1`, key).Scan(&docID)
-		}
-	}
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("resolve %q: %w", key, err)
-	}
-	return docID, nil
+	return resolveIn(ctx, q, key, ScopeAll)
 }
 
 // targetName is the last path segment of a link key: the only note name it

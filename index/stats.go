@@ -21,6 +21,8 @@ type Stats struct {
 	LinksUnresolved  int    `json:"links_unresolved"`
 	TopicEdges       int    `json:"topic_edges"`
 	TagEdges         int    `json:"tag_edges"`
+	PendingNotes     int    `json:"pending_notes"`    // waiting for their chunks
+	IncompleteNotes  int    `json:"incomplete_notes"` // chunks still missing after the bound`
 	EmbeddingModel   string `json:"embedding_model"`
 	EmbeddingDim     int    `json:"embedding_dim"`
 	SchemaVersion    string `json:"schema_version"`
@@ -52,6 +54,8 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 		{&st.LinksUnresolved, `SELECT count(*) FROM edges WHERE kind != 'tag' AND resolved = 0`},
 		{&st.TopicEdges, `SELECT count(*) FROM edges WHERE kind = 'topic'`},
 		{&st.TagEdges, `SELECT count(*) FROM edges WHERE kind = 'tag'`},
+		{&st.PendingNotes, `SELECT count(*) FROM note_status WHERE state = 'pending'`},
+		{&st.IncompleteNotes, `SELECT count(*) FROM note_status WHERE state = 'incomplete'`},
 	}
 	for _, c := range counts {
 		if err := tx.QueryRowContext(ctx, c.query).Scan(c.dst); err != nil {

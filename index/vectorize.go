@@ -131,12 +131,12 @@ func (v *Vectorizer) step(ctx context.Context) (int, error) {
 // Run embeds the backlog whenever the store signals new chunks (and every
 // Idle interval), until ctx ends. Failures back off, capped and jittered;
 // the first failure is logged once and so is the recovery.
-func (v *Vectorizer) Run(ctx context.Context) error {
+func (v *Vectorizer) Run(ctx context.Context) {
 	backoff := v.opts.MinBackoff
 	for {
 		_, err := v.Drain(ctx)
 		if ctx.Err() != nil {
-			return nil
+			return
 		}
 		wait := v.opts.Idle
 		if err != nil {
@@ -152,7 +152,7 @@ func (v *Vectorizer) Run(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return nil
+			return
 		case <-v.store.Changed():
 		case <-v.opts.After(wait):
 		}

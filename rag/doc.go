@@ -1,6 +1,24 @@
 // Package rag answers questions from the index: retrieve, expand, rerank,
-// assemble and answer, one file per stage, plain functions over slices of hits.
-// It declares the interfaces it consumes (Searcher, ChatModel).
+// assemble and answer, one file per stage, plain functions over slices of
+// hits so each stage is testable alone, wired by Pipeline.
 //
-// It may import index (read types) and llm.
+//   - question.go: the request, and its scope (AllowWeb sees open notes only).
+//   - retrieve.go: multi-turn rewrite, the full-text query, reciprocal rank
+//     fusion of vector and full-text hits, the per-note diversity cap.
+//   - expand.go: one-hop graph expansion (topic notes, siblings, links).
+//   - rerank.go: one batched relevance prompt, parsed strictly.
+//   - assemble.go: the graph quota, graph-order assembly, citation links.
+//   - answer.go: the answering contract, streamed answers whose citations
+//     are checked on the fly, extractive answers without a model.
+//   - web.go: the web searcher a caller plugs in, and the thin-coverage trigger.
+//   - trace.go: what each stage saw and changed.
+//
+// Sensitivity comes first: the request's scope is decided before retrieval
+// and passed into every read of the Searcher, which filters inside its
+// queries. A request that may use the web never reads a personal chunk,
+// never shows an earlier assistant turn to a model, and sends the web only
+// the question or its rewrite.
+//
+// It declares the interfaces it consumes (Searcher, Embedder, ChatModel,
+// WebSearcher) and may import index (read types) and llm.
 package rag

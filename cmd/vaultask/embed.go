@@ -46,3 +46,24 @@ func (m *Main) embedBacklog(ctx context.Context, cfg config.Config, store *index
 	}
 	return nil
 }
+
+// startVectorizer embeds the backlog in the background while the follower
+// writes notes; the returned function stops it and waits. Without an
+// embedder the index is full-text only, said once.
+func (m *Main) startVectorizer(ctx context.Context, cfg config.Config, store *index.Store, log *slog.Logger) (stop func()) {
+	emb, err := newEmbedder(cfg, m.getenv)
+	if err != nil {
+		log.Warn("no embedder: new notes are searchable by full text only", "model", cfg.Models.Embedding, "err", err)
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		index.NewVectorizer(store, emb, index.VectorizerOptions{Logger: log}).Run(ctx)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}

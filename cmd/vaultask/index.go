@@ -15,7 +15,7 @@ import (
 
 func runIndex(ctx context.Context, m *Main, args []string) error {
 	fset, cfgPath := m.newFlagSet("index", "index [--from-dir PATH] [--rebuild] [--dry-run]")
-	fromDir := fset.String("from-dir", "", "index this folder of markdown instead of the configured vault")
+	fromDir := fset.String("from-dir", "", "index this folder of markdown instead of the configured vault (vault.source)")
 	rebuild := fset.Bool("rebuild", false, "re-read and re-chunk every note, and accept a changed embedding model by re-embedding everything")
 	dryRun := fset.Bool("dry-run", false, "print what would be added, changed, removed and reclassified; write nothing")
 	if err := parseFlags(fset, args); err != nil {
@@ -30,7 +30,7 @@ func runIndex(ctx context.Context, m *Main, args []string) error {
 	dir := *fromDir
 	if dir == "" {
 		if cfg.Vault.Source != "folder" {
-			return fmt.Errorf("vault.source is %q: this build indexes a folder only; pass --from-dir PATH or set vault.source: folder and vault.path", cfg.Vault.Source)
+			return m.indexCouch(ctx, cfg, log, *dryRun, *rebuild)
 		}
 		dir = cfg.Vault.Path
 	}
@@ -92,6 +92,12 @@ func (m *Main) printPlan(ctx context.Context, opts index.Options, listing []inde
 			return err
 		}
 	}
+	m.writePlan(plan, re)
+	return nil
+}
+
+// writePlan prints a dry run's plan, one line per note, then the totals.
+func (m *Main) writePlan(plan index.Plan, re index.Reclassified) {
 	section := func(verb string, paths []string) {
 		for _, p := range paths {
 			fmt.Fprintf(m.Stdout, "%s %s\n", verb, p)
@@ -107,5 +113,4 @@ func (m *Main) printPlan(ctx context.Context, opts index.Options, listing []inde
 	}
 	fmt.Fprintf(m.Stdout, "dry run: %d to add, %d to change, %d to touch, %d to remove, %d to reclassify, %d unchanged; nothing written\n",
 		len(plan.Add), len(plan.Change), len(plan.Touch), len(plan.Remove), len(re.Paths), plan.Unchanged)
-	return nil
 }

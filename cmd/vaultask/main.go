@@ -51,7 +51,10 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"index", "index the vault (or a folder with --from-dir) into the SQLite file", runIndex},
+		{"follow", "follow the vault's changes into the index until interrupted", runFollow},
+		{"reconcile", "make the index equal the whole vault, catching what the follower missed", runReconcile},
 		{"stats", "print what the index holds", runStats},
+		{"ask", "answer a question from the vault (--dry-run: retrieval only)", runAsk},
 	}
 }
 

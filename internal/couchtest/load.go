@@ -42,6 +42,9 @@ var client = &http.Client{
 		DialContext:         dialLoopback,
 		DisableCompression:  true,
 		MaxIdleConnsPerHost: 4,
+		// Below Node's 5 s keep-alive, so a pooled connection is never
+		// reused just as the server closes it.
+		IdleConnTimeout: 2 * time.Second,
 	},
 }
 

@@ -1,0 +1,281 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/vaultask/vaultask/config"
+	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/llm"
+	"github.com/vaultask/vaultask/rag"
+	"github.com/vaultask/vaultask/rag/web"
+)
+
+var (
+	_ rag.Searcher  = (*index.Store)(nil)
+	_ rag.ChatModel = (*llm.Client)(nil)
+	_ rag.Embedder  = llm.Embedder(nil)
+
+	_ rag.WebSearcher = webSearcher{}
+)
+
+// webSearcher adapts a web provider to the pipeline's WebSearcher.
+type webSearcher struct{ p web.Provider }
+
+func (w webSearcher) Search(ctx context.Context, query string, n int) ([]rag.WebResult, error) {
+	results, err := w.p.Search(ctx, query, n)
+	out := make([]rag.WebResult, len(results))
+	for i, r := range results {
+		out[i] = rag.WebResult(r)
+	}
+	return out, err
+}
+
+// traceHits is how many candidates --trace prints per stage.
+const traceHits = 12
+
+func runAsk(ctx context.Context, m *Main, args []string) error {
+	fset, cfgPath := m.newFlagSet("ask", `ask "question" [--dry-run] [--allow-web=false] [--json] [--trace]`)
+	dryRun := fset.Bool("dry-run", false, "retrieval only, no generation: print the ranked hits with provenance (vector/fts/graph), distance, sensitivity and path")
+	allowWeb := fset.Bool("allow-web", true, "allow the web fallback; the question then sees open notes only (false: the whole vault, personal notes included, and never the web)")
+	asJSON := fset.Bool("json", false, "print one JSON object instead of text; the answer is not streamed")
+	trace := fset.Bool("trace", false, "show each stage's candidates and what the diversity cap, quota and rerank changed")
+	question, err := parseQuestion(fset, args)
+	if err != nil {
+		return err
+	}
+	cfg, err := m.loadConfig(*cfgPath)
+	if err != nil {
+		return err
+	}
+	log := newLogger(m.Stderr, cfg.Log)
+	store, err := openExisting(ctx, storeOptions(cfg, log))
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	p, err := m.newPipeline(cfg, store, log, !*dryRun)
+	if err != nil {
+		return err
+	}
+	q := rag.Question{Text: question, AllowWeb: *allowWeb}
+
+	if *dryRun {
+		r, err := p.Retrieve(ctx, q)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return writeAskJSON(m.Stdout, r, nil, *trace)
+		}
+		printRetrieval(m.Stdout, r)
+		if *trace {
+			fmt.Fprintln(m.Stdout)
+			r.Trace.WriteText(m.Stdout, traceHits)
+		}
+		return nil
+	}
+
+	stream := func(s string) error {
+		_, err := io.WriteString(m.Stdout, s)
+		return err
+	}
+	if *asJSON {
+		stream = func(string) error { return nil }
+	}
+	a, err := p.Ask(ctx, q, stream)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeAskJSON(m.Stdout, a.Retrieval, a, *trace)
+	}
+	if !strings.HasSuffix(a.Text, "\n") {
+		fmt.Fprintln(m.Stdout)
+	}
+	if *trace {
+		fmt.Fprintln(m.Stdout)
+		a.Retrieval.Trace.WriteText(m.Stdout, traceHits)
+	}
+	return nil
+}
+
+// parseQuestion parses flags before and after the question; the remaining
+// words are the question.
+func parseQuestion(fs *flag.FlagSet, args []string) (string, error) {
+	var words []string
+	for {
+		err := fs.Parse(args)
+		if errors.Is(err, flag.ErrHelp) {
+			return "", errHelp
+		}
+		if err != nil {
+			return "", errUsage
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		words = append(words, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	q := strings.TrimSpace(strings.Join(words, " "))
+	if q == "" {
+		fs.Usage()
+		return "", errUsage
+	}
+	return q, nil
+}
+
+// retrievalSettings are the pipeline's sizes from config.
+func retrievalSettings(cfg config.Config) rag.Settings {
+	r := cfg.Retrieval
+	return rag.Settings{
+		VectorTopK:       r.VectorTopK,
+		FTSTopK:          r.FTSTopK,
+		FusionTopK:       r.FusionTopK,
+		NoteFusion:       r.Fusion == "note",
+		MaxChunksPerDoc:  r.MaxChunksPerDoc,
+		GraphEnabled:     r.GraphEnabled,
+		GraphMaxSiblings: r.GraphMaxSiblings,
+		GraphDiscount:    r.GraphDiscount,
+		GraphMaxSlots:    r.GraphMaxSlots,
+		RerankTopK:       r.RerankTopK,
+		FinalTopK:        r.FinalTopK,
+		ThinHits:         cfg.Web.ThinHits,
+		ThinDistance:     cfg.Web.ThinDistance,
+		WebResults:       cfg.Web.MaxResults,
+	}
+}
+
+// newPipeline wires the answering pipeline from config. Each model that
+// can't be had is a degradation said on stderr, never a failure: no
+// embedder means full-text search only, no generation model (the offline
+// default: no API key) means extractive answers, a broken rerank model
+// means no rerank. generate false skips the generation model (a dry run).
+// The pipeline holds a web searcher only when web.enabled; it then searches
+// only for requests that allow the web.
+func (m *Main) newPipeline(cfg config.Config, store *index.Store, log *slog.Logger, generate bool) (*rag.Pipeline, error) {
+	opts := rag.Options{Searcher: store, Settings: retrievalSettings(cfg), Logger: log}
+	if emb, err := newEmbedder(cfg, m.getenv); err != nil {
+		fmt.Fprintf(m.Stderr, "note: no embedder (%v): full-text search only\n", err)
+	} else {
+		opts.Embedder = emb
+	}
+	if generate {
+		if gen, err := llm.NewClient(cfg.Models.Generation, llm.Options{BaseURL: cfg.Models.GenerationBaseURL, Getenv: m.getenv}); err != nil {
+			fmt.Fprintf(m.Stderr, "note: no generation model (%v): answering with retrieved passages\n", err)
+		} else {
+			opts.Generator = gen
+		}
+	}
+	if cfg.Models.Rerank != "" {
+		if rr, err := llm.NewClient(cfg.Models.Rerank, llm.Options{Getenv: m.getenv}); err != nil {
+			fmt.Fprintf(m.Stderr, "note: no rerank model (%v): fused order\n", err)
+		} else {
+			opts.Reranker = rr
+		}
+	}
+	if cfg.Web.Enabled {
+		provider, err := web.New(cfg.Web.Provider, m.getenv, web.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("config: web: %w", err)
+		}
+		opts.Web = webSearcher{provider}
+	}
+	return rag.New(opts)
+}
+
+func scopeText(r *rag.Retrieval) string {
+	if r.Scope == index.ScopeOpen {
+		return "open notes only (the web fallback is allowed)"
+	}
+	return "the whole vault, personal notes included (no web)"
+}
+
+func printRetrieval(w io.Writer, r *rag.Retrieval) {
+	fmt.Fprintf(w, "question: %s\n", r.Question)
+	if r.Query != strings.TrimSpace(r.Question) {
+		fmt.Fprintf(w, "query:    %s\n", r.Query)
+	}
+	fmt.Fprintf(w, "scope:    %s\n", scopeText(r))
+	search := "vector and full text"
+	if r.FullTextOnly {
+		search = "full text only (no query vector)"
+	}
+	fmt.Fprintf(w, "search:   %s\n", search)
+	coverage := "covered"
+	switch {
+	case r.Silent:
+		coverage = "silent: nothing relevant"
+	case r.Thin:
+		coverage = "thin: few hits near the query"
+	}
+	fmt.Fprintf(w, "coverage: %s\n\n", coverage)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tscore\tfrom\tdistance\tsensitivity\tpath › section")
+	for i, h := range r.Hits {
+		dist := "-"
+		if h.HasDistance {
+			dist = fmt.Sprintf("%.3f", h.Distance)
+		}
+		label := h.Chunk.Path
+		if h.Chunk.HeadingPath != "" {
+			label += " › " + h.Chunk.HeadingPath
+		}
+		if reach := h.Reach(); reach != "" {
+			label += " (" + reach + ")"
+		}
+		fmt.Fprintf(tw, "%d\t%.4f\t%s\t%s\t%s\t%s\n", i+1, h.Score, h.Provenance(), dist, h.Chunk.Sensitivity, label)
+	}
+	tw.Flush()
+}
+
+type askOutput struct {
+	Question     string      `json:"question"`
+	Query        string      `json:"query"`
+	Scope        string      `json:"scope"` // "open" or "all"
+	FullTextOnly bool        `json:"full_text_only"`
+	Thin         bool        `json:"thin"`
+	Silent       bool        `json:"silent"`
+	Hits         []hitOutput `json:"hits"`
+	Answer       *rag.Answer `json:"answer,omitempty"`
+	Trace        *rag.Trace  `json:"trace,omitempty"`
+}
+
+type hitOutput struct {
+	Path        string       `json:"path"`
+	Section     string       `json:"section,omitempty"`
+	Citation    string       `json:"citation"`
+	Sensitivity string       `json:"sensitivity"`
+	Sources     []rag.Source `json:"sources"`
+	Score       float64      `json:"score"`
+	Distance    *float64     `json:"distance,omitempty"`
+	Reach       string       `json:"reach,omitempty"`
+}
+
+func writeAskJSON(w io.Writer, r *rag.Retrieval, a *rag.Answer, withTrace bool) error {
+	out := askOutput{Question: r.Question, Query: r.Query, Scope: r.Trace.Scope, FullTextOnly: r.FullTextOnly,
+		Thin: r.Thin, Silent: r.Silent, Hits: []hitOutput{}, Answer: a}
+	for _, h := range r.Hits {
+		o := hitOutput{Path: h.Chunk.Path, Section: h.Chunk.HeadingPath, Citation: rag.Link(h.Chunk.Path, h.Chunk.Title),
+			Sensitivity: h.Chunk.Sensitivity, Sources: h.Sources, Score: h.Score, Reach: h.Reach()}
+		if h.HasDistance {
+			d := h.Distance
+			o.Distance = &d
+		}
+		out.Hits = append(out.Hits, o)
+	}
+	if withTrace {
+		out.Trace = &r.Trace
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}

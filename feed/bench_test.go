@@ -1,0 +1,116 @@
+package feed
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/vaultask/vaultask/internal/couchtest"
+)
+
+// BenchmarkIndexCorpus indexes a corpus from the test CouchDB into a fresh
+// index, full text only (no embedder runs in feed): the _all_docs scan,
+// decoding, reassembly and the index writes. The database is loaded once,
+// outside the timing.
+//
+//	go test -tags sqlite_fts5 -run '^$' -bench IndexCorpus -benchtime 3x ./feed/
+func BenchmarkIndexCorpus(b *testing.B) {
+	dir := corpusDumps(b)
+	for _, name := range []string{"help", "hub"} {
+		b.Run(name, func(b *testing.B) {
+			srv := couchtest.Start(b)
+			db := srv.NewDB(b)
+			if name == "hub" {
+				loadHub(b, srv, db, dir)
+			} else {
+				srv.LoadFixture(b, db, dir, name)
+			}
+			c := mustConnect(b, couchOptions(srv, db))
+			ctx := context.Background()
+			listStart := time.Now()
+			l, err := NewReconciler(c, nil).List(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			listed := time.Since(listStart)
+			b.ResetTimer()
+			for b.Loop() {
+				b.StopTimer()
+				store := mustOpenStore(b, filepath.Join(b.TempDir(), "index.db"))
+				b.StartTimer()
+				res, err := NewReconciler(c, store).Run(ctx, ReconcileOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if res.Notes != len(l.Notes) || res.Sync.Added != res.Notes {
+					b.Fatalf("indexed %d of %d notes", res.Sync.Added, len(l.Notes))
+				}
+			}
+			perRun := b.Elapsed().Seconds() / float64(b.N)
+			b.ReportMetric(float64(len(l.Notes)), "notes")
+			b.ReportMetric(float64(len(l.Notes))/perRun, "notes/s")
+			b.ReportMetric(listed.Seconds(), "list-only-s")
+		})
+	}
+}
+
+// BenchmarkPutToVisible is the latency from LiveSync writing a new note (its
+// chunk, then its metadata, each a PUT) to the note being readable in the
+// index's docs table, with a follower running at its default settings on
+// the help corpus. Each iteration is one new note; run it 20 times for the
+// median:
+//
+//	go test -tags sqlite_fts5 -run '^$' -bench PutToVisible -benchtime 20x ./feed/
+func BenchmarkPutToVisible(b *testing.B) {
+	dir := corpusDumps(b)
+	srv := couchtest.Start(b)
+	db := srv.NewDB(b)
+	srv.LoadFixture(b, db, dir, "help")
+	c := mustConnect(b, couchOptions(srv, db))
+	store := mustStore(b)
+	f := mustFollow(b, c, store, FollowerOptions{})
+	waitCaughtUp(b, srv, db, f)
+	reader := mustSQL(b, store)
+	var lat []time.Duration
+	i := 0
+	b.ResetTimer()
+	for b.Loop() {
+		i++
+		path := fmt.Sprintf("Bench/Edit %d.md", i)
+		note, chunk := liveNote(path, fmt.Sprintf("# Edit %d\n\nWritten at %s.\n", i, time.Now().Format(time.RFC3339Nano)))
+		start := time.Now()
+		put(b, srv, db, chunk)
+		put(b, srv, db, note)
+		waitVisible(b, reader, path)
+		lat = append(lat, time.Since(start))
+	}
+	b.StopTimer()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "ms-median")
+	b.ReportMetric(float64(lat[0].Microseconds())/1000, "ms-min")
+	b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "ms-max")
+}
+
+func waitVisible(tb testing.TB, db *sql.DB, path string) {
+	tb.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var rev string
+		err := db.QueryRow(`SELECT rev FROM docs WHERE path = ?`, path).Scan(&rev)
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			tb.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("%s not visible after 10s", path)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -1,0 +1,160 @@
+package feed
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/vaultask/vaultask/feed/livesync"
+	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/internal/couchtest"
+)
+
+// edgeTexts is what testdata/edge.all_docs.json indexes to: one note per
+// edge case of FORMAT.md §11 that yields text. Everything else in the
+// fixture is skipped (hidden, customisation and plugin docs, design, version,
+// sync-info and chunk-pack docs, a path with ':', a flag file, a binary, a
+// soft-deleted note, a note outside the corpus, an .svg) or waits (a size
+// mismatch, a missing chunk).
+var edgeTexts = map[string]string{
+	"Notes/Shopping List.md": "# Shopping list\n\nThings to buy on Saturday, before the market closes at noon:\n\n- eggs\n- milk\n- [[Bread recipe]]\n",
+	"Meeting.md":             "Meeting notes\nDecided to ship on Friday.\n",         // eden
+	"Old Note.md":            "# Old note\nwritten before chunking existed\n",       // legacy inline, no path, case kept
+	"Legacy Array.md":        "# Legacy\nin two pieces\n",                           // no type, data array
+	"_old/thing.md":          "Old private note.\n",                                 // no path, id "/_old/…"
+	"Compressed.md":          strings.Repeat("compressible ", 4) + "compressible\n", // \x0ELZ\x1D chunk
+	"Dup.md":                 "la la di da\n",                                       // duplicate children
+	"Empty Note.md":          "",                                                    // empty children
+	"OddLeaf.md":             "An odd leaf id.\n",                                   // leaf without h:
+	"Plain/Obfuscated.md":    "Obfuscated id, plain path.\n",                        // f: id, plain path
+	"Cafe\u0301.md":          "Accents decomposed.\n",                               // non-NFC path kept
+	"Notes/Dupe.md":          "current text\n",                                      // derived id beats a newer stale one
+	"Notes/Alive.md":         "alive\n",                                             // a stale soft delete hides nothing
+}
+
+var edgeWaiting = map[string]string{"Mismatch.md": index.StatusIncomplete, "Broken.md": index.StatusIncomplete}
+
+func TestReconcileEdgeCases(t *testing.T) {
+	srv := couchtest.Start(t)
+	db := srv.NewDB(t)
+	srv.LoadAllDocs(t, db, "testdata/edge.all_docs.json")
+	var logs logBuffer
+	opts := couchOptions(srv, db)
+	opts.Logger = logs.logger()
+	c := mustConnect(t, opts)
+	store := mustStore(t)
+	ctx := context.Background()
+
+	// A dry run on an empty index plans every note and writes nothing.
+	r := NewReconciler(c, store)
+	res, err := r.Run(ctx, ReconcileOptions{DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Plan.Add) != len(edgeTexts) || len(res.Incomplete) != 2 {
+		t.Fatalf("dry run: %d to add, %d incomplete; want %d, 2", len(res.Plan.Add), len(res.Incomplete), len(edgeTexts))
+	}
+	if got := mustSnapshot(t, store); len(got.Docs) != 0 {
+		t.Fatalf("dry run wrote %d notes", len(got.Docs))
+	}
+	if _, ok, _ := store.Checkpoint(ctx, c.Source()); ok {
+		t.Fatal("dry run saved a checkpoint")
+	}
+
+	res, err = r.Run(ctx, ReconcileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(hashes(edgeTexts), mustSnapshot(t, store).Docs); diff != "" {
+		t.Errorf("indexed notes (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(edgeWaiting, mustStatuses(t, store)); diff != "" {
+		t.Errorf("note status (-want +got):\n%s", diff)
+	}
+	seq, _ := srv.DBInfo(t, db)
+	if since, ok, _ := store.Checkpoint(ctx, c.Source()); !ok || since != seq || res.Since != seq {
+		t.Errorf("checkpoint %q (saved %v), result %q; want the update_seq %q taken before the scan", since, ok, res.Since, seq)
+	}
+	if !strings.Contains(logs.String(), "format is newer") {
+		t.Error("no warning for a version document newer than 12")
+	}
+
+	// Reconciling again changes nothing.
+	res, err = r.Run(ctx, ReconcileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Sync.Written() || len(res.Plan.Add)+len(res.Plan.Change)+len(res.Plan.Remove) != 0 {
+		t.Errorf("second reconcile: plan %+v, sync %+v; want nothing to do", res.Plan, res.Sync.ApplyResult)
+	}
+}
+
+// The real fixtures written by LiveSync's CLI, plain and end-to-end
+// encrypted with obfuscated paths, index to the texts the decoder reads.
+func TestReconcileFixtures(t *testing.T) {
+	srv := couchtest.Start(t)
+	for _, tc := range []struct {
+		name, passphrase string
+		want             []string
+	}{
+		{"vault", "", []string{"Notes/Shopping List.md", "_private/Calculus.md"}},
+		{"vaultenc", passphrase, []string{"Notes/Shopping List.md"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := srv.NewDB(t)
+			srv.LoadFixture(t, db, fixtures, tc.name)
+			opts := couchOptions(srv, db)
+			opts.Passphrase = tc.passphrase
+			c := mustConnect(t, opts)
+			store := mustStore(t)
+			if _, err := NewReconciler(c, store).Run(context.Background(), ReconcileOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			want := decodedTexts(t, c.dec, filepath.Join(fixtures, tc.name+".all_docs.json"))
+			if len(want) != len(tc.want) {
+				t.Fatalf("fixture decodes to %d notes, want %v", len(want), tc.want)
+			}
+			for _, p := range tc.want {
+				if want[p] == "" {
+					t.Errorf("fixture lacks %s", p)
+				}
+			}
+			if diff := cmp.Diff(hashes(want), mustSnapshot(t, store).Docs); diff != "" {
+				t.Errorf("indexed notes (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// decodedTexts is the text of every live markdown note of an _all_docs dump,
+// read straight through the decoder: what the index must hold.
+func decodedTexts(tb testing.TB, dec *livesync.Decoder, dump string) map[string]string {
+	tb.Helper()
+	chunks := livesync.ChunkMap{}
+	var notes []*livesync.Note
+	for _, r := range allDocRows(tb, dump) {
+		doc, err := dec.Decode(r.Doc)
+		if err != nil {
+			tb.Fatalf("decode %s: %v", r.ID, err)
+		}
+		switch doc.Kind {
+		case livesync.KindChunk:
+			chunks[doc.ID] = doc.Data
+		case livesync.KindNote:
+			if !doc.Note.Deleted && !doc.Note.Binary && testCorpus.Match(doc.Note.Path) {
+				notes = append(notes, doc.Note)
+			}
+		}
+	}
+	out := map[string]string{}
+	for _, n := range notes {
+		b, err := n.Read(chunks)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out[n.Path] = string(b)
+	}
+	return out
+}

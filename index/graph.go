@@ -1,0 +1,490 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	sqlite_vec "github.com/asg017/sqlite-vec-go-bindings/cgo"
+	"github.com/vaultask/vaultask/index/markdown"
+)
+
+// Doc is a note as the graph and citation reads return it.
+type Doc struct {
+	DocID       string
+	Path        string // vault path with its real case
+	Title       string
+	ContentHash string // identical text at two paths has one hash
+	Sensitivity string
+}
+
+const docColumns = `d.doc_id, d.path, d.title, d.content_hash, d.sensitivity`
+
+// Relation says how a neighbour is one hop from a note.
+type Relation string
+
+// The one-hop relations Neighbours follows.
+const (
+	// RelationTopic is a topic note whose clippings link to the note.
+	RelationTopic Relation = "topic"
+	// RelationSibling is another note clipped by one of the note's topic notes.
+	RelationSibling Relation = "sibling"
+	// RelationLink is a note the note links to.
+	RelationLink Relation = "link"
+	// RelationBacklink is a note that links to the note.
+	RelationBacklink Relation = "backlink"
+)
+
+// Neighbour is a note one hop from the note From.
+type Neighbour struct {
+	From     string // doc id of the note the hop starts at
+	Relation Relation
+	Via      string // for a sibling, the doc id of the topic note both share
+	Doc      Doc
+}
+
+// idList passes a set of ids as one JSON parameter, read with json_each, so
+// a query takes any number of them.
+func idList[T any](ids []T) string {
+	b, _ := json.Marshal(ids) // strings and integers always marshal
+	return string(b)
+}
+
+// Docs returns the notes among docIDs that scope may see, in doc_id order.
+func (s *Store) Docs(ctx context.Context, docIDs []string, scope Scope) ([]Doc, error) {
+	docs, err := readDocs(ctx, s.reader, docIDs, scope)
+	if err != nil {
+		return nil, fmt.Errorf("read docs: %w", err)
+	}
+	return docs, nil
+}
+
+type rowQuerier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func readDocs(ctx context.Context, q rowQuerier, docIDs []string, scope Scope) ([]Doc, error) {
+	if len(docIDs) == 0 {
+		return nil, nil
+	}
+	rows, err := q.QueryContext(ctx, `SELECT `+docColumns+` FROM docs d
+		WHERE d.doc_id IN (SELECT value FROM json_each(?)) AND (? = 0 OR d.sensitivity = 'open')
+		ORDER BY d.doc_id`, idList(docIDs), scope == ScopeOpen)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Doc
+	for rows.Next() {
+		var d Doc
+		if err := rows.Scan(&d.DocID, &d.Path, &d.Title, &d.ContentHash, &d.Sensitivity); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// NoteChunks returns the chunks of docIDs that scope may see, each note's in
+// document order. Their Score is 0.
+func (s *Store) NoteChunks(ctx context.Context, docIDs []string, scope Scope) ([]Hit, error) {
+	if len(docIDs) == 0 {
+		return nil, nil
+	}
+	rows, err := s.reader.QueryContext(ctx, `SELECT `+hitColumns+`, 0.0 FROM chunks c JOIN docs d ON d.doc_id = c.doc_id
+		WHERE c.doc_id IN (SELECT value FROM json_each(?)) AND (? = 0 OR c.sensitivity = 'open')
+		ORDER BY c.doc_id, c.ordinal`, idList(docIDs), scope == ScopeOpen)
+	if err != nil {
+		return nil, fmt.Errorf("note chunks: %w", err)
+	}
+	hits, err := scanHits(rows)
+	if err != nil {
+		return nil, fmt.Errorf("note chunks: %w", err)
+	}
+	return hits, nil
+}
+
+// Distances returns the cosine distance from vec to each chunk of rowIDs
+// that scope may see and that has a vector; chunks still on the embedding
+// backlog are absent from the map.
+func (s *Store) Distances(ctx context.Context, vec []float32, rowIDs []int64, scope Scope) (map[int64]float64, error) {
+	if len(rowIDs) == 0 {
+		return nil, nil
+	}
+	if len(vec) != s.space.Dim {
+		return nil, fmt.Errorf("distances: query has %d dimensions, the index holds %d", len(vec), s.space.Dim)
+	}
+	blob, err := sqlite_vec.SerializeFloat32(vec)
+	if err != nil {
+		return nil, err
+	}
+	// The join looks each vector up by rowid: no scan of chunks_vec.
+	rows, err := s.reader.QueryContext(ctx, `SELECT c.rowid, vec_distance_cosine(v.embedding, ?)
+		FROM chunks c JOIN chunks_vec v ON v.rowid = c.rowid
+		WHERE c.rowid IN (SELECT value FROM json_each(?)) AND (? = 0 OR c.sensitivity = 'open')`,
+		blob, idList(rowIDs), scope == ScopeOpen)
+	if err != nil {
+		return nil, fmt.Errorf("distances: %w", err)
+	}
+	defer rows.Close()
+	out := map[int64]float64{}
+	for rows.Next() {
+		var id int64
+		var d float64
+		if err := rows.Scan(&id, &d); err != nil {
+			return nil, fmt.Errorf("distances: %w", err)
+		}
+		out[id] = d
+	}
+	return out, rows.Err()
+}
+
+// Neighbours returns the notes one hop from each of docIDs: its topic notes,
+// the other notes those topic notes clip (siblings), the notes it links to
+// and the notes that link to it. Everything on the way is read under scope:
+// with ScopeOpen a personal note is never a start, an end or the topic note
+// a sibling is reached through, and a link whose target names a personal
+// note is resolved again among open notes only, so the name of a personal
+// note can neither hide nor reveal anything. Each note's neighbours come in
+// a stable order: by relation, then path.
+func (s *Store) Neighbours(ctx context.Context, docIDs []string, scope Scope) ([]Neighbour, error) {
+	tx, err := s.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("neighbours: %w", err)
+	}
+	defer tx.Rollback()
+	g := graphReader{ctx: ctx, q: tx, scope: scope}
+	out, err := g.neighbours(docIDs)
+	if err != nil {
+		return nil, fmt.Errorf("neighbours: %w", err)
+	}
+	return out, nil
+}
+
+type graphReader struct {
+	ctx   context.Context
+	q     rowQuerier
+	scope Scope
+}
+
+// edge is a link from src to dst under the reader's scope.
+type edge struct{ src, dst string }
+
+func (g graphReader) neighbours(docIDs []string) ([]Neighbour, error) {
+	starts, err := readDocs(g.ctx, g.q, docIDs, g.scope)
+	if err != nil || len(starts) == 0 {
+		return nil, err
+	}
+	ids := make([]string, len(starts))
+	for i, d := range starts {
+		ids[i] = d.DocID
+	}
+	type found struct {
+		from, via, to string
+		rel           Relation
+	}
+	var all []found
+	topics, err := g.incoming(ids, markdown.KindTopic)
+	if err != nil {
+		return nil, err
+	}
+	topicIDs := map[string]bool{}
+	for _, e := range topics {
+		all = append(all, found{from: e.dst, to: e.src, rel: RelationTopic})
+		topicIDs[e.src] = true
+	}
+	// A topic note is a start of the sibling hop only if scope may see it.
+	visibleTopics, err := readDocs(g.ctx, g.q, keys(topicIDs), g.scope)
+	if err != nil {
+		return nil, err
+	}
+	members, err := g.outgoing(docIDsOf(visibleTopics), markdown.KindTopic)
+	if err != nil {
+		return nil, err
+	}
+	clips := map[string][]string{}
+	for _, e := range members {
+		clips[e.src] = append(clips[e.src], e.dst)
+	}
+	for _, e := range topics {
+		for _, m := range clips[e.src] {
+			if m != e.dst {
+				all = append(all, found{from: e.dst, via: e.src, to: m, rel: RelationSibling})
+			}
+		}
+	}
+	links, err := g.outgoing(ids, markdown.KindWikilink)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range links {
+		all = append(all, found{from: e.src, to: e.dst, rel: RelationLink})
+	}
+	backlinks, err := g.incoming(ids, markdown.KindWikilink)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range backlinks {
+		all = append(all, found{from: e.dst, to: e.src, rel: RelationBacklink})
+	}
+
+	targets := map[string]bool{}
+	for _, f := range all {
+		targets[f.to] = true
+	}
+	docs, err := readDocs(g.ctx, g.q, keys(targets), g.scope)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]Doc, len(docs))
+	for _, d := range docs {
+		byID[d.DocID] = d
+	}
+	seen := map[found]bool{}
+	var out []Neighbour
+	for _, f := range all {
+		d, ok := byID[f.to]
+		if !ok || f.to == f.from || seen[f] {
+			continue
+		}
+		seen[f] = true
+		out = append(out, Neighbour{From: f.from, Relation: f.rel, Via: f.via, Doc: d})
+	}
+	order := map[Relation]int{RelationTopic: 0, RelationSibling: 1, RelationLink: 2, RelationBacklink: 3}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.From != b.From {
+			return a.From < b.From
+		}
+		if a.Relation != b.Relation {
+			return order[a.Relation] < order[b.Relation]
+		}
+		if a.Doc.Path != b.Doc.Path {
+			return a.Doc.Path < b.Doc.Path
+		}
+		return a.Via < b.Via
+	})
+	return out, nil
+}
+
+// outgoing returns the resolved edges of kind out of srcs, each destination
+// as scope resolves it.
+func (g graphReader) outgoing(srcs []string, kind string) ([]edge, error) {
+	if len(srcs) == 0 {
+		return nil, nil
+	}
+	rows, err := g.q.QueryContext(g.ctx, `SELECT e.src, e.dst, e.target, t.sensitivity
+		FROM edges e JOIN docs t ON t.doc_id = e.dst
+		WHERE e.src IN (SELECT value FROM json_each(?)) AND e.kind = ?
+		ORDER BY e.src, e.target`, idList(srcs), kind)
+	if err != nil {
+		return nil, err
+	}
+	type row struct{ src, dst, target, sens string }
+	var raw []row
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.src, &r.dst, &r.target, &r.sens); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		raw = append(raw, r)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	var out []edge
+	for _, r := range raw {
+		dst := r.dst
+		if g.scope == ScopeOpen && r.sens != SensitivityOpen {
+			if dst, err = resolveIn(g.ctx, g.q, r.target, g.scope); err != nil {
+				return nil, err
+			}
+		}
+		if dst != "" {
+			out = append(out, edge{r.src, dst})
+		}
+	}
+	return out, nil
+}
+
+// incoming returns the edges of kind whose destination, as scope resolves
+// it, is one of dsts. Under ScopeOpen that includes a link the index
+// resolved to a personal namesake but that names one of dsts among open notes.
+func (g graphReader) incoming(dsts []string, kind string) ([]edge, error) {
+	if len(dsts) == 0 {
+		return nil, nil
+	}
+	rows, err := g.q.QueryContext(g.ctx, `SELECT e.src, e.dst FROM edges e
+		WHERE e.dst IN (SELECT value FROM json_each(?)) AND e.kind = ?
+		ORDER BY e.dst, e.src`, idList(dsts), kind)
+	if err != nil {
+		return nil, err
+	}
+	var out []edge
+	for rows.Next() {
+		var e edge
+		if err := rows.Scan(&e.src, &e.dst); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if g.scope != ScopeOpen {
+		return out, nil
+	}
+	// Links whose target could name one of dsts but that the index resolved
+	// to a personal note: resolve them again among open notes.
+	rows, err = g.q.QueryContext(g.ctx, `SELECT e.src, e.target FROM edges e JOIN docs t ON t.doc_id = e.dst
+		WHERE e.kind = ? AND t.sensitivity != 'open' AND e.target_name IN (
+			SELECT d.name FROM docs d WHERE d.doc_id IN (SELECT value FROM json_each(?))
+			UNION SELECT a.alias FROM aliases a WHERE a.doc_id IN (SELECT value FROM json_each(?)))
+		ORDER BY e.src, e.target`, kind, idList(dsts), idList(dsts))
+	if err != nil {
+		return nil, err
+	}
+	type shadowed struct{ src, target string }
+	var redo []shadowed
+	for rows.Next() {
+		var r shadowed
+		if err := rows.Scan(&r.src, &r.target); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		redo = append(redo, r)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	want := map[string]bool{}
+	for _, d := range dsts {
+		want[d] = true
+	}
+	for _, r := range redo {
+		dst, err := resolveIn(g.ctx, g.q, r.target, g.scope)
+		if err != nil {
+			return nil, err
+		}
+		if want[dst] {
+			out = append(out, edge{r.src, dst})
+		}
+	}
+	return out, nil
+}
+
+// ResolveLinks resolves wikilink texts as written between [[ and ]]
+// ("Folder/Note#Heading|shown text") to the notes scope may see, by
+// Obsidian's rules as Apply resolves links. Under ScopeOpen a personal note
+// is never a candidate, so a link to one resolves to an open namesake or to
+// nothing. Texts that resolve to no note are absent from the map.
+func (s *Store) ResolveLinks(ctx context.Context, links []string, scope Scope) (map[string]Doc, error) {
+	tx, err := s.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("resolve links: %w", err)
+	}
+	defer tx.Rollback()
+	ids := map[string]string{}
+	for _, l := range links {
+		key := LinkKey(l)
+		if key == "" {
+			continue
+		}
+		id, err := resolveIn(ctx, tx, key, scope)
+		if err != nil {
+			return nil, fmt.Errorf("resolve links: %w", err)
+		}
+		if id != "" {
+			ids[l] = id
+		}
+	}
+	docs, err := readDocs(ctx, tx, values(ids), scope)
+	if err != nil {
+		return nil, fmt.Errorf("resolve links: %w", err)
+	}
+	byID := map[string]Doc{}
+	for _, d := range docs {
+		byID[d.DocID] = d
+	}
+	out := map[string]Doc{}
+	for l, id := range ids {
+		if d, ok := byID[id]; ok {
+			out[l] = d
+		}
+	}
+	return out, nil
+}
+
+// LinkKey is the key a wikilink text resolves by: the target without its
+// heading, block or shown text, normalised and lower-cased, as edges store
+// it. It is "" for a link into the same note.
+func LinkKey(link string) string {
+	t, _, _ := strings.Cut(link, "|")
+	t = strings.TrimSuffix(t, `\`) // a table cell escapes the pipe
+	t, _, _ = strings.Cut(t, "#")
+	return strings.ToLower(markdown.NormalizeTarget(t))
+}
+
+// resolveIn finds the note a link key names among the notes scope may see,
+// as Obsidian does: a path-qualified key exactly, else as the end of a
+// longer path; a bare name by basename; then frontmatter aliases. Among
+// several candidates the shortest path wins, ties broken by doc_id.
+func resolveIn(ctx context.Context, q querier, key string, scope Scope) (string, error) {
+	var docID string
+	var err error
+	open := scope == ScopeOpen
+	if strings.Contains(key, "/") {
+		exact := key + ".md"
+		err = q.QueryRowContext(ctx, `SELECT doc_id FROM docs
+			WHERE name = ? AND (doc_id = ? OR substr(doc_id, -length(?)) = ?) AND (? = 0 OR sensitivity = 'open')
+			ORDER BY doc_id != ?, length(path), doc_id LIMIT 1`,
+			targetName(key), exact, "/"+exact, "/"+exact, open, exact).Scan(&docID)
+	} else {
+		err = q.QueryRowContext(ctx, `SELECT doc_id FROM docs WHERE name = ? AND (? = 0 OR sensitivity = 'open')
+			ORDER BY length(path), doc_id LIMIT 1`, key, open).Scan(&docID)
+		if errors.Is(err, sql.ErrNoRows) {
+			err = q.QueryRowContext(ctx, `SELECT a.doc_id FROM aliases a JOIN docs d ON d.doc_id = a.doc_id
+				WHERE a.alias = ? AND (? = 0 OR d.sensitivity = 'open') ORDER BY length(d.path), d.doc_id LIMIT 1`, key, open).Scan(&docID)
+		}
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("resolve %q: %w", key, err)
+	}
+	return docID, nil
+}
+
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func values(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func docIDsOf(docs []Doc) []string {
+	out := make([]string, len(docs))
+	for i, d := range docs {
+		out[i] = d.DocID
+	}
+	return out
+}

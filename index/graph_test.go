@@ -1,0 +1,263 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// graphVault is a small vault with a topic note, siblings, links and a
+// personal corner, classified by the Private/** glob.
+func graphVault(tb testing.TB) *Store {
+	tb.Helper()
+	s := mustOpen(tb, Options{Sensitivity: Classifier{PersonalPaths: []string{"Private/**"}}})
+	mustApply(tb, s, upserts(
+		note("99 topics/Baking.md", "# Baking\n\n<!-- begin:clippings -->\n- [[Bread]]\n- [[Starter]]\n- [[Rye]]\n- [[Private/Grandma]]\n<!-- end:clippings -->\n"),
+		note("Private/99 topics/Secret.md", "[[Bread]]"),
+		note("Recipes/Bread.md", "# Bread\n\nUse the [[Starter]]. See [[Ideas]].\n"),
+		note("Recipes/Starter.md", "# Starter\n\nFeed it daily.\n"),
+		note("Recipes/Rye.md", "# Rye\n\nDense.\n"),
+		note("Private/Grandma.md", "Grandma's bread, see [[Bread]].\n"),
+		// Ideas: a personal namesake with the shorter path shadows the open one.
+		note("Private/Ideas.md", "secret ideas\n"),
+		note("Notes/More/Ideas.md", "open ideas\n"),
+		note("Journal.md", "Baked [[Bread]] today.\n"),
+	))
+	return s
+}
+
+type hop struct {
+	From, Rel, Via, To string
+}
+
+func hops(ns []Neighbour) []hop {
+	out := make([]hop, len(ns))
+	for i, n := range ns {
+		out[i] = hop{n.From, string(n.Relation), n.Via, n.Doc.Path}
+	}
+	return out
+}
+
+func TestNeighboursUnderEachScope(t *testing.T) {
+	s := graphVault(t)
+	ctx := context.Background()
+
+	all, err := s.Neighbours(ctx, []string{"recipes/bread.md"}, ScopeAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []hop{
+		{"recipes/bread.md", "topic", "", "99 topics/Baking.md"},
+		{"recipes/bread.md", "sibling", "99 topics/baking.md", "Private/Grandma.md"},
+		{"recipes/bread.md", "sibling", "99 topics/baking.md", "Recipes/Rye.md"},
+		{"recipes/bread.md", "sibling", "99 topics/baking.md", "Recipes/Starter.md"},
+		{"recipes/bread.md", "link", "", "Private/Ideas.md"},
+		{"recipes/bread.md", "link", "", "Recipes/Starter.md"},
+		{"recipes/bread.md", "backlink", "", "Journal.md"},
+		{"recipes/bread.md", "backlink", "", "Private/99 topics/Secret.md"},
+		{"recipes/bread.md", "backlink", "", "Private/Grandma.md"},
+	}
+	if diff := cmp.Diff(want, hops(all)); diff != "" {
+		t.Fatalf("ScopeAll neighbours (-want +got):\n%s", diff)
+	}
+
+	open, err := s.Neighbours(ctx, []string{"recipes/bread.md"}, ScopeOpen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []hop{
+		{"recipes/bread.md", "topic", "", "99 topics/Baking.md"},
+		{"recipes/bread.md", "sibling", "99 topics/baking.md", "Recipes/Rye.md"},
+		{"recipes/bread.md", "sibling", "99 topics/baking.md", "Recipes/Starter.md"},
+		// [[Ideas]] resolves among open notes only.
+		{"recipes/bread.md", "link", "", "Notes/More/Ideas.md"},
+		{"recipes/bread.md", "link", "", "Recipes/Starter.md"},
+		{"recipes/bread.md", "backlink", "", "Journal.md"},
+	}
+	if diff := cmp.Diff(want, hops(open)); diff != "" {
+		t.Fatalf("ScopeOpen neighbours (-want +got):\n%s", diff)
+	}
+
+	// A personal start has no neighbours under ScopeOpen.
+	if got, err := s.Neighbours(ctx, []string{"private/grandma.md"}, ScopeOpen); err != nil || len(got) != 0 {
+		t.Fatalf("personal start under ScopeOpen: %v, %v", hops(got), err)
+	}
+}
+
+// A backlink the index resolved to a personal namesake is found again from
+// the open note it names under ScopeOpen.
+func TestNeighboursBacklinkThroughShadowedName(t *testing.T) {
+	s := graphVault(t)
+	got, err := s.Neighbours(context.Background(), []string{"notes/more/ideas.md"}, ScopeOpen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []hop{{"notes/more/ideas.md", "backlink", "", "Recipes/Bread.md"}}
+	if diff := cmp.Diff(want, hops(got)); diff != "" {
+		t.Fatalf("(-want +got):\n%s", diff)
+	}
+	got, err = s.Neighbours(context.Background(), []string{"notes/more/ideas.md"}, ScopeAll)
+	if err != nil || len(got) != 0 {
+		t.Fatalf("ScopeAll: the link resolves to the personal namesake: %v %v", hops(got), err)
+	}
+}
+
+// The sibling hop goes through a topic note only when scope may see it.
+func TestNeighboursNeverThroughPersonalTopic(t *testing.T) {
+	s := mustOpen(t, Options{Sensitivity: Classifier{PersonalPaths: []string{"99 topics/Private*"}}})
+	mustApply(t, s, upserts(
+		note("99 topics/Private health.md", "<!-- begin:clippings -->\n[[Run]] [[Swim]]\n<!-- end:clippings -->\n"),
+		note("Run.md", "run"), note("Swim.md", "swim"),
+	))
+	got, err := s.Neighbours(context.Background(), []string{"run.md"}, ScopeOpen)
+	if err != nil || len(got) != 0 {
+		t.Fatalf("siblings through a personal topic note: %v %v", hops(got), err)
+	}
+	got, err = s.Neighbours(context.Background(), []string{"run.md"}, ScopeAll)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("ScopeAll: %v %v", hops(got), err)
+	}
+}
+
+func TestDeletedNoteIsNoNeighbour(t *testing.T) {
+	s := graphVault(t)
+	mustApply(t, s, Batch{Deletes: []string{"Recipes/Starter.md", "Journal.md"}})
+	got, err := s.Neighbours(context.Background(), []string{"recipes/bread.md"}, ScopeAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hops(got) {
+		if h.To == "Recipes/Starter.md" || h.To == "Journal.md" {
+			t.Fatalf("deleted note reached: %+v", h)
+		}
+	}
+	if res, err := s.ResolveLinks(context.Background(), []string{"Starter"}, ScopeAll); err != nil || len(res) != 0 {
+		t.Fatalf("deleted note resolves: %v %v", res, err)
+	}
+}
+
+func TestResolveLinksUnderScope(t *testing.T) {
+	s := graphVault(t)
+	ctx := context.Background()
+	links := []string{"Ideas", "Recipes/Bread#Method|the bread", "Private/Grandma", "Nowhere", "#Heading", `Rye\`}
+	all, err := s.ResolveLinks(ctx, links, ScopeAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for l, d := range all {
+		got[l] = d.Path
+	}
+	want := map[string]string{"Ideas": "Private/Ideas.md", "Recipes/Bread#Method|the bread": "Recipes/Bread.md", "Private/Grandma": "Private/Grandma.md", `Rye\`: "Recipes/Rye.md"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("ScopeAll (-want +got):\n%s", diff)
+	}
+	open, err := s.ResolveLinks(ctx, links, ScopeOpen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = map[string]string{}
+	for l, d := range open {
+		got[l] = d.Path
+	}
+	want = map[string]string{"Ideas": "Notes/More/Ideas.md", "Recipes/Bread#Method|the bread": "Recipes/Bread.md", `Rye\`: "Recipes/Rye.md"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("ScopeOpen (-want +got):\n%s", diff)
+	}
+}
+
+func TestDocsNoteChunksAndDistancesUnderScope(t *testing.T) {
+	s := mustOpen(t, Options{Sensitivity: Classifier{PersonalPaths: []string{"Private/**"}}})
+	long := "## One\n\n" + strings.Repeat("alpha words here. ", 120) + "\n\n## Two\n\n" + strings.Repeat("beta words there. ", 120) + "\n"
+	mustApply(t, s, upserts(note("Open.md", long), note("Copy.md", long), note("Private/P.md", "secret\n")))
+	embedAll(t, s, func(text string) []float32 {
+		if strings.Contains(text, "alpha") {
+			return []float32{1, 0, 0, 0}
+		}
+		return []float32{0, 1, 0, 0}
+	})
+	ctx := context.Background()
+	ids := []string{"open.md", "copy.md", "private/p.md"}
+
+	docs, err := s.Docs(ctx, ids, ScopeOpen)
+	if err != nil || len(docs) != 2 {
+		t.Fatalf("Docs ScopeOpen = %+v, %v", docs, err)
+	}
+	if docs[0].ContentHash != docs[1].ContentHash || docs[0].ContentHash == "" {
+		t.Fatalf("identical text should share a content hash: %+v", docs)
+	}
+	if docs, _ := s.Docs(ctx, ids, ScopeAll); len(docs) != 3 {
+		t.Fatalf("Docs ScopeAll = %d docs, want 3", len(docs))
+	}
+
+	chunks, err := s.NoteChunks(ctx, []string{"open.md", "private/p.md"}, ScopeOpen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(chunks) != 2 || chunks[0].Path != "Open.md" || chunks[0].Ordinal > chunks[1].Ordinal {
+		t.Fatalf("NoteChunks ScopeOpen = %v", paths(chunks))
+	}
+	all, err := s.NoteChunks(ctx, []string{"open.md", "private/p.md"}, ScopeAll)
+	if err != nil || len(all) != 3 {
+		t.Fatalf("NoteChunks ScopeAll = %v %v", paths(all), err)
+	}
+
+	var rowIDs []int64
+	for _, h := range all {
+		rowIDs = append(rowIDs, h.RowID)
+	}
+	dist, err := s.Distances(ctx, []float32{1, 0, 0, 0}, rowIDs, ScopeOpen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dist) != 2 {
+		t.Fatalf("Distances ScopeOpen covers %d chunks, want the 2 open ones", len(dist))
+	}
+	if d := dist[chunks[0].RowID]; d > 1e-6 {
+		t.Fatalf("distance of the alpha chunk = %v, want 0", d)
+	}
+	if d := dist[chunks[1].RowID]; d < 0.99 || d > 1.01 {
+		t.Fatalf("distance of the beta chunk = %v, want 1", d)
+	}
+	if dist, _ := s.Distances(ctx, []float32{1, 0, 0, 0}, rowIDs, ScopeAll); len(dist) != 3 {
+		t.Fatalf("Distances ScopeAll covers %d chunks, want 3", len(dist))
+	}
+}
+
+// Whatever a person types, the full-text search never fails on FTS5 syntax.
+func FuzzSearchFTS(f *testing.F) {
+	s := mustOpen(f, Options{})
+	mustApply(f, s, upserts(note("a.md", "# Alpha\n\nThe quick brown fox: NEAR the lazy dog.\n")))
+	for _, seed := range []string{`"`, `a"b`, `NEAR(a b)`, `-x`, `col:val`, `a AND OR NOT b`, `*`, `^start`, `(`, `{a b}`, `ﬁ ǅ`, "e\u0301", `a'b`, `+-:"*^()`} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, scope := range []Scope{ScopeAll, ScopeOpen} {
+			if _, err := s.SearchFTS(context.Background(), text, 3, scope); err != nil {
+				t.Fatalf("SearchFTS(%q): %v (query %s)", text, err, FTSQuery(text))
+			}
+		}
+	})
+}
+
+func BenchmarkNeighbours(b *testing.B) {
+	s := mustOpen(b, Options{})
+	var notes []NoteInput
+	var clips strings.Builder
+	for i := 0; i < 200; i++ {
+		notes = append(notes, note(fmt.Sprintf("n%03d.md", i), fmt.Sprintf("links [[n%03d]] [[n%03d]]", (i+1)%200, (i+7)%200)))
+		fmt.Fprintf(&clips, "[[n%03d]]\n", i)
+	}
+	notes = append(notes, note("99 topics/All.md", "<!-- begin:clippings -->\n"+clips.String()+"<!-- end:clippings -->\n"))
+	mustApply(b, s, upserts(notes...))
+	ids := []string{"n001.md", "n050.md", "n100.md", "n150.md"}
+	b.ResetTimer()
+	for range b.N {
+		if _, err := s.Neighbours(context.Background(), ids, ScopeOpen); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

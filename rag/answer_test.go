@@ -1,0 +1,398 @@
+package rag
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/llm"
+)
+
+var wikilink = regexp.MustCompile(`\[\[([^\]\n]*)\]\]`)
+
+// The answer streams while its citations are checked: a verified link
+// passes, a hallucinated one, one outside the context and one to a personal
+// note the request may not see are all unlinked and recorded; every
+// wikilink left in the answer names a note of its context.
+func TestCitationsCheckedWhileStreaming(t *testing.T) {
+	store := quasarVault(t)
+	pieces := []string{
+		"Quasars are bright [[Space/Quasar",
+		" light|Quasar light]] and far away [[Space/Quasar redshift]]. ",
+		"Black holes power them [[Space/Black holes|Black holes]]; see also ![[Space/Nebula]] ",
+		"and [[Diary/Quasar dream 03]]. Jets: [[Quasar jets]]",
+	}
+	model := newFakeModel(t, func([]llm.Message) []string { return pieces })
+	model.afterFirst = make(chan struct{})
+	p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Generator: model.client(t)})
+
+	var deltas []string
+	var once sync.Once
+	start := time.Now()
+	a, err := p.Ask(context.Background(), Question{Text: "quasar", AllowWeb: true}, func(s string) error {
+		deltas = append(deltas, s)
+		once.Do(func() { close(model.afterFirst) }) // the server sends the rest only now
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(start) > 3*time.Second || len(deltas) < 3 {
+		t.Fatalf("the answer did not stream: %d deltas in %s", len(deltas), time.Since(start))
+	}
+	if deltas[0] != "Quasars are bright " {
+		t.Errorf("first delta = %q: text before a link should pass at once", deltas[0])
+	}
+	want := "Quasars are bright [[Space/Quasar light|Quasar light]] and far away [[Space/Quasar redshift]]. " +
+		"Black holes power them Black holes (unverified citation); see also Nebula (unverified citation) " +
+		"and Quasar dream 03 (unverified citation). Jets: [[Quasar jets]]"
+	if a.Text != want || strings.Join(deltas, "") != want {
+		t.Fatalf("answer:\n%s\nwant:\n%s", a.Text, want)
+	}
+	wantCites := []Citation{
+		{Link: "Space/Quasar light|Quasar light", Path: "Space/Quasar light.md", Verified: true},
+		{Link: "Space/Quasar redshift", Path: "Space/Quasar redshift.md", Verified: true},
+		{Link: "Space/Black holes|Black holes", Reason: ReasonNoSuchNote},
+		{Link: "Space/Nebula", Path: "Space/Nebula.md", Reason: ReasonNotInContext},
+		{Link: "Diary/Quasar dream 03", Reason: ReasonNoSuchNote}, // personal: invisible, not "not in context"
+		{Link: "Quasar jets", Path: "Space/Quasar jets.md", Verified: true},
+	}
+	if diff := cmp.Diff(wantCites, a.Citations); diff != "" {
+		t.Fatalf("citations (-want +got):\n%s", diff)
+	}
+	assertCitationsResolveInContext(t, store, a)
+	var changes []string
+	for _, s := range a.Retrieval.Trace.Stages {
+		if s.Name == "citations" {
+			changes = s.Changes
+		}
+	}
+	if len(changes) != 3 || !strings.Contains(changes[0], "[[Space/Black holes|Black holes]]: no such note") {
+		t.Fatalf("trace citation changes = %q", changes)
+	}
+}
+
+// assertCitationsResolveInContext checks every wikilink left in an answer:
+// it resolves to a doc in docs and that doc was in the context.
+func assertCitationsResolveInContext(t *testing.T, store *index.Store, a *Answer) {
+	t.Helper()
+	var links []string
+	for _, m := range wikilink.FindAllStringSubmatch(a.Text, -1) {
+		links = append(links, m[1])
+	}
+	docs, err := store.ResolveLinks(context.Background(), links, a.Retrieval.Scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range links {
+		d, ok := docs[l]
+		if !ok {
+			t.Errorf("[[%s]] resolves to no note", l)
+			continue
+		}
+		if !slices.ContainsFunc(a.Retrieval.Context, func(h Hit) bool { return h.Chunk.DocID == d.DocID }) {
+			t.Errorf("[[%s]] names %s, which was not in the context", l, d.Path)
+		}
+	}
+}
+
+// Split anywhere, the stream filters to the same text.
+func TestCitationFilterIsSplitInvariant(t *testing.T) {
+	text := "a [[ok one]] b ![[bad|Shown]] [[ok|x]]! [[never closes\n[[ok]]][[bad]] [x] " +
+		"code `[[bad]]` and ``a`[[bad]]`` fenced\n```md\n[[bad]] ``\n```\nafter [[bad#Part]] end [["
+	check := func(link string) Citation { return Citation{Link: link, Verified: strings.HasPrefix(link, "ok")} }
+	run := func(pieces ...string) string {
+		var out strings.Builder
+		f := &citationFilter{check: check, emit: func(s string) error { out.WriteString(s); return nil }}
+		for _, p := range pieces {
+			if err := f.Write(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	want := "a [[ok one]] b Shown (unverified citation) [[ok|x]]! [[never closes\n[[ok]]]bad (unverified citation) [x] " +
+		"code `[[bad]]` and ``a`[[bad]]`` fenced\n```md\n[[bad]] ``\n```\nafter bad › Part (unverified citation) end [["
+	if got := run(text); got != want {
+		t.Fatalf("whole:\n%q\nwant\n%q", got, want)
+	}
+	for i := range len(text) + 1 {
+		if got := run(text[:i], text[i:]); got != want {
+			t.Fatalf("split at %d:\n%q\nwant\n%q", i, got, want)
+		}
+	}
+	var bytes []string
+	for i := range len(text) {
+		bytes = append(bytes, text[i:i+1])
+	}
+	if got := run(bytes...); got != want {
+		t.Fatalf("byte by byte:\n%q", got)
+	}
+	long := "[[" + strings.Repeat("x", maxLinkBytes+10)
+	if got := run(long[:maxLinkBytes+5], long[maxLinkBytes+5:]); got != long {
+		t.Fatalf("an overlong opener is not a link and passes as is: %q", got)
+	}
+}
+
+func helpVault(tb testing.TB) *index.Store {
+	tb.Helper()
+	return mustIndex(tb, []string{"Private/**"},
+		note("en/Plugins/File recovery.md", "# File recovery\n\nFile recovery keeps snapshots of your notes so you can recover a deleted or changed note. See [[Manage notes|managing notes]] ![[snapshot.png]].\n\n## Restore a snapshot\n\nOpen the File recovery settings and pick a snapshot to restore.\n"),
+		note("en/Files and folders/Manage notes.md", "# Manage notes\n\nDeleted notes go to the system trash or the .trash folder.\n"),
+		note("en/Plugins/Backlinks.md", "# Backlinks\n\nSee which notes link to the active note. Related: [[File recovery]].\n"),
+		note("Private/Passwords.md", "my recover deleted note password is hunter2\n"),
+	)
+}
+
+func TestExtractiveAnswerWithoutModel(t *testing.T) {
+	store := helpVault(t)
+	p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}})
+	var streamed strings.Builder
+	a, err := p.Ask(context.Background(), Question{Text: "How do I recover a deleted note?", AllowWeb: true}, func(s string) error {
+		streamed.WriteString(s)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.Extractive || a.Text != streamed.String() {
+		t.Fatalf("extractive = %v; text and stream differ:\n%s\n---\n%s", a.Extractive, a.Text, streamed.String())
+	}
+	if !strings.HasPrefix(a.Text, ExtractiveHeading) {
+		t.Fatalf("not labelled as retrieved passages:\n%s", a.Text)
+	}
+	for _, want := range []string{"1. [[en/Plugins/File recovery|File recovery]]", "   > ", "See managing notes .", "[[en/Files and folders/Manage notes|Manage notes]]"} {
+		if !strings.Contains(a.Text, want) {
+			t.Errorf("answer lacks %q:\n%s", want, a.Text)
+		}
+	}
+	if strings.Contains(a.Text, "hunter2") {
+		t.Fatalf("a personal note in an allow_web answer:\n%s", a.Text)
+	}
+	if len(a.Citations) == 0 || !a.Citations[0].Verified || a.Citations[0].Path != "en/Plugins/File recovery.md" {
+		t.Fatalf("citations = %+v", a.Citations)
+	}
+	assertCitationsResolveInContext(t, store, a)
+}
+
+func TestSilentVault(t *testing.T) {
+	store := helpVault(t)
+	model := newFakeModel(t, func([]llm.Message) []string { return []string{"should not be asked"} })
+	for name, gen := range map[string]ChatModel{"extractive": nil, "model": model.client(t)} {
+		t.Run(name, func(t *testing.T) {
+			p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Generator: gen})
+			a, err := p.Ask(context.Background(), Question{Text: "zebra migration patterns", AllowWeb: true}, func(string) error { return nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !a.Silent || strings.TrimSpace(a.Text) != SilentAnswer {
+				t.Fatalf("silent = %v, answer %q", a.Silent, a.Text)
+			}
+		})
+	}
+	if n := len(model.recorded()); n != 0 {
+		t.Fatalf("a silent vault without web results asked the model %d times", n)
+	}
+}
+
+// The web is sought only with a searcher, allow_web and thin coverage, for
+// the question itself; a failing provider leaves a vault-only answer.
+func TestWebStage(t *testing.T) {
+	store := helpVault(t)
+	results := []WebResult{{Title: "Zebra facts", URL: "https://example.org/zebra", Snippet: "They migrate."}}
+	ask := func(t *testing.T, p *Pipeline, q Question) *Answer {
+		t.Helper()
+		a, err := p.Ask(context.Background(), q, func(string) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	silent := Question{Text: "zebra migration patterns", AllowWeb: true}
+
+	t.Run("silent vault, extractive", func(t *testing.T) {
+		web := &fakeWeb{search: func(string, int) ([]WebResult, error) { return results, nil }}
+		a := ask(t, mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Web: web}), silent)
+		if !slices.Equal(web.queries, []string{silent.Text}) {
+			t.Fatalf("web queries = %q", web.queries)
+		}
+		if !strings.HasPrefix(a.Text, SilentAnswer) || !strings.Contains(a.Text, WebHeading+"\n\n- Zebra facts — <https://example.org/zebra>") {
+			t.Fatalf("answer:\n%s", a.Text)
+		}
+		if wikilink.MatchString(a.Text) {
+			t.Fatalf("a web result cited as a wikilink:\n%s", a.Text)
+		}
+	})
+	t.Run("allow_web=false never searches", func(t *testing.T) {
+		web := &fakeWeb{search: func(string, int) ([]WebResult, error) { return results, nil }}
+		q := silent
+		q.AllowWeb = false
+		a := ask(t, mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Web: web}), q)
+		if len(web.queries) != 0 || len(a.Web) != 0 {
+			t.Fatalf("searched the web for %q", web.queries)
+		}
+	})
+	t.Run("covered vault does not search", func(t *testing.T) {
+		web := &fakeWeb{search: func(string, int) ([]WebResult, error) { return results, nil }}
+		settings := testSettings()
+		settings.ThinHits, settings.ThinDistance = 1, 0.9
+		ask(t, mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Web: web, Settings: settings}), Question{Text: "recover a deleted note", AllowWeb: true})
+		if len(web.queries) != 0 {
+			t.Fatalf("searched the web for %q", web.queries)
+		}
+	})
+	t.Run("provider failure degrades to the vault", func(t *testing.T) {
+		web := &fakeWeb{search: func(string, int) ([]WebResult, error) { return nil, errors.New("duckduckgo: status 503") }}
+		settings := testSettings()
+		settings.ThinHits = 100
+		a := ask(t, mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Web: web, Settings: settings}), Question{Text: "recover a deleted note", AllowWeb: true})
+		if len(web.queries) != 1 || len(a.Web) != 0 || !a.Extractive {
+			t.Fatalf("queries %q, web %v", web.queries, a.Web)
+		}
+		if len(a.Notes) != 1 || !strings.Contains(a.Text, "Web search failed, so this answer uses the vault only.") || !strings.Contains(a.Text, "[[en/Plugins/File recovery|File recovery]]") {
+			t.Fatalf("notes %q, answer:\n%s", a.Notes, a.Text)
+		}
+	})
+	t.Run("web results reach the model under their heading rule", func(t *testing.T) {
+		web := &fakeWeb{search: func(string, int) ([]WebResult, error) { return results, nil }}
+		model := newFakeModel(t, func([]llm.Message) []string {
+			return []string{SilentAnswer + "\n\n" + WebHeading + "\n\nZebras migrate <https://example.org/zebra>."}
+		})
+		a := ask(t, mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Web: web, Generator: model.client(t)}), silent)
+		prompt := model.recorded()[0]
+		user := prompt[len(prompt)-1].Content
+		if !strings.Contains(user, "Vault passages:\n\n(none)") || !strings.Contains(user, "URL: https://example.org/zebra") {
+			t.Fatalf("prompt:\n%s", user)
+		}
+		if !strings.Contains(a.Text, WebHeading) || len(a.Citations) != 0 {
+			t.Fatalf("answer %q, citations %v", a.Text, a.Citations)
+		}
+	})
+}
+
+// A model that fails before its first word leaves an extractive answer
+// with a note; a failed rewrite falls back to concatenation.
+func TestModelFailuresDegrade(t *testing.T) {
+	store := helpVault(t)
+	model := newFakeModel(t, nil)
+	model.status = 500
+	p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Generator: model.client(t)})
+	q := Question{Text: "and deleted ones?", History: []Turn{{Role: "user", Text: "how do I recover a note"}}, AllowWeb: true}
+	a, err := p.Ask(context.Background(), q, func(string) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.Extractive || len(a.Notes) != 1 || !strings.Contains(a.Text, "[[en/Plugins/File recovery|File recovery]]") {
+		t.Fatalf("extractive %v, notes %q:\n%s", a.Extractive, a.Notes, a.Text)
+	}
+	if a.Retrieval.Query != "how do I recover a note and deleted ones?" {
+		t.Fatalf("query after a failed rewrite = %q", a.Retrieval.Query)
+	}
+	if !strings.Contains(a.Retrieval.Trace.Stages[0].Note, "rewrite failed") {
+		t.Fatalf("trace: %+v", a.Retrieval.Trace.Stages[0])
+	}
+}
+
+// Deleted notes never come back: not from search, not by expansion, and a
+// citation of one is unverified.
+func TestDeletedNotesNeverAppear(t *testing.T) {
+	store := quasarVault(t)
+	if _, err := store.Apply(context.Background(), index.Batch{Deletes: []string{"Space/Quasar light.md", "Space/Quasar redshift.md", "Space/Pulsar.md"}}); err != nil {
+		t.Fatal(err)
+	}
+	model := newFakeModel(t, func([]llm.Message) []string {
+		return []string{"Bright [[Space/Quasar light|Quasar light]], pulsing [[Pulsar]]."}
+	})
+	settings := testSettings()
+	settings.GraphMaxSiblings, settings.GraphMaxSlots = 10, 4
+	p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Generator: model.client(t), Settings: settings})
+	a, err := p.Ask(context.Background(), Question{Text: "quasar light pulsar", AllowWeb: true}, func(string) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := []string{"Space/Quasar light.md", "Space/Quasar redshift.md", "Space/Pulsar.md"}
+	for _, s := range a.Retrieval.Trace.Stages {
+		for _, h := range s.Hits {
+			if slices.Contains(gone, h.Path) {
+				t.Errorf("deleted %s in stage %s", h.Path, s.Name)
+			}
+		}
+	}
+	if countGraph(a.Retrieval.Hits) == 0 {
+		t.Fatal("expansion should still reach the remaining siblings")
+	}
+	if a.Text != "Bright Quasar light (unverified citation), pulsing Pulsar (unverified citation)." {
+		t.Fatalf("answer: %s", a.Text)
+	}
+	for _, c := range a.Citations {
+		if c.Verified || c.Reason != ReasonNoSuchNote {
+			t.Fatalf("citation of a deleted note: %+v", c)
+		}
+	}
+}
+
+func TestGraphEnabledIsAnOffSwitch(t *testing.T) {
+	store := &countingSearcher{Store: quasarVault(t)}
+	settings := testSettings()
+	settings.GraphEnabled = false
+	r := mustRetrieve(t, mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Settings: settings}), Question{Text: "quasar", AllowWeb: true})
+	if n := store.neighbours.Load(); n != 0 || countGraph(r.Hits) != 0 {
+		t.Fatalf("graph off: %d neighbour reads, %d expanded hits", n, countGraph(r.Hits))
+	}
+	if len(r.Hits) != 3 {
+		t.Fatalf("graph off: %d hits, want the 3 direct ones", len(r.Hits))
+	}
+	settings.GraphEnabled = true
+	r = mustRetrieve(t, mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Settings: settings}), Question{Text: "quasar", AllowWeb: true})
+	if n := store.neighbours.Load(); n != 1 || countGraph(r.Hits) == 0 {
+		t.Fatalf("graph on: %d neighbour reads, %d expanded hits", n, countGraph(r.Hits))
+	}
+}
+
+func TestEmbedderDownDegradesToFullText(t *testing.T) {
+	emb := &bagEmbedder{}
+	emb.down.Store(true)
+	r := mustRetrieve(t, mustPipeline(t, Options{Searcher: quasarVault(t), Embedder: emb}), Question{Text: "quasar", AllowWeb: true})
+	if !r.FullTextOnly || len(r.Direct) == 0 {
+		t.Fatalf("full text only = %v, %d direct hits", r.FullTextOnly, len(r.Direct))
+	}
+	for _, h := range r.Direct {
+		if h.From(FromVector) || h.HasDistance {
+			t.Fatalf("vector hit without a query vector: %+v", h)
+		}
+	}
+	if note := r.Trace.Stages[0].Note; !strings.Contains(note, "embedder unavailable") || !strings.Contains(note, "connection refused") {
+		t.Fatalf("trace: %q", note)
+	}
+	if r.Thin {
+		t.Fatal("without a query vector thin coverage is judged by silence only")
+	}
+}
+
+func TestQuestionOverridesSizes(t *testing.T) {
+	p := mustPipeline(t, Options{Searcher: quasarVault(t), Embedder: &bagEmbedder{}})
+	r := mustRetrieve(t, p, Question{Text: "quasar", AllowWeb: true, K: Overrides{FinalTopK: 2, FusionTopK: 4, VectorTopK: 5}})
+	if len(r.Hits) != 2 || len(r.Direct) != 4 || len(stageHits(r, "vector")) != 5 {
+		t.Fatalf("hits %d, direct %d, vector %d", len(r.Hits), len(r.Direct), len(stageHits(r, "vector")))
+	}
+	if _, err := p.Retrieve(context.Background(), Question{Text: "  "}); err == nil {
+		t.Fatal("an empty question should fail")
+	}
+	q, err := p.WithSettings(Settings{FinalTopK: 1, FusionTopK: 1, FTSTopK: 1})
+	if err != nil || len(mustRetrieve(t, q, Question{Text: "quasar"}).Hits) != 1 {
+		t.Fatalf("WithSettings: %v", err)
+	}
+	if _, err := p.WithSettings(Settings{FinalTopK: 0}); err == nil {
+		t.Fatal("final_top_k 0 should be refused")
+	}
+}

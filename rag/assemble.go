@@ -1,0 +1,141 @@
+package rag
+
+import (
+	"cmp"
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Select takes the final hits from candidates, best first: at most finalK,
+// of which at most maxGraph are expanded hits, except when there are not
+// enough direct hits to fill finalK, when expanded hits the quota held back
+// fill the rest. It returns the final hits in candidate order and the
+// expanded hits the quota kept out.
+func Select(candidates []Hit, finalK, maxGraph int) (final, heldBack []Hit) {
+	var picked, overflow []int
+	graph := 0
+	for i, h := range candidates {
+		if len(picked) == finalK {
+			break
+		}
+		if h.Graph != nil {
+			if graph >= maxGraph {
+				overflow = append(overflow, i)
+				continue
+			}
+			graph++
+		}
+		picked = append(picked, i)
+	}
+	// The thin-answer exception: direct hits ran out before finalK.
+	for len(picked) < finalK && len(overflow) > 0 {
+		picked = append(picked, overflow[0])
+		overflow = overflow[1:]
+	}
+	slices.Sort(picked)
+	for _, i := range picked {
+		final = append(final, candidates[i])
+	}
+	for _, i := range overflow {
+		heldBack = append(heldBack, candidates[i])
+	}
+	return final, heldBack
+}
+
+// Assemble orders the final hits for the prompt in graph order, not score
+// order: notes in the order of their best hit, except that a topic note
+// comes right before the first of its members in the context, and each
+// note's chunks adjacent in document order. topicOf maps a doc id to the
+// topic notes that clip it.
+func Assemble(final []Hit, topicOf map[string][]string) []Hit {
+	byDoc := map[string][]Hit{}
+	var notes []string
+	for _, h := range final {
+		id := h.Chunk.DocID
+		if _, ok := byDoc[id]; !ok {
+			notes = append(notes, id)
+		}
+		byDoc[id] = append(byDoc[id], h)
+	}
+	out := make([]Hit, 0, len(final))
+	placed := map[string]bool{}
+	var place func(id string)
+	place = func(id string) {
+		if placed[id] {
+			return
+		}
+		placed[id] = true
+		for _, t := range topicOf[id] {
+			if _, inContext := byDoc[t]; inContext {
+				place(t)
+			}
+		}
+		chunks := byDoc[id]
+		slices.SortStableFunc(chunks, func(a, b Hit) int { return cmp.Compare(a.Chunk.Ordinal, b.Chunk.Ordinal) })
+		out = append(out, chunks...)
+	}
+	for _, id := range notes {
+		place(id)
+	}
+	return out
+}
+
+// Link is the path-qualified wikilink that cites a note in Obsidian:
+// [[en/Plugins/File recovery|File recovery]]. The shown text is the title,
+// or the file name when the title holds a character a link cannot.
+func Link(notePath, title string) string {
+	target := strings.TrimSuffix(notePath, path.Ext(notePath))
+	if !strings.EqualFold(path.Ext(notePath), ".md") {
+		target = notePath
+	}
+	shown := strings.TrimSpace(title)
+	if shown == "" || strings.ContainsAny(shown, "|[]\n") {
+		shown = path.Base(target)
+	}
+	return "[[" + target + "|" + shown + "]]"
+}
+
+// RenderContext writes the assembled hits as the prompt's context: each
+// chunk in a passage element labelled with its note's citation link and its
+// section. The links inside a chunk become their shown text, so the only
+// wikilinks a model sees are the ones it may cite; chunk text that would
+// close the element early is defused.
+func RenderContext(hits []Hit) string {
+	var b strings.Builder
+	for _, h := range hits {
+		fmt.Fprintf(&b, "<passage cite=%q", Link(h.Chunk.Path, h.Chunk.Title))
+		if h.Chunk.HeadingPath != "" {
+			fmt.Fprintf(&b, " section=%q", h.Chunk.HeadingPath)
+		}
+		body := strings.ReplaceAll(plainLinks(strings.TrimSpace(h.Chunk.Body)), "</passage", "< /passage")
+		fmt.Fprintf(&b, ">\n%s\n</passage>\n\n", body)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// codeOrLink matches code (a fenced block or an inline span) or a wikilink
+// or embed; plainLinks rewrites only the links.
+var codeOrLink = regexp.MustCompile("(?s)(```.*?```|`[^`\n]*`)|!?\\[\\[([^\\[\\]\n]*)\\]\\]")
+
+// plainLinks replaces the wikilinks of note text with what Obsidian shows
+// for them, and drops embedded attachments (an icon, an image), outside
+// code, where a [[link]] is an example of syntax.
+func plainLinks(text string) string {
+	return codeOrLink.ReplaceAllStringFunc(text, func(m string) string {
+		if !strings.HasPrefix(m, "[[") && !strings.HasPrefix(m, "![[") {
+			return m
+		}
+		inner := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(m, "!"), "[["), "]]")
+		if strings.HasPrefix(m, "!") {
+			target, _, _ := strings.Cut(inner, "|")
+			target, _, _ = strings.Cut(target, "#")
+			if ext := path.Ext(strings.TrimSpace(target)); ext != "" && !strings.EqualFold(ext, ".md") {
+				return ""
+			}
+		}
+		return shownText(inner)
+	})
+}

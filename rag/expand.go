@@ -1,0 +1,146 @@
+package rag
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/vaultask/vaultask/index"
+)
+
+// graphSources are the notes expansion starts from: the distinct notes of
+// the first n direct hits, the ones that can reach the answer.
+func graphSources(direct []Hit, n int) []string {
+	var ids []string
+	seen := map[string]bool{}
+	for i, h := range direct {
+		if i >= n {
+			break
+		}
+		if !seen[h.Chunk.DocID] {
+			seen[h.Chunk.DocID] = true
+			ids = append(ids, h.Chunk.DocID)
+		}
+	}
+	return ids
+}
+
+// Expand turns the one-hop neighbours of the direct hits' notes into
+// expanded hits, one chunk per note, never recursing. neighbours come from
+// Searcher.Neighbours, chunks are the neighbours' chunks in document order
+// and dist their distances to the query (nil without a query vector).
+//
+// Each note contributes its chunk nearest the query (its first chunk when
+// none has a distance). From each hit's note every topic note is taken, and
+// up to maxPerRelation siblings, linked notes and linking notes each,
+// nearest the query first. An expanded hit scores discount × the score of
+// the hit that reached it, the best such when several did. Notes already
+// among the direct hits are not expanded again.
+func Expand(direct []Hit, neighbours []index.Neighbour, chunks []index.Hit, dist map[int64]float64, maxPerRelation int, discount float64) []Hit {
+	type start struct {
+		path  string
+		score float64
+		order int
+	}
+	starts := map[string]start{}
+	for _, h := range direct {
+		if _, ok := starts[h.Chunk.DocID]; !ok {
+			starts[h.Chunk.DocID] = start{h.Chunk.Path, h.Score, len(starts)}
+		}
+	}
+	best := map[string]Hit{}
+	for _, c := range chunks {
+		d, has := dist[c.RowID]
+		cur, ok := best[c.DocID]
+		if !ok || (has && (!cur.HasDistance || d < cur.Distance)) {
+			best[c.DocID] = Hit{Chunk: c, Distance: d, HasDistance: has}
+		}
+	}
+	topicPath := map[string]string{}
+	for _, n := range neighbours {
+		if n.Relation == index.RelationTopic {
+			topicPath[n.Doc.DocID] = n.Doc.Path
+		}
+	}
+
+	type group struct {
+		from string
+		rel  index.Relation
+	}
+	groups := map[group][]index.Neighbour{}
+	var groupOrder []group
+	for _, n := range neighbours {
+		if _, direct := starts[n.Doc.DocID]; direct {
+			continue
+		}
+		if _, ok := starts[n.From]; !ok {
+			continue
+		}
+		if _, ok := best[n.Doc.DocID]; !ok {
+			continue // a note without a chunk the scope may see
+		}
+		g := group{n.From, n.Relation}
+		if _, ok := groups[g]; !ok {
+			groupOrder = append(groupOrder, g)
+		}
+		groups[g] = append(groups[g], n)
+	}
+	nearer := func(a, b index.Neighbour) int {
+		ha, hb := best[a.Doc.DocID], best[b.Doc.DocID]
+		if ha.HasDistance != hb.HasDistance {
+			if ha.HasDistance {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(cmp.Compare(ha.Distance, hb.Distance), cmp.Compare(a.Doc.Path, b.Doc.Path))
+	}
+	reached := map[string]Hit{}
+	var order []string
+	for _, g := range groupOrder {
+		ns := groups[g]
+		if g.rel != index.RelationTopic {
+			slices.SortStableFunc(ns, nearer)
+			ns = ns[:min(len(ns), max(maxPerRelation, 0))]
+		}
+		from := starts[g.from]
+		for _, n := range ns {
+			score := discount * from.score
+			if cur, ok := reached[n.Doc.DocID]; ok && cur.Score >= score {
+				continue
+			} else if !ok {
+				order = append(order, n.Doc.DocID)
+			}
+			h := best[n.Doc.DocID]
+			h.Sources = []Source{FromGraph}
+			h.Score = score
+			h.Graph = &Reach{Relation: n.Relation, From: from.path, Via: topicPath[n.Via]}
+			reached[n.Doc.DocID] = h
+		}
+	}
+	out := make([]Hit, 0, len(order))
+	for _, id := range order {
+		out = append(out, reached[id])
+	}
+	slices.SortStableFunc(out, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
+	return out
+}
+
+// topicsOf maps each note to the topic notes that clip it, from the
+// expansion's neighbours, so assembly can put a topic note first.
+func topicsOf(neighbours []index.Neighbour) map[string][]string {
+	out := map[string][]string{}
+	for _, n := range neighbours {
+		if n.Relation == index.RelationTopic {
+			out[n.From] = append(out[n.From], n.Doc.DocID)
+		}
+	}
+	return out
+}
+
+// mergeByScore merges direct and expanded hits into one list, higher score
+// first; on a tie the direct hit comes first.
+func mergeByScore(direct, expanded []Hit) []Hit {
+	out := slices.Concat(direct, expanded)
+	slices.SortStableFunc(out, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
+	return out
+}

@@ -1,0 +1,327 @@
+package rag
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unicode"
+
+	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/llm"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+
+// golden compares got with testdata/name, or rewrites the file with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	p := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from the golden file (run go test -update if the change is intended)\n--- want\n%s\n--- got\n%s", p, want, got)
+	}
+}
+
+// testDim is the dimension of bagEmbedder's vectors.
+const testDim = 64
+
+var testSpace = index.EmbeddingSpace{Model: "test/bag-of-words", Dim: testDim}
+
+// bagEmbedder is a deterministic embedder: each word adds to one of testDim
+// dimensions, so texts sharing words are near. down makes it fail like an
+// unreachable embedding host.
+type bagEmbedder struct{ down atomic.Bool }
+
+func (e *bagEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	if e.down.Load() {
+		return nil, errors.New("dial tcp 127.0.0.1:11434: connection refused")
+	}
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i] = bagVector(t)
+	}
+	return out, nil
+}
+
+func bagVector(text string) []float32 {
+	v := make([]float32, testDim)
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		h := fnv.New32a()
+		h.Write([]byte(w))
+		v[h.Sum32()%testDim]++
+	}
+	var norm float64
+	for _, x := range v {
+		norm += float64(x) * float64(x)
+	}
+	if norm == 0 {
+		v[0], norm = 1, 1
+	}
+	for i := range v {
+		v[i] /= float32(math.Sqrt(norm))
+	}
+	return v
+}
+
+func note(path, text string) index.NoteInput {
+	return index.NoteInput{Path: path, Rev: "1-a", Text: text, MTime: time.Unix(1700000000, 0)}
+}
+
+// mustIndex builds a real index in a temp dir, with notes under personal
+// globs personal, every chunk embedded by bagEmbedder.
+func mustIndex(tb testing.TB, personal []string, notes ...index.NoteInput) *index.Store {
+	tb.Helper()
+	ctx := context.Background()
+	s, err := index.Open(ctx, index.Options{
+		Path:        filepath.Join(tb.TempDir(), "index.db"),
+		Space:       testSpace,
+		Sensitivity: index.Classifier{PersonalPaths: personal},
+		Logger:      quietLog(),
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	if _, err := s.Apply(ctx, index.Batch{Upserts: notes}); err != nil {
+		tb.Fatal(err)
+	}
+	embedAll(tb, s)
+	return s
+}
+
+func embedAll(tb testing.TB, s *index.Store) {
+	tb.Helper()
+	ctx := context.Background()
+	for {
+		pending, err := s.Backlog(ctx, 50)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if len(pending) == 0 {
+			return
+		}
+		vs := make([]index.Vector, len(pending))
+		for i, p := range pending {
+			vs[i] = index.Vector{RowID: p.RowID, Text: p.Text, Embedding: bagVector(p.Text)}
+		}
+		if _, err := s.PutVectors(ctx, vs); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// testSettings are small sizes, so a handful of notes exceed every k.
+func testSettings() Settings {
+	return Settings{
+		VectorTopK: 3, FTSTopK: 3, FusionTopK: 3, NoteFusion: true, MaxChunksPerDoc: 1,
+		GraphEnabled: true, GraphMaxSiblings: 2, GraphDiscount: 0.7, GraphMaxSlots: 1,
+		RerankTopK: 10, FinalTopK: 4, ThinHits: 1, ThinDistance: 0.5, WebResults: 2,
+	}
+}
+
+func mustPipeline(tb testing.TB, opts Options) *Pipeline {
+	tb.Helper()
+	if opts.Settings == (Settings{}) {
+		opts.Settings = testSettings()
+	}
+	if opts.Logger == nil {
+		opts.Logger = quietLog()
+	}
+	p, err := New(opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+func mustRetrieve(tb testing.TB, p *Pipeline, q Question) *Retrieval {
+	tb.Helper()
+	r, err := p.Retrieve(context.Background(), q)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return r
+}
+
+func hitPaths(hits []Hit) []string {
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.Chunk.Path
+	}
+	return out
+}
+
+// fakeModel is an OpenAI-compatible chat server on loopback, used through
+// the real llm.Client. reply scripts the answer as the pieces a stream
+// sends; every request's messages are recorded.
+type fakeModel struct {
+	srv   *httptest.Server
+	reply func(msgs []llm.Message) []string
+	// status, when set, is the HTTP status of every reply.
+	status int
+	// afterFirst, when set, is waited on after the first streamed piece.
+	afterFirst chan struct{}
+
+	mu       sync.Mutex
+	requests [][]llm.Message
+}
+
+func newFakeModel(t *testing.T, reply func(msgs []llm.Message) []string) *fakeModel {
+	f := &fakeModel{reply: reply}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", f.chat)
+	f.srv = httptest.NewServer(mux)
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *fakeModel) client(t *testing.T) *llm.Client {
+	t.Helper()
+	c, err := llm.NewClient("ollama/fake", llm.Options{BaseURL: f.srv.URL + "/v1", Getenv: func(string) string { return "" }, MaxRetries: -1, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func (f *fakeModel) recorded() [][]llm.Message {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([][]llm.Message(nil), f.requests...)
+}
+
+func (f *fakeModel) chat(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Model    string `json:"model"`
+		Stream   bool   `json:"stream"`
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	var msgs []llm.Message
+	for _, m := range req.Messages {
+		var text string
+		if err := json.Unmarshal(m.Content, &text); err != nil {
+			var parts []struct{ Text string }
+			_ = json.Unmarshal(m.Content, &parts)
+			for _, p := range parts {
+				text += p.Text
+			}
+		}
+		msgs = append(msgs, llm.Message{Role: m.Role, Content: text})
+	}
+	f.mu.Lock()
+	f.requests = append(f.requests, msgs)
+	f.mu.Unlock()
+	if f.status != 0 {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(f.status)
+		fmt.Fprint(w, `{"error":{"message":"model overloaded"}}`)
+		return
+	}
+	pieces := f.reply(msgs)
+	if !req.Stream {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"id": "c1", "object": "chat.completion", "created": 1, "model": req.Model,
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": strings.Join(pieces, "")}}}})
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	for i, p := range pieces {
+		chunk, _ := json.Marshal(map[string]any{"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": req.Model,
+			"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": p}}}})
+		fmt.Fprintf(w, "data: %s\n\n", chunk)
+		w.(http.Flusher).Flush()
+		if i == 0 && f.afterFirst != nil {
+			select {
+			case <-f.afterFirst:
+			case <-time.After(5 * time.Second):
+				return
+			}
+		}
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+// fakeChat is a ChatModel with function fields, for the rerank stage.
+type fakeChat struct {
+	chat func(ctx context.Context, msgs []llm.Message) (string, error)
+}
+
+func (f fakeChat) Chat(ctx context.Context, msgs []llm.Message) (string, error) {
+	return f.chat(ctx, msgs)
+}
+
+func (f fakeChat) Stream(ctx context.Context, msgs []llm.Message, onDelta func(string) error) error {
+	s, err := f.chat(ctx, msgs)
+	if err != nil {
+		return err
+	}
+	return onDelta(s)
+}
+
+// fakeWeb is a WebSearcher with a function field that records its queries.
+type fakeWeb struct {
+	search  func(query string, n int) ([]WebResult, error)
+	mu      sync.Mutex
+	queries []string
+}
+
+func (f *fakeWeb) Search(_ context.Context, query string, n int) ([]WebResult, error) {
+	f.mu.Lock()
+	f.queries = append(f.queries, query)
+	f.mu.Unlock()
+	return f.search(query, n)
+}
+
+// countingSearcher counts the graph reads of a real store.
+type countingSearcher struct {
+	*index.Store
+	neighbours atomic.Int32
+}
+
+func (c *countingSearcher) Neighbours(ctx context.Context, ids []string, scope index.Scope) ([]index.Neighbour, error) {
+	c.neighbours.Add(1)
+	return c.Store.Neighbours(ctx, ids, scope)
+}
+
+// stageHits are the hits the trace shows for the named stage.
+func stageHits(r *Retrieval, name string) []TraceHit {
+	for _, s := range r.Trace.Stages {
+		if s.Name == name {
+			return s.Hits
+		}
+	}
+	return nil
+}

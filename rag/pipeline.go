@@ -1,0 +1,419 @@
+package rag
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/llm"
+)
+
+// Searcher is the index as the pipeline reads it; *index.Store implements
+// it. Every method takes the request's scope and applies it inside its
+// query, before any k or limit.
+type Searcher interface {
+	SearchVector(ctx context.Context, vec []float32, k int, scope index.Scope) ([]index.Hit, error)
+	SearchFTS(ctx context.Context, text string, k int, scope index.Scope) ([]index.Hit, error)
+	Docs(ctx context.Context, docIDs []string, scope index.Scope) ([]index.Doc, error)
+	Neighbours(ctx context.Context, docIDs []string, scope index.Scope) ([]index.Neighbour, error)
+	NoteChunks(ctx context.Context, docIDs []string, scope index.Scope) ([]index.Hit, error)
+	Distances(ctx context.Context, vec []float32, rowIDs []int64, scope index.Scope) (map[int64]float64, error)
+	ResolveLinks(ctx context.Context, links []string, scope index.Scope) (map[string]index.Doc, error)
+}
+
+// Embedder embeds the query, in the index's vector space.
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// ChatModel is a generation model; *llm.Client implements it.
+type ChatModel interface {
+	Chat(ctx context.Context, msgs []llm.Message) (string, error)
+	Stream(ctx context.Context, msgs []llm.Message, onDelta func(string) error) error
+}
+
+// Settings size each stage; cmd fills them from config's retrieval and web
+// sections.
+type Settings struct {
+	VectorTopK int
+	FTSTopK    int
+	FusionTopK int
+	// NoteFusion fuses per note rather than per chunk (see Fuse).
+	NoteFusion bool
+	// MaxChunksPerDoc caps the chunks of one note; 0 means no cap.
+	MaxChunksPerDoc  int
+	GraphEnabled     bool
+	GraphMaxSiblings int
+	GraphDiscount    float64
+	GraphMaxSlots    int
+	RerankTopK       int
+	FinalTopK        int
+	// ThinHits and ThinDistance define thin coverage (see Thin).
+	ThinHits     int
+	ThinDistance float64
+	// WebResults is how many web results to ask for.
+	WebResults int
+}
+
+// Options wire a Pipeline. Searcher is required; every other dependency is
+// optional and its absence is a documented degradation.
+type Options struct {
+	Searcher Searcher
+	// Embedder embeds queries; nil means full-text search only.
+	Embedder Embedder
+	// Generator answers and rewrites multi-turn questions; nil means
+	// extractive answers and rewrites by concatenation.
+	Generator ChatModel
+	// Reranker re-scores candidates; nil means no rerank.
+	Reranker ChatModel
+	// Web searches the web. Set it only when web search is enabled: the
+	// pipeline never searches without one, nor for a request without
+	// AllowWeb.
+	Web      WebSearcher
+	Settings Settings
+	// ModelTimeout bounds a rewrite or a rerank call; default 20s. The
+	// answer itself is bounded by the caller's context.
+	ModelTimeout time.Duration
+	Logger       *slog.Logger
+}
+
+// Pipeline answers questions: retrieve, expand, rerank, assemble, answer.
+// It holds no per-request state and is safe for concurrent use.
+type Pipeline struct {
+	opts Options
+	log  *slog.Logger
+}
+
+// New returns a pipeline; it checks that the settings can give an answer.
+func New(opts Options) (*Pipeline, error) {
+	if opts.Searcher == nil {
+		return nil, errors.New("rag: no searcher")
+	}
+	if err := opts.Settings.validate(); err != nil {
+		return nil, err
+	}
+	if opts.ModelTimeout <= 0 {
+		opts.ModelTimeout = 20 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Pipeline{opts: opts, log: opts.Logger.With("component", "rag")}, nil
+}
+
+func (s Settings) validate() error {
+	switch {
+	case s.FinalTopK < 1 || s.FusionTopK < 1:
+		return fmt.Errorf("rag: final_top_k (%d) and fusion_top_k (%d) must be at least 1", s.FinalTopK, s.FusionTopK)
+	case s.VectorTopK < 0 || s.FTSTopK < 0 || s.VectorTopK+s.FTSTopK == 0:
+		return fmt.Errorf("rag: vector_top_k (%d) and fts_top_k (%d) must not be negative, nor both 0", s.VectorTopK, s.FTSTopK)
+	}
+	return nil
+}
+
+// Settings are the pipeline's sizes.
+func (p *Pipeline) Settings() Settings { return p.opts.Settings }
+
+// WithSettings returns a pipeline like p with other sizes, for an A/B
+// evaluation.
+func (p *Pipeline) WithSettings(s Settings) (*Pipeline, error) {
+	opts := p.opts
+	opts.Settings = s
+	return New(opts)
+}
+
+// Retrieval is what retrieval found for one question.
+type Retrieval struct {
+	Question string
+	Query    string // what was searched: the question, or its standalone rewrite
+	Scope    index.Scope
+	// Direct are the fused hits after the diversity cap, best first, with
+	// their vector distances: what the thin-coverage trigger reads.
+	Direct []Hit
+	// Hits are the final hits, best first; Context the same hits in
+	// assembly order.
+	Hits    []Hit
+	Context []Hit
+	// FullTextOnly is set when there was no query vector: no embedder, or
+	// it failed.
+	FullTextOnly bool
+	// Thin is the vault's coverage judged by Thin; without a query vector
+	// it cannot be judged and is set only when the vault is silent.
+	Thin bool
+	// Silent is set when no direct hit is relevant: none matched the
+	// full-text query and none lies within thin_distance of the query.
+	// A vector search always returns its k nearest, relevant or not.
+	Silent bool
+	Trace  Trace
+}
+
+// Notes are the distinct note paths of the final hits, best first.
+func (r *Retrieval) Notes() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, h := range r.Hits {
+		if !seen[h.Chunk.Path] {
+			seen[h.Chunk.Path] = true
+			out = append(out, h.Chunk.Path)
+		}
+	}
+	return out
+}
+
+func scopeName(s index.Scope) string {
+	if s == index.ScopeOpen {
+		return "open"
+	}
+	return "all"
+}
+
+// Retrieve runs retrieval for q: the standalone query, vector and
+// full-text search fused, the diversity cap, graph expansion, rerank, the
+// graph quota and assembly. Every read is restricted to q.Scope().
+func (p *Pipeline) Retrieve(ctx context.Context, q Question) (*Retrieval, error) {
+	if strings.TrimSpace(q.Text) == "" {
+		return nil, errors.New("empty question")
+	}
+	s := p.opts.Settings.with(q.K)
+	scope := q.Scope()
+	r := &Retrieval{Question: q.Text, Scope: scope}
+	r.Trace = Trace{Question: q.Text, Scope: scopeName(scope)}
+	tr := &r.Trace
+
+	r.Query = p.standalone(ctx, q, tr)
+	tr.Query = r.Query
+
+	vec, err := p.direct(ctx, r, s)
+	if err != nil {
+		return nil, err
+	}
+	kept := r.Direct
+	r.Silent = !slices.ContainsFunc(kept, func(h Hit) bool {
+		return h.From(FromFTS) || (h.HasDistance && h.Distance <= s.ThinDistance)
+	})
+	if r.FullTextOnly {
+		r.Thin = r.Silent
+	} else {
+		r.Thin = Thin(kept, s.ThinHits, s.ThinDistance)
+	}
+
+	candidates := kept
+	var topicOf map[string][]string
+	if !s.GraphEnabled {
+		tr.stage("expand", nil, "graph_enabled is false")
+	} else {
+		expanded, nb, err := p.expand(ctx, kept, vec, s, scope)
+		if err != nil {
+			return nil, err
+		}
+		topicOf = topicsOf(nb)
+		tr.stage("expand", expanded, fmt.Sprintf("one hop from the notes of the top %d hits, %d neighbours each at most, scored %.2f × the reaching hit", s.FinalTopK, s.GraphMaxSiblings, s.GraphDiscount))
+		candidates = mergeByScore(kept, expanded)
+	}
+
+	candidates = p.rerank(ctx, r.Query, candidates, s.RerankTopK, tr)
+
+	final, held := Select(candidates, s.FinalTopK, s.GraphMaxSlots)
+	quota := changeList("quota held back", held)
+	if n := countGraph(final); n > s.GraphMaxSlots {
+		quota = append(quota, fmt.Sprintf("too few direct hits: %d expanded chunks fill the answer beyond graph_max_slots %d", n, s.GraphMaxSlots))
+	}
+	tr.stage("quota", final, fmt.Sprintf("final %d, at most %d expanded", s.FinalTopK, s.GraphMaxSlots), quota...)
+	r.Hits = final
+	r.Context = Assemble(final, topicOf)
+	tr.stage("assemble", r.Context, "graph order: a note's chunks together in document order, topic notes before their members")
+	return r, nil
+}
+
+// direct finds r's direct hits: vector and full-text search under r's
+// scope, fused, capped per note and cut to fusion_top_k. It returns the
+// query vector, nil when there is none (no embedder, or it failed: the
+// search is then full text only).
+func (p *Pipeline) direct(ctx context.Context, r *Retrieval, s Settings) ([]float32, error) {
+	tr := &r.Trace
+	var vecHits []index.Hit
+	vec, err := p.embedQuery(ctx, r.Query)
+	switch {
+	case p.opts.Embedder == nil:
+		tr.stage("vector", nil, "no embedder: full-text search only")
+	case err != nil:
+		p.log.Warn("query embedding failed: full-text search only", "err", err)
+		tr.stage("vector", nil, fmt.Sprintf("embedder unavailable (%v): full-text search only", err))
+	default:
+		if vecHits, err = p.opts.Searcher.SearchVector(ctx, vec, s.VectorTopK, r.Scope); err != nil {
+			return nil, err
+		}
+		tr.stage("vector", armHits(vecHits, FromVector), fmt.Sprintf("top %d by cosine distance (the score)", s.VectorTopK))
+	}
+	r.FullTextOnly = vec == nil
+	ftsText := FTSText(r.Query)
+	ftsHits, err := p.opts.Searcher.SearchFTS(ctx, ftsText, s.FTSTopK, r.Scope)
+	if err != nil {
+		return nil, err
+	}
+	tr.stage("fts", armHits(ftsHits, FromFTS), fmt.Sprintf("top %d by BM25 (the score, lower is better) for %q", s.FTSTopK, ftsText))
+
+	fused := Fuse(vecHits, ftsHits, s.NoteFusion)
+	unit := "chunk"
+	if s.NoteFusion {
+		unit = "note"
+	}
+	tr.stage("fusion", fused, fmt.Sprintf("reciprocal rank fusion, k=%d, by %s", rrfK, unit))
+
+	hashOf, err := p.contentHashes(ctx, fused, r.Scope)
+	if err != nil {
+		return nil, err
+	}
+	kept, dropped := Diversify(fused, s.MaxChunksPerDoc, hashOf)
+	changes := changeList("cap dropped", dropped)
+	if len(kept) > s.FusionTopK {
+		changes = append(changes, fmt.Sprintf("fusion_top_k cut %d more", len(kept)-s.FusionTopK))
+		kept = kept[:s.FusionTopK]
+	}
+	tr.stage("diversity", kept, fmt.Sprintf("at most %d chunks per note (identical notes count as one; 0 is no cap), then the top %d", s.MaxChunksPerDoc, s.FusionTopK), changes...)
+	r.Direct = kept
+	return vec, nil
+}
+
+// embedQuery embeds the query; nil without an embedder.
+func (p *Pipeline) embedQuery(ctx context.Context, query string) ([]float32, error) {
+	if p.opts.Embedder == nil {
+		return nil, nil
+	}
+	vs, err := p.opts.Embedder.Embed(ctx, []string{query})
+	if err != nil {
+		return nil, err
+	}
+	if len(vs) != 1 {
+		return nil, fmt.Errorf("embedder returned %d vectors for one query", len(vs))
+	}
+	return vs[0], nil
+}
+
+// standalone is the query to search: the question itself, or with history
+// a standalone rewrite by the generation model (concatenated recent user
+// turns without a model or when it fails).
+func (p *Pipeline) standalone(ctx context.Context, q Question, tr *Trace) string {
+	text := strings.TrimSpace(q.Text)
+	if len(q.History) == 0 {
+		return text
+	}
+	if p.opts.Generator == nil {
+		query := concatTurns(q)
+		tr.stage("rewrite", nil, "no generation model: recent user turns concatenated: "+query)
+		return query
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.opts.ModelTimeout)
+	defer cancel()
+	reply, err := p.opts.Generator.Chat(ctx, rewriteMessages(q))
+	query, perr := parseRewrite(reply)
+	if err = errors.Join(err, perr); err != nil {
+		query = concatTurns(q)
+		p.log.Warn("query rewrite failed: recent user turns concatenated", "err", err)
+		tr.stage("rewrite", nil, fmt.Sprintf("rewrite failed (%v): recent user turns concatenated: %s", err, query))
+		return query
+	}
+	tr.stage("rewrite", nil, "standalone query by the generation model: "+query)
+	return query
+}
+
+func (p *Pipeline) contentHashes(ctx context.Context, hits []Hit, scope index.Scope) (map[string]string, error) {
+	var ids []string
+	for _, h := range hits {
+		ids = append(ids, h.Chunk.DocID)
+	}
+	docs, err := p.opts.Searcher.Docs(ctx, ids, scope)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(docs))
+	for _, d := range docs {
+		out[d.DocID] = d.ContentHash
+	}
+	return out, nil
+}
+
+// expand reads the one-hop neighbourhood of the hits' notes under scope and
+// scores it (see Expand).
+func (p *Pipeline) expand(ctx context.Context, direct []Hit, vec []float32, s Settings, scope index.Scope) ([]Hit, []index.Neighbour, error) {
+	nb, err := p.opts.Searcher.Neighbours(ctx, graphSources(direct, s.FinalTopK), scope)
+	if err != nil || len(nb) == 0 {
+		return nil, nil, err
+	}
+	seen := map[string]bool{}
+	var ids []string
+	for _, n := range nb {
+		if !seen[n.Doc.DocID] {
+			seen[n.Doc.DocID] = true
+			ids = append(ids, n.Doc.DocID)
+		}
+	}
+	chunks, err := p.opts.Searcher.NoteChunks(ctx, ids, scope)
+	if err != nil {
+		return nil, nil, err
+	}
+	var dist map[int64]float64
+	if vec != nil {
+		rowIDs := make([]int64, len(chunks))
+		for i, c := range chunks {
+			rowIDs[i] = c.RowID
+		}
+		if dist, err = p.opts.Searcher.Distances(ctx, vec, rowIDs, scope); err != nil {
+			return nil, nil, err
+		}
+	}
+	return Expand(direct, nb, chunks, dist, s.GraphMaxSiblings, s.GraphDiscount), nb, nil
+}
+
+// rerank re-scores the top candidates when a reranker is configured; on
+// failure or timeout it keeps the fused order and says so in the trace.
+func (p *Pipeline) rerank(ctx context.Context, query string, candidates []Hit, topK int, tr *Trace) []Hit {
+	if p.opts.Reranker == nil {
+		tr.stage("rerank", nil, "off: no rerank model")
+		return candidates
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.opts.ModelTimeout)
+	defer cancel()
+	out, err := Rerank(ctx, p.opts.Reranker, query, candidates, topK)
+	if err != nil {
+		p.log.Warn("rerank failed: keeping the fused order", "err", err)
+		tr.stage("rerank", candidates, fmt.Sprintf("failed (%v): fused order kept", err))
+		return candidates
+	}
+	var moves []string
+	for i, h := range out {
+		if h.Chunk.RowID != candidates[i].Chunk.RowID && h.Reranked {
+			moves = append(moves, fmt.Sprintf("%s now at %d (rerank %.1f)", hitLabel(h), i+1, h.Rerank))
+		}
+	}
+	tr.stage("rerank", out, fmt.Sprintf("top %d re-scored by the rerank model", min(topK, len(candidates))), moves...)
+	return out
+}
+
+func countGraph(hits []Hit) int {
+	n := 0
+	for _, h := range hits {
+		if h.Graph != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// armHits is one arm's list as hits scored by the arm's own measure, for
+// the trace.
+func armHits(list []index.Hit, arm Source) []Hit {
+	out := make([]Hit, len(list))
+	for i, c := range list {
+		out[i] = Hit{Chunk: c, Sources: []Source{arm}, Score: c.Score}
+		if arm == FromVector {
+			out[i].Distance, out[i].HasDistance = c.Score, true
+		}
+	}
+	return out
+}

@@ -1,0 +1,52 @@
+package rag
+
+import "github.com/vaultask/vaultask/index"
+
+// Turn is one earlier message of the conversation a question belongs to.
+type Turn struct {
+	Role string `json:"role"` // "user" or "assistant"
+	Text string `json:"text"`
+}
+
+// Question is one request to the pipeline.
+type Question struct {
+	Text    string
+	History []Turn // earlier turns, oldest first
+	// AllowWeb lets the answer fall back to the web. It is the sensitivity
+	// decision: such a request sees open notes only, in every read.
+	AllowWeb bool
+	// K overrides the pipeline's sizes for this request; zero keeps the
+	// pipeline's own.
+	K Overrides
+}
+
+// Overrides are per-request sizes; a zero field keeps the pipeline's value.
+type Overrides struct {
+	VectorTopK int `json:"vector_top_k,omitempty"`
+	FTSTopK    int `json:"fts_top_k,omitempty"`
+	FusionTopK int `json:"fusion_top_k,omitempty"`
+	FinalTopK  int `json:"final_top_k,omitempty"`
+}
+
+// Scope is what every read for q may see, decided before retrieval starts:
+// a request that may use the web sees open notes only.
+func (q Question) Scope() index.Scope {
+	if q.AllowWeb {
+		return index.ScopeOpen
+	}
+	return index.ScopeAll
+}
+
+func (s Settings) with(o Overrides) Settings {
+	for _, f := range []struct {
+		dst *int
+		v   int
+	}{
+		{&s.VectorTopK, o.VectorTopK}, {&s.FTSTopK, o.FTSTopK}, {&s.FusionTopK, o.FusionTopK}, {&s.FinalTopK, o.FinalTopK},
+	} {
+		if f.v > 0 {
+			*f.dst = f.v
+		}
+	}
+	return s
+}

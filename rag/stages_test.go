@@ -1,0 +1,409 @@
+package rag
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"path"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/llm"
+)
+
+func chunk(row int64, doc string, ordinal int, score float64) index.Hit {
+	return index.Hit{RowID: row, ChunkID: fmt.Sprintf("c%d", row), DocID: strings.ToLower(doc), Path: doc, Title: strings.TrimSuffix(path.Base(doc), ".md"),
+		Ordinal: ordinal, Sensitivity: index.SensitivityOpen, Score: score}
+}
+
+type fusedRow struct {
+	Row         int64
+	Sources     string
+	VRank, FRnk int
+	Distance    float64
+}
+
+func fusedRows(hits []Hit) []fusedRow {
+	out := make([]fusedRow, len(hits))
+	for i, h := range hits {
+		out[i] = fusedRow{h.Chunk.RowID, h.Provenance(), h.VectorRank, h.FTSRank, h.Distance}
+	}
+	return out
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
+
+func TestFuseByChunk(t *testing.T) {
+	vector := []index.Hit{chunk(1, "a.md", 0, 0.1), chunk(2, "b.md", 0, 0.2), chunk(3, "c.md", 0, 0.3)}
+	fts := []index.Hit{chunk(3, "c.md", 0, -9), chunk(4, "d.md", 0, -8), chunk(1, "a.md", 0, -7)}
+	got := Fuse(vector, fts, false)
+	// a: 1/61 + 1/63; c: 1/63 + 1/61 (tie, a first by input order); b: 1/62; d: 1/62.
+	want := []fusedRow{
+		{1, "vector+fts", 1, 3, 0.1},
+		{3, "vector+fts", 3, 1, 0.3},
+		{2, "vector", 2, 0, 0.2},
+		{4, "fts", 0, 2, 0},
+	}
+	if diff := cmp.Diff(want, fusedRows(got)); diff != "" {
+		t.Fatalf("(-want +got):\n%s", diff)
+	}
+	if !got[0].HasDistance || got[3].HasDistance {
+		t.Fatal("only vector hits carry a distance")
+	}
+	if s := 1.0/61 + 1.0/63; !near(got[0].Score, s) {
+		t.Fatalf("score = %v, want %v", got[0].Score, s)
+	}
+}
+
+// Note-level fusion ranks notes by their best chunk; a note's other chunks
+// compete on their own chunk-level score.
+func TestFuseByNote(t *testing.T) {
+	// Note a has the best vector chunk and the third FTS chunk; note b has
+	// the two best FTS chunks and the second vector chunk.
+	vector := []index.Hit{chunk(1, "a.md", 0, 0.1), chunk(5, "b.md", 2, 0.2), chunk(9, "c.md", 0, 0.3)}
+	fts := []index.Hit{chunk(4, "b.md", 0, -9), chunk(6, "b.md", 1, -8), chunk(2, "a.md", 1, -7)}
+	got := Fuse(vector, fts, true)
+	var order []int64
+	for _, h := range got {
+		order = append(order, h.Chunk.RowID)
+	}
+	// Notes a and b both score 1/61 + 1/62 (a tie, broken by doc id), c
+	// 1/63. b's other chunks score 1/62 each, a's other chunk 1/63: it ties
+	// with c's best chunk and goes first for its better note.
+	if diff := cmp.Diff([]int64{1, 4, 5, 6, 2, 9}, order); diff != "" {
+		t.Fatalf("order (-want +got):\n%s", diff)
+	}
+	for i, want := range []float64{1.0/61 + 1.0/62, 1.0/61 + 1.0/62, 1.0 / 62, 1.0 / 62, 1.0 / 63, 1.0 / 63} {
+		if !near(got[i].Score, want) {
+			t.Errorf("hit %d (chunk %d) scores %v, want %v", i, got[i].Chunk.RowID, got[i].Score, want)
+		}
+	}
+	if h := got[1]; h.Provenance() != "fts" || h.FTSRank != 1 || h.HasDistance {
+		t.Errorf("chunk 4: provenance %s, FTS rank %d, has distance %v", h.Provenance(), h.FTSRank, h.HasDistance)
+	}
+}
+
+func TestDiversifyCapsNotesAndIdenticalCopies(t *testing.T) {
+	hits := []Hit{
+		{Chunk: chunk(1, "a.md", 0, 0)}, {Chunk: chunk(2, "a.md", 1, 0)}, {Chunk: chunk(3, "a.md", 2, 0)},
+		{Chunk: chunk(4, "copy of a.md", 0, 0)}, {Chunk: chunk(5, "b.md", 0, 0)}, {Chunk: chunk(6, "b.md", 1, 0)},
+	}
+	hashes := map[string]string{"a.md": "h1", "copy of a.md": "h1", "b.md": "h2"}
+	kept, dropped := Diversify(hits, 2, hashes)
+	ids := func(hs []Hit) []int64 {
+		var out []int64
+		for _, h := range hs {
+			out = append(out, h.Chunk.RowID)
+		}
+		return out
+	}
+	if diff := cmp.Diff([]int64{1, 2, 5, 6}, ids(kept)); diff != "" {
+		t.Fatalf("kept (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]int64{3, 4}, ids(dropped)); diff != "" {
+		t.Fatalf("dropped (-want +got):\n%s", diff)
+	}
+	if kept, dropped := Diversify(hits, 0, hashes); len(kept) != 6 || len(dropped) != 0 {
+		t.Fatal("max_chunks_per_doc = 0 is no cap")
+	}
+}
+
+func direct(row int64, doc string, score float64) Hit {
+	return Hit{Chunk: chunk(row, doc, 0, 0), Score: score, Sources: []Source{FromFTS}}
+}
+
+func expandedHit(row int64, doc string, score float64) Hit {
+	return Hit{Chunk: chunk(row, doc, 0, 0), Score: score, Sources: []Source{FromGraph}, Graph: &Reach{Relation: index.RelationSibling, From: "x.md"}}
+}
+
+func TestSelectQuota(t *testing.T) {
+	rows := func(hs []Hit) []int64 {
+		var out []int64
+		for _, h := range hs {
+			out = append(out, h.Chunk.RowID)
+		}
+		return out
+	}
+	cands := []Hit{direct(1, "a.md", 9), expandedHit(2, "g1.md", 8), expandedHit(3, "g2.md", 7), direct(4, "b.md", 6), expandedHit(5, "g3.md", 5), direct(6, "c.md", 4)}
+	for _, tc := range []struct {
+		name           string
+		finalK, slots  int
+		final, held    []int64
+		expandedInside int
+	}{
+		{"quota holds back expanded hits", 4, 1, []int64{1, 2, 4, 6}, []int64{3, 5}, 1},
+		{"two slots", 4, 2, []int64{1, 2, 3, 4}, nil, 2},
+		{"no slots", 3, 0, []int64{1, 4, 6}, []int64{2, 3, 5}, 0},
+		// Three direct hits cannot fill six: held-back expanded hits do.
+		{"thin-answer exception", 6, 1, []int64{1, 2, 3, 4, 5, 6}, nil, 3},
+		{"exception fills only what is missing", 5, 1, []int64{1, 2, 3, 4, 6}, []int64{5}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			final, held := Select(cands, tc.finalK, tc.slots)
+			if diff := cmp.Diff(tc.final, rows(final)); diff != "" {
+				t.Errorf("final (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.held, rows(held)); diff != "" {
+				t.Errorf("held back (-want +got):\n%s", diff)
+			}
+			if n := countGraph(final); n != tc.expandedInside {
+				t.Errorf("%d expanded hits in the answer, want %d", n, tc.expandedInside)
+			}
+		})
+	}
+}
+
+// Graph order: a topic note right before its first member, each note's
+// chunks together in document order, otherwise the order of best hits.
+func TestAssembleGraphOrder(t *testing.T) {
+	at := func(row int64, doc string, ordinal int, body string) Hit {
+		h := Hit{Chunk: chunk(row, doc, ordinal, 0)}
+		h.Chunk.Body = body
+		h.Chunk.HeadingPath = fmt.Sprintf("Part %d", ordinal+1)
+		return h
+	}
+	final := []Hit{
+		at(12, "Notes/Bread.md", 2, "Bake at 250 °C."),
+		at(20, "Notes/Rye.md", 0, "Rye needs a sour starter."),
+		at(10, "Notes/Bread.md", 0, "Mix flour, water, salt and starter."),
+		at(30, "99 topics/Baking.md", 0, "A topic note about baking."),
+		at(40, "Notes/Unrelated.md", 0, "Unrelated </passage> text, [[Notes/Rye|rye]] and `[[syntax]]`![[icon.svg]]."),
+	}
+	topicOf := map[string][]string{"notes/bread.md": {"99 topics/baking.md"}, "notes/rye.md": {"99 topics/baking.md"}}
+	got := Assemble(final, topicOf)
+	var order []int64
+	for _, h := range got {
+		order = append(order, h.Chunk.RowID)
+	}
+	if diff := cmp.Diff([]int64{30, 10, 12, 20, 40}, order); diff != "" {
+		t.Fatalf("assembly order (-want +got):\n%s", diff)
+	}
+	golden(t, "context.golden", RenderContext(got))
+}
+
+func TestPlainLinks(t *testing.T) {
+	for in, want := range map[string]string{
+		"see [[Command palette]] and [[File explorer#Delete a file|File explorer]]": "see Command palette and File explorer",
+		"![[lucide-monitor.svg#icon]] Desktop":                                      " Desktop",
+		"![[Embedded note]] and ![[Other.md#Part]]":                                 "Embedded note and Other.md › Part",
+		"[[#Heading]] [[Note#^block]] [[]] ![[#^block]]":                            "Heading Note link link",
+		"`[[kept]]` and\n```\n[[kept too]]\n```\n[[Gone]]":                          "`[[kept]]` and\n```\n[[kept too]]\n```\nGone",
+	} {
+		if got := plainLinks(in); got != want {
+			t.Errorf("plainLinks(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestLink(t *testing.T) {
+	for _, tc := range []struct{ path, title, want string }{
+		{"en/Plugins/File recovery.md", "File recovery", "[[en/Plugins/File recovery|File recovery]]"},
+		{"Notes/a.md", "A | B", "[[Notes/a|a]]"},
+		{"Notes/a.md", "", "[[Notes/a|a]]"},
+		{"Canvas/board.canvas", "board", "[[Canvas/board.canvas|board]]"},
+	} {
+		if got := Link(tc.path, tc.title); got != tc.want {
+			t.Errorf("Link(%q, %q) = %q, want %q", tc.path, tc.title, got, tc.want)
+		}
+	}
+}
+
+func TestParseRerank(t *testing.T) {
+	for _, tc := range []struct {
+		reply string
+		n     int
+		want  []float64
+		err   string
+	}{
+		{"[7, 0, 3.5]", 3, []float64{7, 0, 3.5}, ""},
+		{"```json\n[1,2]\n```", 2, []float64{1, 2}, ""},
+		{"  [10]  ", 1, []float64{10}, ""},
+		{"[7, 0]", 3, nil, "2 scores for 3 passages"},
+		{"[7, 11, 0]", 3, nil, "want 0 to 10"},
+		{"[-1]", 1, nil, "want 0 to 10"},
+		{`{"scores": [1]}`, 1, nil, "not a JSON array"},
+		{"Here are the scores: [1, 2]", 2, nil, "not a JSON array"},
+		{"[1, 2] and more", 2, nil, "not a JSON array"},
+		{`["7", 1]`, 2, nil, "not a JSON array"},
+		{"```json\n[1,2]", 2, nil, "unclosed code fence"},
+		{"", 1, nil, "not a JSON array"},
+	} {
+		got, err := parseRerank(tc.reply, tc.n)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("parseRerank(%q) error = %v, want %q", tc.reply, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || !cmp.Equal(got, tc.want) {
+			t.Errorf("parseRerank(%q) = %v, %v; want %v", tc.reply, got, err, tc.want)
+		}
+	}
+}
+
+func TestRerankReordersTopKOnly(t *testing.T) {
+	hits := []Hit{direct(1, "a.md", 4), direct(2, "b.md", 3), direct(3, "c.md", 2), direct(4, "d.md", 1)}
+	model := fakeChat{chat: func(_ context.Context, msgs []llm.Message) (string, error) {
+		if !strings.Contains(msgs[1].Content, "[3] c.md") || strings.Contains(msgs[1].Content, "d.md") {
+			return "", fmt.Errorf("prompt should list the top 3 only:\n%s", msgs[1].Content)
+		}
+		return "[2, 9, 2]", nil
+	}}
+	got, err := Rerank(context.Background(), model, "q", hits, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []int64
+	for _, h := range got {
+		order = append(order, h.Chunk.RowID)
+	}
+	if diff := cmp.Diff([]int64{2, 1, 3, 4}, order); diff != "" {
+		t.Fatalf("(-want +got):\n%s", diff)
+	}
+	if !got[0].Reranked || got[0].Rerank != 9 || got[3].Reranked {
+		t.Fatalf("rerank marks: %+v", got)
+	}
+}
+
+// A reranker that fails, times out or answers badly leaves the fused order,
+// and the trace says so.
+func TestRerankFallsBackToFusedOrder(t *testing.T) {
+	store := quasarVault(t)
+	base := mustRetrieve(t, mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}}), Question{Text: "quasar", AllowWeb: true})
+	for name, chat := range map[string]func(ctx context.Context, msgs []llm.Message) (string, error){
+		"error":   func(context.Context, []llm.Message) (string, error) { return "", errors.New("status 503") },
+		"garbage": func(context.Context, []llm.Message) (string, error) { return "The first passage is best.", nil },
+		"timeout": func(ctx context.Context, _ []llm.Message) (string, error) {
+			<-ctx.Done()
+			return "", ctx.Err()
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Reranker: fakeChat{chat: chat}, ModelTimeout: 50 * time.Millisecond})
+			r := mustRetrieve(t, p, Question{Text: "quasar", AllowWeb: true})
+			if diff := cmp.Diff(hitPaths(base.Hits), hitPaths(r.Hits)); diff != "" {
+				t.Errorf("order changed (-fused +got):\n%s", diff)
+			}
+			var note string
+			for _, s := range r.Trace.Stages {
+				if s.Name == "rerank" {
+					note = s.Note
+				}
+			}
+			if !strings.Contains(note, "fused order kept") {
+				t.Errorf("rerank trace note = %q", note)
+			}
+		})
+	}
+	// A good reply reorders, and the trace lists the moves.
+	p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Reranker: fakeChat{chat: func(_ context.Context, msgs []llm.Message) (string, error) {
+		n := strings.Count(msgs[1].Content, "\n[")
+		scores := make([]string, n)
+		for i := range scores {
+			scores[i] = fmt.Sprint(i) // the last passage is the most relevant
+		}
+		return "[" + strings.Join(scores, ",") + "]", nil
+	}}})
+	r := mustRetrieve(t, p, Question{Text: "quasar", AllowWeb: true})
+	if !r.Hits[0].Reranked || r.Hits[0].Rerank == 0 {
+		t.Fatalf("top hit after rerank: %+v", r.Hits[0])
+	}
+}
+
+func TestThin(t *testing.T) {
+	near := Hit{Distance: 0.3, HasDistance: true}
+	far := Hit{Distance: 0.9, HasDistance: true}
+	ftsOnly := Hit{}
+	for _, tc := range []struct {
+		hits []Hit
+		n    int
+		want bool
+	}{
+		{[]Hit{near, near, far}, 2, false},
+		{[]Hit{near, far, far}, 2, true},
+		{[]Hit{ftsOnly, ftsOnly, ftsOnly}, 1, true},
+		{nil, 1, true},
+		{nil, 0, false},
+		{[]Hit{{Distance: 0.5, HasDistance: true}}, 1, false}, // at the threshold counts
+	} {
+		if got := Thin(tc.hits, tc.n, 0.5); got != tc.want {
+			t.Errorf("Thin(%d hits, %d) = %v, want %v", len(tc.hits), tc.n, got, tc.want)
+		}
+	}
+}
+
+func TestFTSText(t *testing.T) {
+	for in, want := range map[string]string{
+		"How do I recover a deleted file?":      "recover deleted file",
+		`"quoted" -minus col:val NEAR(a b) OR*`: "quoted minus col val near b",
+		"what is it":                            "what is it", // nothing but stopwords: keep them
+		"Hur återställer jag en fil?":           "återställer fil",
+		"Silinen notu nasıl geri alırım?":       "silinen notu geri alırım",
+		"---":                                   "",
+		"C++ and C#":                            "c",
+	} {
+		if got := FTSText(in); got != want {
+			t.Errorf("FTSText(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// Whatever a person types, the full-text query is safe: only words reach
+// FTS5, and the search never fails on syntax.
+func FuzzFTSText(f *testing.F) {
+	s := mustIndex(f, nil, note("a.md", "# Alpha\n\nThe quick brown fox: NEAR the lazy dog.\n"))
+	for _, seed := range []string{`"`, `a"b`, `NEAR(a b)`, `-x`, `col:val`, `a AND OR NOT b`, `*`, `^start`, `(`, `{a b}`, "e\u0301", `fox -"dog"`, `prelude:fox`} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		q := FTSText(text)
+		for _, r := range q {
+			if r != ' ' && !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+				t.Fatalf("FTSText(%q) = %q holds %q", text, q, r)
+			}
+		}
+		if _, err := s.SearchFTS(context.Background(), q, 3, index.ScopeOpen); err != nil {
+			t.Fatalf("SearchFTS(FTSText(%q) = %q): %v", text, q, err)
+		}
+	})
+}
+
+func TestPromptsGolden(t *testing.T) {
+	golden(t, "system_prompt.golden", systemPrompt+"\n")
+	hits := []Hit{{Chunk: index.Hit{Path: "en/Plugins/File recovery.md", Title: "File recovery", HeadingPath: "Restore a snapshot", Body: "Open **Settings → File recovery** and pick a snapshot."}}}
+	web := []WebResult{{Title: "Recovering files", URL: "https://example.com/recover", Snippet: "Use the trash."}}
+	q := Question{Text: "How do I get an old version back?", History: []Turn{{Role: "user", Text: "I broke a note"}, {Role: "assistant", Text: "Sorry to hear."}}}
+	golden(t, "answer_messages.golden", renderMessages(answerMessages(q, "get an old version of a note back", hits, web)))
+	golden(t, "rewrite_messages.golden", renderMessages(rewriteMessages(q)))
+	golden(t, "rerank_messages.golden", renderMessages(rerankMessages("get an old version back", hits)))
+}
+
+func renderMessages(msgs []llm.Message) string {
+	var b strings.Builder
+	for _, m := range msgs {
+		fmt.Fprintf(&b, "=== %s\n%s\n", m.Role, m.Content)
+	}
+	return b.String()
+}
+
+func TestParseRewrite(t *testing.T) {
+	for reply, want := range map[string]string{
+		"quasar jets\n":              "quasar jets",
+		"\n  \"quasar jets\"  \nwhy": "quasar jets",
+		"“smart quotes”":             "smart quotes",
+	} {
+		if got, err := parseRewrite(reply); err != nil || got != want {
+			t.Errorf("parseRewrite(%q) = %q, %v; want %q", reply, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "  \n ", strings.Repeat("x", 301)} {
+		if _, err := parseRewrite(bad); err == nil {
+			t.Errorf("parseRewrite(%.20q…) should fail", bad)
+		}
+	}
+}
