@@ -14,3 +14,13 @@ export VAULTASK_INDEX__PATH=data/demo.db
 export VAULTASK_SENSITIVITY__PERSONAL_PATHS='["Tastings/**"]'
 bin/vaultask index
 bin/vaultask stats
+
+question="What rating did I give the Barolo 2016?"
+echo
+echo "== vaultask ask --allow-web=false \"$question\""
+echo "   (vault only: personal notes such as Tastings/ are visible)"
+bin/vaultask ask --allow-web=false "$question"
+echo
+echo "== vaultask ask --dry-run \"$question\""
+echo "   (allow_web, the CLI default: only open notes are searched, so the personal tasting note cannot appear)"
+bin/vaultask ask --dry-run "$question"
