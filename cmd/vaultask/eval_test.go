@@ -1,0 +1,325 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/rag"
+)
+
+// evalVault is a small vault indexed by the real `index --from-dir`. Only
+// Kestrel links anywhere (to Falconry), so what graph expansion can reach
+// is known.
+func evalVault(t *testing.T) []string {
+	t.Helper()
+	vault := writeVault(t, map[string]string{
+		"Birds/Kestrel.md":  "# Kestrel\n\nThe kestrel hovers above meadows before it drops onto a vole. See [[Falconry]].\n",
+		"Birds/Falconry.md": "# Falconry\n\nTraining raptors to hunt with a handler takes patience and a glove.\n",
+		"Birds/Heron.md":    "# Heron\n\nThe heron wades in shallow water.\n",
+		"Fish/Pike.md":      "# Pike\n\nThe pike waits among reeds and ambushes passing roach.\n",
+	})
+	env := []string{
+		"VAULTASK_INDEX__PATH=" + filepath.Join(t.TempDir(), "vaultask.db"),
+		"VAULTASK_OVERRIDES_FILE=" + filepath.Join(t.TempDir(), "none.json"),
+	}
+	if out, stderr, err := run(t, env, "index", "--from-dir", vault); err != nil || !strings.Contains(out, "4 added") {
+		t.Fatalf("index: %v\n%s\n%s", err, out, stderr)
+	}
+	return env
+}
+
+func writeQuestions(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "questions.tsv")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// evalQuestions have known ranks when search is full text only: the first
+// question's note is its only match, the second's is reached only by the
+// graph from the only match, the third's by nothing.
+const evalQuestions = `# comment line
+which bird hovers over meadows?	Birds/Kestrel.md
+what drops onto a vole?	Birds/Falconry.md|Fish/Nowhere-near.md
+how does a pike ambush roach?	Birds/Heron.md
+what is a good recipe for sourdough bread?	
+`
+
+func TestEvalRetrieval(t *testing.T) {
+	env := evalVault(t)
+	// Paths must exist in the index: a typo would count as a miss.
+	if _, _, err := run(t, env, "eval", "retrieval", "--questions", writeQuestions(t, evalQuestions)); err == nil ||
+		!strings.Contains(err.Error(), "questions.tsv:3: Fish/Nowhere-near.md is not in the index") {
+		t.Fatalf("unknown acceptable path: %v", err)
+	}
+	questions := writeQuestions(t, strings.Replace(evalQuestions, "|Fish/Nowhere-near.md", "", 1))
+	// Full text only, so that ranks do not depend on the embedder; one graph
+	// slot, so that Falconry can be reached.
+	env = append(env, "VAULTASK_RETRIEVAL__VECTOR_TOP_K=0", "VAULTASK_RETRIEVAL__GRAPH_MAX_SLOTS=1")
+
+	out, stderr, err := run(t, env, "eval", "retrieval", "--questions", questions, "--ab", "graph_enabled=false", "--json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var rep struct {
+		K         int `json:"k"`
+		Uncovered int `json:"uncovered_skipped"`
+		Arms      []struct {
+			Label, Settings string
+			RecallAtK       float64 `json:"recall_at_k"`
+			MRR             float64 `json:"mrr"`
+			InContext       float64 `json:"in_context"`
+		} `json:"arms"`
+		Results []struct {
+			Line      int    `json:"line"`
+			Ranks     []int  `json:"ranks"`
+			InContext []bool `json:"in_context"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("--json: %v\n%s", err, out)
+	}
+	if rep.K != 8 || rep.Uncovered != 1 || len(rep.Arms) != 2 || rep.Arms[1].Settings != "graph_enabled=false" ||
+		!strings.Contains(rep.Arms[0].Settings, "vector_top_k=0") {
+		t.Fatalf("report: %+v", rep)
+	}
+	var lines [][]int
+	for _, r := range rep.Results {
+		lines = append(lines, append([]int{r.Line}, r.Ranks...))
+	}
+	// line, rank with the graph (A), rank without (B)
+	if diff := cmp.Diff([][]int{{2, 1, 1}, {3, 2, 0}, {4, 0, 0}}, lines); diff != "" {
+		t.Fatalf("ranks (-want +got):\n%s", diff)
+	}
+	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-9 }
+	a, b := rep.Arms[0], rep.Arms[1]
+	if !near(a.RecallAtK, 2.0/3) || !near(a.MRR, (1+0.5)/3) || !near(a.InContext, 2.0/3) {
+		t.Errorf("arm A: recall@8 %v, MRR %v, in context %v; want 2/3, 1/2, 2/3", a.RecallAtK, a.MRR, a.InContext)
+	}
+	if !near(b.RecallAtK, 1.0/3) || !near(b.MRR, 1.0/3) || !near(b.InContext, 1.0/3) {
+		t.Errorf("arm B: recall@8 %v, MRR %v, in context %v; want 1/3 each", b.RecallAtK, b.MRR, b.InContext)
+	}
+
+	// Text: the arms side by side; --k 1 makes the second question a miss.
+	out, _, err = run(t, env, "eval", "retrieval", "--questions", questions, "--k", "1", "--ab", "graph_enabled=false", "--ab", "max_chunks_per_doc=0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"A  configured: graph_enabled=true", "B  graph_enabled=false", "C  max_chunks_per_doc=0",
+		"line  question", "recall@1", "0.333  0.333", "MRR", "0.500  0.333", "lists under 1 notes"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text output lacks %q:\n%s", want, out)
+		}
+	}
+	if !regexp.MustCompile(`\n3 +what drops onto a vole\? +2 +- +2\n`).MatchString(out) {
+		t.Errorf("text output lacks the per-question ranks:\n%s", out)
+	}
+}
+
+func TestEvalArmErrorsNameTheKey(t *testing.T) {
+	// Arms are checked before the index is opened.
+	env := []string{"VAULTASK_OVERRIDES_FILE=" + filepath.Join(t.TempDir(), "none.json")}
+	questions := writeQuestions(t, "which bird hovers?\tBirds/Kestrel.md\n")
+	for spec, want := range map[string]string{
+		"graph_enabld=false":      `unknown key "graph_enabld"`,
+		"graph_discount=abc":      `graph_discount="abc": not a number`,
+		"graph_discount=1.5":      "retrieval.graph_discount (1.5) must be <= 1",
+		"graph_enabled=maybe":     `graph_enabled="maybe": not a boolean`,
+		"fusion=best":             `retrieval.fusion "best" must be one of note, chunk`,
+		"arms=both":               `arms="both": want fts, vector or hybrid`,
+		"graph_max_slots":         "want key=value",
+		"fts_top_k=1,fts_top_k=2": "fts_top_k given twice",
+		"arms=fts,fts_top_k=10":   "retrieval.vector_top_k + retrieval.fts_top_k",
+	} {
+		_, _, err := run(t, env, "eval", "retrieval", "--questions", questions, "--ab", spec)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--ab %s: got %v, want an error with %q", spec, err, want)
+		}
+	}
+}
+
+func TestEvalQuestionsFileErrors(t *testing.T) {
+	env := []string{"VAULTASK_OVERRIDES_FILE=" + filepath.Join(t.TempDir(), "none.json")}
+	for text, want := range map[string]string{
+		"# header\nfine?\tA.md\nno tab here\n": "questions.tsv:3: no TAB",
+		"a?\tA.md\tB.md\n":                     "questions.tsv:1: more than one TAB",
+		"\n\t A.md\n":                          "questions.tsv:2: empty question",
+		"a?\tA.md||B.md\n":                     "questions.tsv:1: empty path",
+		"# only comments\n":                    "no questions",
+	} {
+		_, _, err := run(t, env, "eval", "retrieval", "--questions", writeQuestions(t, text))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: got %v, want an error with %q", text, err, want)
+		}
+	}
+	qs, err := readQuestions(writeQuestions(t, "# c\r\n\r\nq one?\ta.md | b/c.md\r\nq two?\t\r\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(qs) != 2 || qs[0].line != 3 || !cmp.Equal(qs[0].acceptable, []string{"a.md", "b/c.md"}) || qs[1].covered() {
+		t.Fatalf("readQuestions = %+v", qs)
+	}
+}
+
+func TestEvalUsage(t *testing.T) {
+	env := []string{"VAULTASK_OVERRIDES_FILE=" + filepath.Join(t.TempDir(), "none.json")}
+	if _, stderr, err := run(t, env, "eval"); !errors.Is(err, errUsage) || !strings.Contains(stderr, "eval web-trigger") {
+		t.Fatalf("eval alone: %v\n%s", err, stderr)
+	}
+	if _, _, err := run(t, env, "eval", "precision"); err == nil || !strings.Contains(err.Error(), `"precision"`) {
+		t.Fatalf("unknown evaluation: %v", err)
+	}
+	if _, _, err := run(t, env, "eval", "retrieval"); err == nil || !strings.Contains(err.Error(), "--questions") {
+		t.Fatalf("no --questions: %v", err)
+	}
+	if _, _, err := run(t, env, "eval", "retrieval", "--questions", "q.tsv", "--k", "0"); err == nil || !strings.Contains(err.Error(), "--k 0") {
+		t.Fatalf("--k 0: %v", err)
+	}
+	if _, stderr, err := run(t, env, "eval", "web-trigger", "--help"); err != nil || !strings.Contains(stderr, "--questions") {
+		t.Fatalf("web-trigger --help: %v\n%s", err, stderr)
+	}
+}
+
+func TestEvalWebTriggerOverlap(t *testing.T) {
+	env := append(evalVault(t), "VAULTASK_WEB__THIN_HITS=3", "VAULTASK_WEB__THIN_DISTANCE=0.5")
+	// The same question marked covered and uncovered: the two distributions
+	// must overlap, and the output says so loudly.
+	questions := writeQuestions(t, "which bird hovers over meadows?\tBirds/Kestrel.md\nwhich bird hovers over meadows?\t\n")
+	out, stderr, err := run(t, env, "eval", "web-trigger", "--questions", questions)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	for _, want := range []string{"web.thin_hits=3", "3rd smallest vector distance", "questions", "min", "q1", "median", "q3", "max",
+		"covered", "uncovered", "OVERLAP: ", "best split: web.thin_distance", "sorts 1 of 2 right (50.0%)", "configured web.thin_distance 0.500",
+		"sorted wrong at", "line 1, covered"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	env = append(env, "VAULTASK_WEB__THIN_HITS=0")
+	if _, _, err := run(t, env, "eval", "web-trigger", "--questions", questions); err == nil || !strings.Contains(err.Error(), "web.thin_hits is 0") {
+		t.Fatalf("thin_hits 0: %v", err)
+	}
+}
+
+func TestWriteWebTriggerGap(t *testing.T) {
+	stat := func(line int, covered bool, v float64) thinStat {
+		q := evalQuestion{line: line, text: "q"}
+		if covered {
+			q.acceptable = []string{"a.md"}
+		}
+		return thinStat{q: q, value: v}
+	}
+	var out bytes.Buffer
+	writeWebTrigger(&out, rag.Settings{ThinHits: 2, ThinDistance: 0.5},
+		[]thinStat{stat(1, true, 0.3), stat(2, true, 0.4), stat(3, true, 0.5)},
+		[]thinStat{stat(4, false, 0.8), stat(5, false, 0.7)})
+	for _, want := range []string{"2nd smallest", "covered          3  0.300  0.350   0.400  0.450  0.500",
+		"uncovered          2  0.700  0.725   0.750  0.775  0.800", "gap: covered questions reach 0.500, uncovered ones start at 0.700",
+		"threshold: web.thin_distance 0.600 (the midpoint of the gap) sorts all 5 questions right",
+		"configured web.thin_distance 0.500: the web fires on 0 of 3 covered questions and stays off for 0 of 2"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "OVERLAP") || strings.Contains(out.String(), "sorted wrong") {
+		t.Errorf("no overlap here:\n%s", out.String())
+	}
+}
+
+func TestBestSplit(t *testing.T) {
+	inf := math.Inf(1)
+	for _, tc := range []struct {
+		name               string
+		covered, uncovered []float64
+		threshold          float64
+		mistakes           int
+	}{
+		{"gap", []float64{0.25, 0.375}, []float64{0.625, 0.75}, 0.5, 0},
+		// Two equally good intervals of equal width: the lower.
+		{"overlap", []float64{0.25, 0.75}, []float64{0.5, 1}, 0.375, 1},
+		// The wider of two equally good intervals.
+		{"widest", []float64{0.125, 0.5}, []float64{0.25, 1}, 0.75, 1},
+		// +Inf (too few distances) is always thin.
+		{"inf", []float64{0.25, inf}, []float64{0.5, inf}, 0.375, 1},
+		// Below every value: everything is thin.
+		{"below", []float64{inf}, []float64{0.25}, math.Nextafter(0.25, 0), 1},
+	} {
+		got := bestSplit(tc.covered, tc.uncovered)
+		if got.threshold != tc.threshold || got.mistakes() != tc.mistakes {
+			t.Errorf("%s: threshold %v with %d mistakes, want %v with %d", tc.name, got.threshold, got.mistakes(), tc.threshold, tc.mistakes)
+		}
+	}
+}
+
+// thinStatistic must be exactly what rag.Thin compares: coverage is thin
+// just above it and not at it.
+func TestThinStatisticMatchesThin(t *testing.T) {
+	hit := func(d float64, has bool) rag.Hit {
+		return rag.Hit{Chunk: index.Hit{RowID: 1}, Distance: d, HasDistance: has}
+	}
+	hits := []rag.Hit{hit(0.5, true), hit(0.2, true), hit(0.05, false), hit(0.9, true), hit(0.3, true), hit(0.3, true)}
+	for n := 1; n <= 5; n++ {
+		stat := thinStatistic(hits, n)
+		if rag.Thin(hits, n, stat) {
+			t.Errorf("n=%d: thin at its statistic %v", n, stat)
+		}
+		if !math.IsInf(stat, 1) && !rag.Thin(hits, n, math.Nextafter(stat, 0)) {
+			t.Errorf("n=%d: not thin just below its statistic %v", n, stat)
+		}
+	}
+	if got := thinStatistic(hits, 6); !math.IsInf(got, 1) || !rag.Thin(hits, 6, 2) {
+		t.Errorf("six hits wanted, five have a distance: statistic %v", got)
+	}
+}
+
+func TestFiveNumbers(t *testing.T) {
+	if got := fiveNumbers([]float64{1, 2, 3, 4, 5}); got != [5]float64{1, 2, 3, 4, 5} {
+		t.Errorf("1..5: %v", got)
+	}
+	if got := fiveNumbers([]float64{0.7}); got != [5]float64{0.7, 0.7, 0.7, 0.7, 0.7} {
+		t.Errorf("one value: %v", got)
+	}
+	inf := math.Inf(1)
+	if got := fiveNumbers([]float64{0, 1, inf, inf, inf}); got != [5]float64{0, 1, inf, inf, inf} {
+		t.Errorf("with +Inf: %v", got)
+	}
+}
+
+// FuzzParseQuestions: any file either parses into questions that each have
+// text and only non-empty paths, or is an error naming a line.
+func FuzzParseQuestions(f *testing.F) {
+	f.Add([]byte("# header\nhow do I link notes?\ten/Internal links.md|en/Aliases.md\nwhat is the capital of Australia?\t\n"))
+	f.Add([]byte("no tab here\n"))
+	f.Add([]byte("a\tb\tc\r\n\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		qs, err := parseQuestions("q.tsv", data)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "q.tsv") {
+				t.Fatalf("error %q does not name the file", err)
+			}
+			return
+		}
+		for _, q := range qs {
+			if strings.TrimSpace(q.text) == "" || q.line < 1 {
+				t.Fatalf("question %+v has no text or line", q)
+			}
+			for _, p := range q.acceptable {
+				if strings.TrimSpace(p) == "" {
+					t.Fatalf("question %+v has an empty path", q)
+				}
+			}
+		}
+	})
+}
