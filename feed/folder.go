@@ -78,9 +78,7 @@ type FolderFollower struct {
 	// Default 500ms.
 	Debounce time.Duration
 
-	cancel context.CancelFunc
-	done   chan struct{}
-	err    error
+	loop
 }
 
 // NewFolderFollower returns a follower of the folder dir; Open starts it.
@@ -102,31 +100,14 @@ func (f *FolderFollower) Open(ctx context.Context) error {
 		w.Close()
 		return err
 	}
-	ctx, f.cancel = context.WithCancel(ctx)
-	f.done = make(chan struct{})
-	go func() {
-		defer close(f.done)
+	err = f.spawn(ctx, func(ctx context.Context) error {
 		defer w.Close()
-		f.err = f.run(ctx, w)
-	}()
-	return nil
-}
-
-// Done is closed when the follower has stopped.
-func (f *FolderFollower) Done() <-chan struct{} { return f.done }
-
-// Close stops the follower and waits for it, at most until ctx is done.
-func (f *FolderFollower) Close(ctx context.Context) error {
-	if f.done == nil {
-		return nil
+		return f.run(ctx, w)
+	})
+	if err != nil {
+		w.Close()
 	}
-	f.cancel()
-	select {
-	case <-f.done:
-		return f.err
-	case <-ctx.Done():
-		return fmt.Errorf("close folder follower: %w", ctx.Err())
-	}
+	return err
 }
 
 func (f *FolderFollower) run(ctx context.Context, w *fsnotify.Watcher) error {

@@ -140,9 +140,7 @@ type Follower struct {
 	mu    sync.Mutex
 	stats FollowerStats
 
-	cancel context.CancelFunc
-	done   chan struct{}
-	err    error
+	loop
 }
 
 // parkedNote is a note revision that could not be read whole yet.
@@ -171,35 +169,11 @@ func NewFollower(c *Couch, store *index.Store, opts FollowerOptions) *Follower {
 // once; Done is closed if the follower stops by itself on an error that
 // retrying cannot fix (an index write, an undecryptable vault).
 func (f *Follower) Open(ctx context.Context) error {
-	if f.done != nil {
-		return errors.New("follower already open")
-	}
-	ctx, f.cancel = context.WithCancel(ctx)
-	f.done = make(chan struct{})
-	go func() {
-		defer close(f.done)
-		f.err = f.run(ctx)
-		f.log.Info("stopped following", keySeq, f.since, keyErr, f.err)
-	}()
-	return nil
-}
-
-// Done is closed when the follower has stopped.
-func (f *Follower) Done() <-chan struct{} { return f.done }
-
-// Close stops the follower and waits for it, at most until ctx is done. It
-// returns the error that stopped it, nil for a clean stop.
-func (f *Follower) Close(ctx context.Context) error {
-	if f.done == nil {
-		return nil
-	}
-	f.cancel()
-	select {
-	case <-f.done:
-		return f.err
-	case <-ctx.Done():
-		return fmt.Errorf("close follower: %w", ctx.Err())
-	}
+	return f.spawn(ctx, func(ctx context.Context) error {
+		err := f.run(ctx)
+		f.log.Info("stopped following", keySeq, f.since, keyErr, err)
+		return err
+	})
 }
 
 // Stats returns a snapshot of the follower's counters.
