@@ -87,6 +87,9 @@ type Retrieval struct {
 	MaxChunksPerDoc  int     `yaml:"max_chunks_per_doc" validate:"min=0"`
 	// Fusion ranks by note (a note's best chunk places it) or by chunk.
 	Fusion string `yaml:"fusion" validate:"oneof=note chunk"`
+	// FTSWeight multiplies the full-text list's reciprocal-rank
+	// contributions; the vector list's weight is 1.
+	FTSWeight float64 `yaml:"fts_weight" validate:"gt=0,lte=10"`
 }
 
 // Web is the optional web search used when the vault's hits are thin: fewer
@@ -150,6 +153,7 @@ func Default() Config {
 			FinalTopK:        8,
 			MaxChunksPerDoc:  2,
 			Fusion:           "chunk",
+			FTSWeight:        2,
 		},
 		Web: Web{
 			Provider:     "duckduckgo",

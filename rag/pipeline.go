@@ -45,6 +45,8 @@ type Settings struct {
 	FusionTopK int
 	// NoteFusion fuses per note rather than per chunk (see Fuse).
 	NoteFusion bool
+	// FTSWeight weighs the full-text ranking in the fusion; 0 means 1.
+	FTSWeight float64
 	// MaxChunksPerDoc caps the chunks of one note; 0 means no cap.
 	MaxChunksPerDoc  int
 	GraphEnabled     bool
@@ -132,9 +134,11 @@ type Retrieval struct {
 	Question string
 	Query    string // what was searched: the question, or its standalone rewrite
 	Scope    index.Scope
-	// Direct are the fused hits after the diversity cap, best first, with
-	// their vector distances: what the thin-coverage trigger reads.
+	// Direct are the fused hits after the diversity cap, best first.
 	Direct []Hit
+	// Vector are the vector search's own hits, nearest first: what the
+	// thin-coverage trigger reads, whatever the fusion kept of them.
+	Vector []Hit
 	// Hits are the final hits, best first; Context the same hits in
 	// assembly order.
 	Hits    []Hit
@@ -193,13 +197,12 @@ func (p *Pipeline) Retrieve(ctx context.Context, q Question) (*Retrieval, error)
 		return nil, err
 	}
 	kept := r.Direct
-	r.Silent = !slices.ContainsFunc(kept, func(h Hit) bool {
-		return h.From(FromFTS) || (h.HasDistance && h.Distance <= s.ThinDistance)
-	})
+	r.Silent = !slices.ContainsFunc(kept, func(h Hit) bool { return h.From(FromFTS) }) &&
+		!slices.ContainsFunc(r.Vector, func(h Hit) bool { return h.Distance <= s.ThinDistance })
 	if r.FullTextOnly {
 		r.Thin = r.Silent
 	} else {
-		r.Thin = Thin(kept, s.ThinHits, s.ThinDistance)
+		r.Thin = Thin(r.Vector, s.ThinHits, s.ThinDistance)
 	}
 
 	candidates := kept
@@ -248,7 +251,8 @@ func (p *Pipeline) direct(ctx context.Context, r *Retrieval, s Settings) ([]floa
 		if vecHits, err = p.opts.Searcher.SearchVector(ctx, vec, s.VectorTopK, r.Scope); err != nil {
 			return nil, err
 		}
-		tr.stage("vector", armHits(vecHits, FromVector), fmt.Sprintf("top %d by cosine distance (the score)", s.VectorTopK))
+		r.Vector = armHits(vecHits, FromVector)
+		tr.stage("vector", r.Vector, fmt.Sprintf("top %d by cosine distance (the score)", s.VectorTopK))
 	}
 	r.FullTextOnly = vec == nil
 	ftsText := FTSText(r.Query)
@@ -258,12 +262,16 @@ func (p *Pipeline) direct(ctx context.Context, r *Retrieval, s Settings) ([]floa
 	}
 	tr.stage("fts", armHits(ftsHits, FromFTS), fmt.Sprintf("top %d by BM25 (the score, lower is better) for %q", s.FTSTopK, ftsText))
 
-	fused := Fuse(vecHits, ftsHits, s.NoteFusion)
+	ftsWeight := s.FTSWeight
+	if ftsWeight <= 0 {
+		ftsWeight = 1
+	}
+	fused := Fuse(vecHits, ftsHits, s.NoteFusion, ftsWeight)
 	unit := "chunk"
 	if s.NoteFusion {
 		unit = "note"
 	}
-	tr.stage("fusion", fused, fmt.Sprintf("reciprocal rank fusion, k=%d, by %s", rrfK, unit))
+	tr.stage("fusion", fused, fmt.Sprintf("reciprocal rank fusion, k=%d, by %s, full-text weight %.2g", rrfK, unit, ftsWeight))
 
 	hashOf, err := p.contentHashes(ctx, fused, r.Scope)
 	if err != nil {

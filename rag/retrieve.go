@@ -59,7 +59,8 @@ func (h Hit) From(arm Source) bool { return slices.Contains(h.Sources, arm) }
 const rrfK = 60
 
 // Fuse merges the vector and full-text rankings by reciprocal rank fusion,
-// keeping each hit's provenance, ranks and vector distance.
+// keeping each hit's provenance, ranks and vector distance. A full-text
+// rank adds ftsWeight/(rrfK + rank), a vector rank 1/(rrfK + rank).
 //
 // With byNote the notes are ranked by fusing per note: a note's rank in an
 // arm is the rank of its best chunk among the notes that arm returned, and
@@ -69,11 +70,11 @@ const rrfK = 60
 // place of other notes' best ones. Without byNote every chunk is fused on
 // its own; on this project's help-corpus question set that did better at
 // every depth (eval/RESULTS.md), so it is the default (retrieval.fusion).
-func Fuse(vector, fts []index.Hit, byNote bool) []Hit {
+func Fuse(vector, fts []index.Hit, byNote bool, ftsWeight float64) []Hit {
 	byRow := map[int64]*Hit{}
 	var order []int64
 	noteScore := map[string]float64{}
-	add := func(list []index.Hit, arm Source) {
+	add := func(list []index.Hit, arm Source, weight float64) {
 		noteRank := map[string]int{}
 		for i, c := range list {
 			h, ok := byRow[c.RowID]
@@ -88,15 +89,15 @@ func Fuse(vector, fts []index.Hit, byNote bool) []Hit {
 			} else {
 				h.FTSRank = i + 1
 			}
-			h.Score += 1 / float64(rrfK+i+1)
+			h.Score += weight / float64(rrfK+i+1)
 			if _, seen := noteRank[c.DocID]; !seen {
 				noteRank[c.DocID] = len(noteRank) + 1
-				noteScore[c.DocID] += 1 / float64(rrfK+noteRank[c.DocID])
+				noteScore[c.DocID] += weight / float64(rrfK+noteRank[c.DocID])
 			}
 		}
 	}
-	add(vector, FromVector)
-	add(fts, FromFTS)
+	add(vector, FromVector, 1)
+	add(fts, FromFTS, ftsWeight)
 	out := make([]Hit, len(order))
 	for i, id := range order {
 		out[i] = *byRow[id]

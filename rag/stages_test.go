@@ -41,7 +41,7 @@ func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
 func TestFuseByChunk(t *testing.T) {
 	vector := []index.Hit{chunk(1, "a.md", 0, 0.1), chunk(2, "b.md", 0, 0.2), chunk(3, "c.md", 0, 0.3)}
 	fts := []index.Hit{chunk(3, "c.md", 0, -9), chunk(4, "d.md", 0, -8), chunk(1, "a.md", 0, -7)}
-	got := Fuse(vector, fts, false)
+	got := Fuse(vector, fts, false, 1)
 	// a: 1/61 + 1/63; c: 1/63 + 1/61 (tie, a first by input order); b: 1/62; d: 1/62.
 	want := []fusedRow{
 		{1, "vector+fts", 1, 3, 0.1},
@@ -60,6 +60,24 @@ func TestFuseByChunk(t *testing.T) {
 	}
 }
 
+// A full-text weight above 1 lets a full-text rank outweigh the same
+// vector rank: the tie of a and c above breaks for c, and d passes b.
+func TestFuseWeighsFullText(t *testing.T) {
+	vector := []index.Hit{chunk(1, "a.md", 0, 0.1), chunk(2, "b.md", 0, 0.2), chunk(3, "c.md", 0, 0.3)}
+	fts := []index.Hit{chunk(3, "c.md", 0, -9), chunk(4, "d.md", 0, -8), chunk(1, "a.md", 0, -7)}
+	got := Fuse(vector, fts, false, 2)
+	var order []int64
+	for _, h := range got {
+		order = append(order, h.Chunk.RowID)
+	}
+	if diff := cmp.Diff([]int64{3, 1, 4, 2}, order); diff != "" {
+		t.Fatalf("order (-want +got):\n%s", diff)
+	}
+	if s := 1.0/63 + 2.0/61; !near(got[0].Score, s) {
+		t.Fatalf("score = %v, want %v", got[0].Score, s)
+	}
+}
+
 // Note-level fusion ranks notes by their best chunk; a note's other chunks
 // compete on their own chunk-level score.
 func TestFuseByNote(t *testing.T) {
@@ -67,7 +85,7 @@ func TestFuseByNote(t *testing.T) {
 	// the two best FTS chunks and the second vector chunk.
 	vector := []index.Hit{chunk(1, "a.md", 0, 0.1), chunk(5, "b.md", 2, 0.2), chunk(9, "c.md", 0, 0.3)}
 	fts := []index.Hit{chunk(4, "b.md", 0, -9), chunk(6, "b.md", 1, -8), chunk(2, "a.md", 1, -7)}
-	got := Fuse(vector, fts, true)
+	got := Fuse(vector, fts, true, 1)
 	var order []int64
 	for _, h := range got {
 		order = append(order, h.Chunk.RowID)

@@ -141,6 +141,7 @@ func retrievalSettings(cfg config.Config) rag.Settings {
 		FTSTopK:          r.FTSTopK,
 		FusionTopK:       r.FusionTopK,
 		NoteFusion:       r.Fusion == "note",
+		FTSWeight:        r.FTSWeight,
 		MaxChunksPerDoc:  r.MaxChunksPerDoc,
 		GraphEnabled:     r.GraphEnabled,
 		GraphMaxSiblings: r.GraphMaxSiblings,

@@ -174,6 +174,7 @@ var retrievalKeys = map[string]func(r *config.Retrieval) any{
 	"fts_top_k":          func(r *config.Retrieval) any { return &r.FTSTopK },
 	"fusion_top_k":       func(r *config.Retrieval) any { return &r.FusionTopK },
 	"fusion":             func(r *config.Retrieval) any { return &r.Fusion },
+	"fts_weight":         func(r *config.Retrieval) any { return &r.FTSWeight },
 	"max_chunks_per_doc": func(r *config.Retrieval) any { return &r.MaxChunksPerDoc },
 	"graph_max_siblings": func(r *config.Retrieval) any { return &r.GraphMaxSiblings },
 	"graph_discount":     func(r *config.Retrieval) any { return &r.GraphDiscount },
@@ -529,7 +530,7 @@ func (m *Main) evalWebTrigger(ctx context.Context, args []string) error {
 		if r.FullTextOnly {
 			return fmt.Errorf("%s:%d: no query vector (no embedder, or it failed: see stderr): the trigger reads vector distances", s.file, q.line)
 		}
-		st := thinStat{q: q, value: thinStatistic(r.Direct, settings.ThinHits)}
+		st := thinStat{q: q, value: thinStatistic(r.Vector, settings.ThinHits)}
 		if q.covered() {
 			covered = append(covered, st)
 		} else {
@@ -547,12 +548,12 @@ type thinStat struct {
 }
 
 // thinStatistic is what rag.Thin compares with thin_distance: the thinHits-th
-// smallest vector distance among the direct hits. Coverage is thin exactly
+// smallest distance among the vector search's hits. Coverage is thin exactly
 // when it is above thin_distance; it is +Inf when fewer than thinHits hits
 // have a distance.
-func thinStatistic(direct []rag.Hit, thinHits int) float64 {
+func thinStatistic(vector []rag.Hit, thinHits int) float64 {
 	var ds []float64
-	for _, h := range direct {
+	for _, h := range vector {
 		if h.HasDistance {
 			ds = append(ds, h.Distance)
 		}
@@ -646,9 +647,9 @@ func bestSplit(covered, uncovered []float64) split {
 }
 
 func writeWebTrigger(w io.Writer, s rag.Settings, covered, uncovered []thinStat) {
-	fmt.Fprintf(w, "web trigger: coverage is thin, and the web fires, when fewer than web.thin_hits=%d direct hits lie within\n", s.ThinHits)
-	fmt.Fprintf(w, "web.thin_distance of the question: when the %s smallest vector distance among the direct hits (after the\n", ordinal(s.ThinHits))
-	fmt.Fprintf(w, "diversity cap and fusion_top_k, open notes only, as for a request that allows the web) is above it.\n\n")
+	fmt.Fprintf(w, "web trigger: coverage is thin, and the web fires, when fewer than web.thin_hits=%d vector hits lie within\n", s.ThinHits)
+	fmt.Fprintf(w, "web.thin_distance of the question: when the %s smallest distance among the vector search's hits (open\n", ordinal(s.ThinHits))
+	fmt.Fprintf(w, "notes only, as for a request that allows the web) is above it.\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "\tquestions\tmin\tq1\tmedian\tq3\tmax\t")
 	cv, uv := values(covered), values(uncovered)

@@ -200,7 +200,7 @@ func TestEvalWebTriggerOverlap(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
-	for _, want := range []string{"web.thin_hits=3", "3rd smallest vector distance", "questions", "min", "q1", "median", "q3", "max",
+	for _, want := range []string{"web.thin_hits=3", "3rd smallest distance among the vector search's hits", "questions", "min", "q1", "median", "q3", "max",
 		"covered", "uncovered", "OVERLAP: ", "best split: web.thin_distance", "sorts 1 of 2 right (50.0%)", "configured web.thin_distance 0.500",
 		"sorted wrong at", "line 1, covered"} {
 		if !strings.Contains(out, want) {
