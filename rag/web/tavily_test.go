@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -102,23 +101,8 @@ func TestTavilyResponses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				_, _ = w.Write([]byte(tt.body))
-			}))
-			defer srv.Close()
-			res, err := mustNew(t, Tavily, keyEnv, Options{BaseURL: srv.URL}).Search(context.Background(), "q", 3)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, res); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
+			res, err := searchBody(t, Tavily, tt.body)
+			checkResults(t, res, err, tt.want, tt.wantErr)
 		})
 	}
 }

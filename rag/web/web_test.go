@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 const testKey = "sk-test-secret-0123456789"
@@ -23,6 +25,35 @@ func mustNew(tb testing.TB, provider string, getenv func(string) string, opts Op
 }
 
 // keyEnv is a getenv holding every provider's key.
+// searchBody runs provider's Search against a loopback server that answers
+// every request with body.
+func searchBody(t *testing.T, provider, body string) ([]Result, error) {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(body))
+	}))
+	defer srv.Close()
+	return mustNew(t, provider, keyEnv, Options{BaseURL: srv.URL}).Search(context.Background(), "q", 3)
+}
+
+// checkResults fails t unless err contains wantErr (when set), or else res
+// equals want.
+func checkResults(t *testing.T, res []Result, err error, want []Result, wantErr string) {
+	t.Helper()
+	if wantErr != "" {
+		if err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("err = %v, want %q", err, wantErr)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, res); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
 func keyEnv(name string) string {
 	if name == EnvTavilyAPIKey || name == EnvBraveAPIKey {
 		return testKey
