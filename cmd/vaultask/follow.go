@@ -27,14 +27,10 @@ const closeTimeout = 30 * time.Second
 
 func runFollow(ctx context.Context, m *Main, args []string) error {
 	fset, cfgPath := m.newFlagSet("follow", "follow")
-	if err := parseFlags(fset, args); err != nil {
-		return err
-	}
-	cfg, err := m.loadConfig(*cfgPath)
+	cfg, log, err := m.configure(fset, cfgPath, args)
 	if err != nil {
 		return err
 	}
-	log := newLogger(m.Stderr, cfg.Log)
 	store, err := index.Open(ctx, storeOptions(cfg, log))
 	if err != nil {
 		return err

@@ -18,14 +18,10 @@ func runIndex(ctx context.Context, m *Main, args []string) error {
 	fromDir := fset.String("from-dir", "", "index this folder of markdown instead of the configured vault (vault.source)")
 	rebuild := fset.Bool("rebuild", false, "re-read and re-chunk every note, and accept a changed embedding model by re-embedding everything")
 	dryRun := fset.Bool("dry-run", false, "print what would be added, changed, removed and reclassified; write nothing")
-	if err := parseFlags(fset, args); err != nil {
-		return err
-	}
-	cfg, err := m.loadConfig(*cfgPath)
+	cfg, log, err := m.configure(fset, cfgPath, args)
 	if err != nil {
 		return err
 	}
-	log := newLogger(m.Stderr, cfg.Log)
 
 	dir := *fromDir
 	if dir == "" {

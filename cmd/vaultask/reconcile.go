@@ -17,10 +17,7 @@ import (
 func runReconcile(ctx context.Context, m *Main, args []string) error {
 	fset, cfgPath := m.newFlagSet("reconcile", "reconcile [--dry-run]")
 	dryRun := fset.Bool("dry-run", false, "print what would be added, changed, removed and reclassified; write nothing")
-	if err := parseFlags(fset, args); err != nil {
-		return err
-	}
-	cfg, err := m.loadConfig(*cfgPath)
+	cfg, log, err := m.configure(fset, cfgPath, args)
 	if err != nil {
 		return err
 	}
@@ -29,7 +26,7 @@ func runReconcile(ctx context.Context, m *Main, args []string) error {
 		// reconcile.
 		return runIndex(ctx, m, args)
 	}
-	return m.indexCouch(ctx, cfg, newLogger(m.Stderr, cfg.Log), *dryRun, false)
+	return m.indexCouch(ctx, cfg, log, *dryRun, false)
 }
 
 // connectCouch connects to the configured LiveSync database.

@@ -9,14 +9,11 @@ import (
 func runStats(ctx context.Context, m *Main, args []string) error {
 	fset, cfgPath := m.newFlagSet("stats", "stats [--json]")
 	asJSON := fset.Bool("json", false, "print one JSON object (keys notes, chunks, vectors, embedding_backlog, …)")
-	if err := parseFlags(fset, args); err != nil {
-		return err
-	}
-	cfg, err := m.loadConfig(*cfgPath)
+	cfg, log, err := m.configure(fset, cfgPath, args)
 	if err != nil {
 		return err
 	}
-	store, err := openExisting(ctx, storeOptions(cfg, newLogger(m.Stderr, cfg.Log)))
+	store, err := openExisting(ctx, storeOptions(cfg, log))
 	if err != nil {
 		return err
 	}

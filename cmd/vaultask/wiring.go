@@ -62,6 +62,19 @@ func (m *Main) getenv(key string) string {
 	return ""
 }
 
+// configure parses a command's flags, then loads its configuration and
+// builds its logger: the start every subcommand shares.
+func (m *Main) configure(fs *flag.FlagSet, cfgPath *string, args []string) (config.Config, *slog.Logger, error) {
+	if err := parseFlags(fs, args); err != nil {
+		return config.Config{}, nil, err
+	}
+	cfg, err := m.loadConfig(*cfgPath)
+	if err != nil {
+		return cfg, nil, err
+	}
+	return cfg, newLogger(m.Stderr, cfg.Log), nil
+}
+
 // loadConfig reads the layered configuration for a command.
 func (m *Main) loadConfig(flagPath string) (config.Config, error) {
 	path := flagPath
