@@ -299,12 +299,14 @@ func TestFollowerFirstScanThenFollow(t *testing.T) {
 	db := srv.NewDB(t)
 	srv.LoadAllDocs(t, db, "testdata/edge.all_docs.json")
 	var once sync.Once
+	written := make(chan struct{})
 	rec := &recorder{next: srv.URL}
 	rec.after = func(method, path string) {
 		if strings.HasSuffix(path, "/_all_docs") && method == http.MethodGet {
 			once.Do(func() {
 				note, chunk := liveNote("During Scan.md", "Written while the scan ran.\n")
 				bulk(t, srv, db, chunk, note)
+				close(written)
 			})
 		}
 	}
@@ -313,6 +315,13 @@ func TestFollowerFirstScanThenFollow(t *testing.T) {
 	c := mustConnect(t, opts)
 	store := mustStore(t)
 	f := mustFollow(t, c, store, fastOptions())
+	// The database's last sequence is the target only once the scan has
+	// written its note.
+	select {
+	case <-written:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the scan never listed _all_docs")
+	}
 	waitCaughtUp(t, srv, db, f)
 	want := hashes(edgeTexts)
 	want["During Scan.md"] = hashOf("Written while the scan ran.\n")

@@ -138,14 +138,18 @@ func waitFor(tb testing.TB, timeout time.Duration, what string, cond func() bool
 func waitCaughtUp(tb testing.TB, srv *couchtest.Server, db string, f *Follower) {
 	tb.Helper()
 	seq, _ := srv.DBInfo(tb, db)
-	waitFor(tb, 30*time.Second, "the follower to reach seq "+seq, func() bool {
+	deadline := time.Now().Add(30 * time.Second)
+	for f.Stats().Checkpoint != seq {
 		select {
 		case <-f.Done():
 			tb.Fatalf("follower stopped: %v", f.err)
 		default:
 		}
-		return f.Stats().Checkpoint == seq
-	})
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out after 30s waiting for the follower to reach seq %s: %+v", seq, f.Stats())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // hashOf is the content hash the index keeps for a note's text.
