@@ -84,20 +84,20 @@ func (v *Vectorizer) Status() VectorizerStatus {
 func (v *Vectorizer) Drain(ctx context.Context) (int, error) {
 	total := 0
 	for {
-		n, err := v.step(ctx)
+		n, empty, err := v.step(ctx)
 		total += n
-		if err != nil || n == 0 {
+		if err != nil || empty {
 			return total, err
 		}
 	}
 }
 
-// step embeds one batch of whole notes. It returns 0, nil when the backlog
-// is empty.
-func (v *Vectorizer) step(ctx context.Context) (int, error) {
+// step embeds one batch of whole notes and returns how many vectors it
+// wrote; empty reports a backlog with nothing left to embed.
+func (v *Vectorizer) step(ctx context.Context) (written int, empty bool, err error) {
 	pending, err := v.store.Backlog(ctx, v.opts.BatchNotes)
 	if err != nil || len(pending) == 0 {
-		return 0, err
+		return 0, err == nil, err
 	}
 	texts := make([]string, len(pending))
 	for i, p := range pending {
@@ -108,24 +108,22 @@ func (v *Vectorizer) step(ctx context.Context) (int, error) {
 		err = fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(texts))
 	}
 	if err != nil {
-		return 0, fmt.Errorf("embed: %w", err)
+		return 0, false, fmt.Errorf("embed: %w", err)
 	}
 	vs := make([]Vector, len(pending))
 	for i, p := range pending {
 		vs[i] = Vector{RowID: p.RowID, Text: p.Text, Embedding: vecs[i]}
 	}
+	// Chunks rewritten meanwhile are dropped by PutVectors; the next
+	// Backlog read returns their new text.
 	n, err := v.store.PutVectors(ctx, vs)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	v.mu.Lock()
 	v.status.Embedded += int64(n)
 	v.mu.Unlock()
-	if n == 0 {
-		// Every chunk changed under us; the next Backlog read sees the new text.
-		return len(pending), nil
-	}
-	return n, nil
+	return n, false, nil
 }
 
 // Run embeds the backlog whenever the store signals new chunks (and every
