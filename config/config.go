@@ -48,10 +48,10 @@ type Sensitivity struct {
 }
 
 // Index is the SQLite file and how often it is reconciled against the whole
-// vault, to catch changes the follower missed.
+// vault, to catch changes the follower missed (at least MinReconcileInterval).
 type Index struct {
 	Path              string        `yaml:"path" validate:"required"`
-	ReconcileInterval time.Duration `yaml:"reconcile_interval" validate:"gt=0"`
+	ReconcileInterval time.Duration `yaml:"reconcile_interval"`
 }
 
 // Models are model ids of the form provider/name (see the providers list in

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/go-playground/validator/v10"
@@ -108,6 +109,10 @@ func describeFieldError(fe validator.FieldError) error {
 	return fmt.Errorf("%s (%v) fails the %s check", path, fe.Value(), fe.Tag())
 }
 
+// MinReconcileInterval is the shortest index.reconcile_interval: a reconcile
+// lists the whole database, and the follower pauses the feed while it runs.
+const MinReconcileInterval = time.Minute
+
 func (c Config) crossFieldErrors() []error {
 	var errs []error
 	add := func(format string, args ...any) {
@@ -125,6 +130,24 @@ func (c Config) crossFieldErrors() []error {
 	case "folder":
 		if c.Vault.Path == "" {
 			add("vault.path must be set when vault.source is folder")
+		}
+	}
+
+	if c.Index.ReconcileInterval < MinReconcileInterval {
+		add("index.reconcile_interval (%v) must be at least 1m: a shorter interval reconciles back to back and never follows the feed", c.Index.ReconcileInterval)
+	}
+	for _, g := range []struct {
+		path  string
+		globs []string
+	}{
+		{"sensitivity.personal_paths", c.Sensitivity.PersonalPaths},
+		{"corpus.include", c.Corpus.Include},
+		{"corpus.exclude", c.Corpus.Exclude},
+	} {
+		for _, glob := range g.globs {
+			if strings.HasPrefix(glob, "/") {
+				add("%s %q: vault paths are relative and never start with '/': write %q", g.path, glob, strings.TrimLeft(glob, "/"))
+			}
 		}
 	}
 

@@ -62,12 +62,34 @@ func TestValidate(t *testing.T) {
 		{
 			name:   "zero reconcile interval",
 			change: func(c *Config) { c.Index.ReconcileInterval = 0 },
-			want:   []string{"index.reconcile_interval (0s) must be > 0"},
+			want:   []string{"index.reconcile_interval (0s) must be at least 1m"},
 		},
 		{
 			name:   "negative reconcile interval",
 			change: func(c *Config) { c.Index.ReconcileInterval = -time.Minute },
-			want:   []string{"index.reconcile_interval (-1m0s) must be > 0"},
+			want:   []string{"index.reconcile_interval (-1m0s) must be at least 1m"},
+		},
+		{
+			name:   "reconcile interval of a nanosecond",
+			change: func(c *Config) { c.Index.ReconcileInterval = time.Nanosecond },
+			want:   []string{"index.reconcile_interval (1ns) must be at least 1m"},
+		},
+		{
+			name:   "reconcile interval of a minute",
+			change: func(c *Config) { c.Index.ReconcileInterval = time.Minute },
+		},
+		{
+			name: "globs rooted at /",
+			change: func(c *Config) {
+				c.Sensitivity.PersonalPaths = []string{"/Journal/**", "Tastings/**"}
+				c.Corpus.Include = []string{"/**/*.md"}
+				c.Corpus.Exclude = []string{"//inbox/**"}
+			},
+			want: []string{
+				`sensitivity.personal_paths "/Journal/**": vault paths are relative and never start with '/': write "Journal/**"`,
+				`corpus.include "/**/*.md": vault paths are relative and never start with '/': write "**/*.md"`,
+				`corpus.exclude "//inbox/**": vault paths are relative and never start with '/': write "inbox/**"`,
+			},
 		},
 		{
 			name:   "embedding on ollama",
