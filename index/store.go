@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"sync"
 
+	"golang.org/x/sys/unix"
+
 	sqlite_vec "github.com/asg017/sqlite-vec-go-bindings/cgo"
 	_ "github.com/mattn/go-sqlite3" // registers the sqlite3 driver
 	"github.com/vaultask/vaultask/index/markdown"
@@ -27,6 +29,10 @@ var ErrEmbeddingMismatch = errors.New("embedding model mismatch")
 
 // ErrReadOnly is returned by write methods of a store opened ReadOnly.
 var ErrReadOnly = errors.New("index opened read-only")
+
+// ErrIndexPath means the index file cannot be created or written where it
+// is configured to be.
+var ErrIndexPath = errors.New("index path unusable")
 
 // EmbeddingSpace names the vector space of chunks_vec: vectors from different
 // models are never comparable, so the index records which one it holds.
@@ -64,6 +70,7 @@ type Store struct {
 
 	writer *sql.DB // MaxOpenConns 1: SQLite allows one writer at a time
 	reader *sql.DB
+	lock   *writerLock // held by a writer until Close; nil for a reader
 
 	mu sync.Mutex // serialises Apply and other multi-statement writes
 
@@ -85,7 +92,11 @@ func (s *Store) signalChanged() {
 
 // Open opens (creating if needed) the index at opts.Path, applies pending
 // migrations and checks that the file's embedding space matches opts.Space.
-// A mismatch returns ErrEmbeddingMismatch naming both models; Rebuild resets it.
+// A mismatch returns ErrEmbeddingMismatch naming both models; Rebuild resets
+// it. A writer takes the index's writer lock first: while another process
+// holds it, Open fails at once with ErrLocked naming that process. A reader
+// (ReadOnly) takes no lock and opens an index in a directory it may not write
+// to as an immutable snapshot.
 func Open(ctx context.Context, opts Options) (*Store, error) {
 	if opts.Path == "" {
 		return nil, errors.New("open index: empty path")
@@ -121,47 +132,68 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if opts.ReadOnly {
 		return openReadOnly(ctx, s, opts.Readers)
 	}
-	var err error
-	if s.writer, err = openDB(opts.Path, false); err != nil {
+	if err := checkWritable(opts.Path); err != nil {
 		return nil, err
+	}
+	lock, err := lockWriter(opts.Path)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*Store, error) {
+		s.closeDBs()
+		lock.release()
+		return nil, err
+	}
+	if s.writer, err = openDB(opts.Path, dbWriter); err != nil {
+		return fail(err)
 	}
 	s.writer.SetMaxOpenConns(1)
 	if err := migrate(ctx, s.writer); err != nil {
-		s.writer.Close()
-		return nil, fmt.Errorf("open index %s: %w", opts.Path, err)
+		return fail(fmt.Errorf("open index %s: %w", opts.Path, err))
 	}
 	if err := s.ensureSpace(ctx, opts.Rebuild); err != nil {
-		s.writer.Close()
-		return nil, err
+		return fail(err)
 	}
-	if s.reader, err = openDB(opts.Path, true); err != nil {
-		s.writer.Close()
-		return nil, err
+	if s.reader, err = openDB(opts.Path, dbReader); err != nil {
+		return fail(err)
 	}
 	s.reader.SetMaxOpenConns(opts.Readers)
 	s.reader.SetMaxIdleConns(opts.Readers)
+	s.lock = lock
 	return s, nil
 }
 
-func openDB(path string, readOnly bool) (*sql.DB, error) {
-	if dir := filepath.Dir(path); dir != "" {
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return nil, fmt.Errorf("open index %s: directory %s does not exist (set index.path or VAULTASK_INDEX__PATH)", path, dir)
-		}
-	}
+// How openDB opens a connection pool.
+const (
+	dbWriter = iota
+	dbReader
+	// dbSnapshot reads a file this process may not write to, or whose
+	// directory it may not write to (so SQLite can't create the WAL's
+	// shared-memory file): SQLite's immutable mode, without locks. Only a
+	// writer of another user could change it meanwhile, and the reader
+	// then sees the file as it was last checkpointed.
+	dbSnapshot
+)
+
+func openDB(path string, mode int) (*sql.DB, error) {
 	q := url.Values{}
 	q.Set("_busy_timeout", "10000")
 	q.Set("_foreign_keys", "1")
-	q.Set("_journal_mode", "WAL")
-	q.Set("_synchronous", "NORMAL")
-	if readOnly {
-		q.Set("mode", "ro")
-		q.Set("_query_only", "1")
-	} else {
+	switch mode {
+	case dbWriter:
+		q.Set("_journal_mode", "WAL")
+		q.Set("_synchronous", "NORMAL")
 		q.Set("_txlock", "immediate")
 		// Incremental auto-vacuum lets CompactVectors hand freed pages back
 		// to the file system; it takes effect only on a new file.
 		q.Set("_auto_vacuum", "incremental")
+	case dbReader:
+		q.Set("mode", "ro")
+		q.Set("_query_only", "1")
+	case dbSnapshot:
+		q.Set("mode", "ro")
+		q.Set("immutable", "1")
+		q.Set("_query_only", "1")
 	}
 	db, err := sql.Open("sqlite3", "file:"+url.PathEscape(path)+"?"+q.Encode())
 	if err != nil {
@@ -176,41 +208,120 @@ func openDB(path string, readOnly bool) (*sql.DB, error) {
 
 func openReadOnly(ctx context.Context, s *Store, readers int) (*Store, error) {
 	if _, err := os.Stat(s.path); err != nil {
-		return nil, fmt.Errorf("open index read-only: %w", err)
+		return nil, fmt.Errorf("open index read-only: %w", describeFSError(err))
+	}
+	mode := dbReader
+	if !writable(filepath.Dir(s.path)) || !writable(s.path) {
+		mode = dbSnapshot
 	}
 	var err error
-	if s.reader, err = openDB(s.path, true); err != nil {
+	if s.reader, err = openDB(s.path, mode); err != nil {
 		return nil, err
 	}
 	s.reader.SetMaxOpenConns(readers)
-	names, err := fs.Glob(migrationFS, "migrations/*.sql")
-	if err != nil {
-		s.reader.Close()
-		return nil, err
-	}
-	var applied int
-	if err := s.reader.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&applied); err != nil || applied != len(names) {
-		s.reader.Close()
-		return nil, fmt.Errorf("open index %s read-only: its schema is not current (run once without --dry-run to migrate it)", s.path)
-	}
-	model, _, err := getMeta(ctx, s.reader, "embedding_model")
-	if err == nil && model != s.space.Model {
-		err = fmt.Errorf("%w: the index at %s holds vectors of %s but the configured embedding model is %s", ErrEmbeddingMismatch, s.path, model, s.space.Model)
-	}
-	if err != nil {
+	if err := s.checkReadable(ctx); err != nil {
 		s.reader.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-// Close closes both pools and returns the first error.
-func (s *Store) Close() error {
-	err := s.reader.Close()
+// checkReadable refuses, for a reader, an index whose schema is behind this
+// program's or whose vectors are of another embedding space.
+func (s *Store) checkReadable(ctx context.Context) error {
+	names, err := fs.Glob(migrationFS, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	var applied int
+	if err := s.reader.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&applied); err != nil || applied != len(names) {
+		return fmt.Errorf("open index %s read-only: its schema is not current (open it once for writing, e.g. with `vaultask index`, to migrate it)", s.path)
+	}
+	space, err := storedSpace(ctx, s.reader)
+	if err != nil {
+		return err
+	}
+	if space != s.space {
+		return s.spaceMismatch(space)
+	}
+	return nil
+}
+
+// storedSpace is the embedding space the index records; zero before its
+// first writer.
+func storedSpace(ctx context.Context, q querier) (EmbeddingSpace, error) {
+	model, _, err := getMeta(ctx, q, "embedding_model")
+	if err != nil {
+		return EmbeddingSpace{}, err
+	}
+	dimText, _, err := getMeta(ctx, q, "embedding_dim")
+	if err != nil {
+		return EmbeddingSpace{}, err
+	}
+	dim, _ := strconv.Atoi(dimText)
+	return EmbeddingSpace{Model: model, Dim: dim}, nil
+}
+
+func (s *Store) spaceMismatch(have EmbeddingSpace) error {
+	return fmt.Errorf("%w: the index at %s holds vectors of %s (%d dimensions) but the configured embedding model is %s (%d dimensions); run `vaultask index --rebuild` to re-embed every chunk with the configured model",
+		ErrEmbeddingMismatch, s.path, have.Model, have.Dim, s.space.Model, s.space.Dim)
+}
+
+// checkWritable explains, before SQLite's terse "unable to open database
+// file" can, why a writer cannot use path: a missing directory, or a
+// directory or file this user may not write.
+func checkWritable(path string) error {
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w: cannot create the index %s: directory %s does not exist", ErrIndexPath, path, dir)
+	case err != nil:
+		return fmt.Errorf("%w: cannot create the index %s: %w", ErrIndexPath, path, describeFSError(err))
+	case !fi.IsDir():
+		return fmt.Errorf("%w: cannot create the index %s: %s is not a directory", ErrIndexPath, path, dir)
+	case !writable(dir):
+		return fmt.Errorf("%w: cannot write the index %s: permission denied: directory %s is not writable by this user (uid %d), and the index keeps its WAL and lock files beside it", ErrIndexPath, path, dir, os.Geteuid())
+	}
+	if _, err := os.Stat(path); err == nil && !writable(path) {
+		return fmt.Errorf("%w: cannot write the index %s: permission denied: the file is not writable by this user (uid %d)", ErrIndexPath, path, os.Geteuid())
+	}
+	return nil
+}
+
+// writable reports whether this process may write path (access(2), so a
+// read-only file system counts too).
+func writable(path string) bool {
+	return unix.Access(path, unix.W_OK) == nil
+}
+
+// describeFSError keeps a file-system error's path and cause but says
+// "permission denied" in words a user acts on.
+func describeFSError(err error) error {
+	if errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("permission denied: %w", err)
+	}
+	return err
+}
+
+func (s *Store) closeDBs() error {
+	var err error
+	if s.reader != nil {
+		err = s.reader.Close()
+	}
 	if s.writer != nil {
 		err = errors.Join(err, s.writer.Close())
 	}
 	return err
+}
+
+// Close closes both pools, then releases the writer lock, and returns the
+// first error.
+func (s *Store) Close() error {
+	err := s.closeDBs()
+	lock := s.lock
+	s.lock = nil
+	return errors.Join(err, lock.release())
 }
 
 // Path is the index file's path.
@@ -224,20 +335,13 @@ func (s *Store) Space() EmbeddingSpace { return s.space }
 // vector is dropped and every chunk goes back on the embedding backlog. An
 // unchanged space is kept even when reset is true: its vectors are still valid.
 func (s *Store) ensureSpace(ctx context.Context, reset bool) error {
-	model, _, err := getMeta(ctx, s.writer, "embedding_model")
+	have, err := storedSpace(ctx, s.writer)
 	if err != nil {
 		return err
 	}
-	dimText, _, err := getMeta(ctx, s.writer, "embedding_dim")
-	if err != nil {
-		return err
-	}
-	dim, _ := strconv.Atoi(dimText)
-	same := model == s.space.Model && dim == s.space.Dim
-	if model != "" && (same || !reset) {
-		if !same {
-			return fmt.Errorf("%w: the index at %s holds vectors of %s (%d dimensions) but the configured embedding model is %s (%d dimensions); run `vaultask index --rebuild` to re-embed every chunk with the new model",
-				ErrEmbeddingMismatch, s.path, model, dim, s.space.Model, s.space.Dim)
+	if have.Model != "" && (have == s.space || !reset) {
+		if have != s.space {
+			return s.spaceMismatch(have)
 		}
 		return nil
 	}

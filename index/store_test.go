@@ -3,6 +3,8 @@ package index
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -337,4 +339,84 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+func TestSecondWriterFailsAtOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "i.db")
+	first := mustOpen(t, Options{Path: path})
+	_, err := Open(context.Background(), Options{Path: path, Space: testSpace})
+	if !errors.Is(err, ErrLocked) {
+		t.Fatalf("second writer: %v, want ErrLocked", err)
+	}
+	for _, want := range []string{path, fmt.Sprintf("pid %d", os.Getpid()), path + ".lock"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %q", err, want)
+		}
+	}
+	// Readers take no lock.
+	ro := mustOpen(t, Options{Path: path, ReadOnly: true})
+	if _, err := ro.Stats(context.Background()); err != nil {
+		t.Fatalf("reader beside a writer: %v", err)
+	}
+	// The lock goes with the writer.
+	first.Close()
+	mustOpen(t, Options{Path: path}).Close()
+}
+
+func TestReaderChecksEmbeddingModelAndDimension(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "i.db")
+	mustOpen(t, Options{Path: path}).Close()
+	for _, space := range []EmbeddingSpace{{Model: testSpace.Model, Dim: 8}, {Model: "ollama/bge-m3", Dim: testSpace.Dim}} {
+		_, err := Open(context.Background(), Options{Path: path, Space: space, ReadOnly: true})
+		if !errors.Is(err, ErrEmbeddingMismatch) {
+			t.Fatalf("reader with %v on a %v index: %v, want ErrEmbeddingMismatch", space, testSpace, err)
+		}
+		if want := fmt.Sprintf("%s (%d dimensions)", space.Model, space.Dim); !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %q", err, want)
+		}
+	}
+}
+
+func TestWriterNeedsAWritableDirectory(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no", "such", "dir", "i.db")
+	_, err := Open(context.Background(), Options{Path: missing, Space: testSpace})
+	if !errors.Is(err, ErrIndexPath) || !strings.Contains(err.Error(), "directory "+filepath.Dir(missing)+" does not exist") {
+		t.Fatalf("missing directory: %v", err)
+	}
+	file := filepath.Join(t.TempDir(), "plain")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(context.Background(), Options{Path: filepath.Join(file, "i.db"), Space: testSpace})
+	if !errors.Is(err, ErrIndexPath) || !strings.Contains(err.Error(), "is not a directory") {
+		t.Fatalf("directory that is a file: %v", err)
+	}
+}
+
+// A sync writes only what its plan saw: a note written after the plan was
+// made (by a follower, say) is newer than the listing and is kept, and a
+// note deleted since is not brought back.
+func TestSyncIsACompareAndSetOnItsPlan(t *testing.T) {
+	s := mustOpen(t, Options{})
+	ctx := context.Background()
+	mustApply(t, s, upserts(note("a.md", "alpha one"), note("gone.md", "to be deleted")))
+	listing := []NoteInput{note("a.md", "alpha listed"), note("gone.md", "to be deleted, listed"), note("new.md", "new")}
+	plan, err := s.Plan(ctx, listing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer := note("a.md", "alpha two")
+	newer.Rev = "2-b"
+	mustApply(t, s, Batch{Upserts: []NoteInput{newer}, Deletes: []string{"gone.md"}})
+
+	res, err := s.Sync(ctx, listing, plan, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stale != 2 || res.Added != 1 {
+		t.Fatalf("sync: %+v, want 2 stale (a.md, gone.md) and new.md added", res.ApplyResult)
+	}
+	if got := str(t, s, `SELECT group_concat(path || '@' || rev, ' ') FROM (SELECT path, rev FROM docs ORDER BY path)`); got != "a.md@2-b new.md@1-a" {
+		t.Fatalf("index after the sync: %s", got)
+	}
 }

@@ -108,7 +108,8 @@ func runAsk(ctx context.Context, m *Main, args []string) error {
 }
 
 // parseQuestion parses flags before and after the question; the remaining
-// words are the question.
+// words are the question. Everything after -- is question, so a question
+// may start with '-'.
 func parseQuestion(fs *flag.FlagSet, args []string) (string, error) {
 	var words []string
 	for {
@@ -117,9 +118,16 @@ func parseQuestion(fs *flag.FlagSet, args []string) (string, error) {
 			return "", errHelp
 		}
 		if err != nil {
+			if strings.HasPrefix(err.Error(), "flag provided but not defined") {
+				return "", fmt.Errorf("%w: %v; a question that starts with '-' goes after --, e.g. vaultask ask -- \"-v or --verbose?\"", errUsage, err)
+			}
 			return "", errUsage
 		}
 		if fs.NArg() == 0 {
+			break
+		}
+		if i := len(args) - fs.NArg() - 1; i >= 0 && args[i] == "--" {
+			words = append(words, fs.Args()...)
 			break
 		}
 		words = append(words, fs.Arg(0))
@@ -127,6 +135,9 @@ func parseQuestion(fs *flag.FlagSet, args []string) (string, error) {
 	}
 	q := strings.TrimSpace(strings.Join(words, " "))
 	if q == "" {
+		if len(words) > 0 {
+			return "", fmt.Errorf("%w: the question is empty: write it after ask, e.g. vaultask ask \"how do I back up my vault?\"", errUsage)
+		}
 		fs.Usage()
 		return "", errUsage
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -128,6 +129,39 @@ func TestAskUsage(t *testing.T) {
 	env = append(env, "VAULTASK_INDEX__PATH="+filepath.Join(t.TempDir(), "absent.db"))
 	if _, _, err := run(t, env, "ask", "anything"); err == nil || !strings.Contains(err.Error(), "vaultask index") {
 		t.Fatalf("ask without an index: %v", err)
+	}
+	// An empty question says so, rather than printing the usage.
+	for _, args := range [][]string{{"ask", ""}, {"ask", "  ", "--dry-run"}} {
+		_, stderr, err := run(t, env, args...)
+		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "the question is empty") || strings.Contains(stderr, "Flags:") {
+			t.Errorf("%q: %v\n%s", args, err, stderr)
+		}
+	}
+	// A question that starts with '-' is parsed as a flag unless it follows --.
+	if _, _, err := run(t, env, "ask", "-v", "or --verbose?"); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "goes after --") {
+		t.Errorf("ask -v …: %v, want a hint to use --", err)
+	}
+	if _, _, err := run(t, env, "ask", "--dry-run", "--", "-v", "or --verbose?"); err == nil || !strings.Contains(err.Error(), "vaultask index") {
+		t.Errorf("ask -- -v …: %v, want the question accepted (and the missing index reported)", err)
+	}
+}
+
+func TestParseQuestionAfterDoubleDash(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"how", "--dry-run", "now"}, "how now"},
+		{[]string{"--", "-x", "--dry-run"}, "-x --dry-run"},
+		{[]string{"why", "--", "-x"}, "why -x"},
+		{[]string{"--dry-run", "--", "--"}, "--"},
+	} {
+		fs, _ := NewMain(io.Discard, io.Discard, nil).newFlagSet("ask", "ask")
+		fs.Bool("dry-run", false, "")
+		got, err := parseQuestion(fs, tc.args)
+		if err != nil || got != tc.want {
+			t.Errorf("parseQuestion(%q) = %q, %v; want %q", tc.args, got, err, tc.want)
+		}
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/vaultask/vaultask/feed"
-	"github.com/vaultask/vaultask/index"
 )
 
 // follower is what `vaultask follow` runs: the LiveSync feed or a folder
@@ -31,7 +30,7 @@ func runFollow(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	store, err := index.Open(ctx, storeOptions(cfg, log))
+	store, err := openIndex(ctx, storeOptions(cfg, log))
 	if err != nil {
 		return err
 	}

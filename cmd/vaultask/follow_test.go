@@ -16,7 +16,15 @@ import (
 	"github.com/vaultask/vaultask/internal/couchtest"
 )
 
-func TestMain(m *testing.M) { os.Exit(couchtest.Main(m)) }
+// TestMain runs the tests, or, with VAULTASKTEST_MAIN=1 in the environment,
+// is vaultask itself: tests re-run this binary as another user or process.
+func TestMain(m *testing.M) {
+	if os.Getenv(asMainEnv) == "1" {
+		main()
+		return
+	}
+	os.Exit(couchtest.Main(m))
+}
 
 // livesyncFixtures are LiveSync's own documents, beside the decoder.
 const livesyncFixtures = "../../feed/livesync/testdata"

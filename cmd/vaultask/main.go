@@ -16,6 +16,9 @@ func main() {
 	err := NewMain(os.Stdout, os.Stderr, os.Environ()).Run(ctx, os.Args[1:])
 	stop()
 	if errors.Is(err, errUsage) {
+		if err != errUsage {
+			fmt.Fprintln(os.Stderr, "vaultask:", err)
+		}
 		os.Exit(2)
 	}
 	if err != nil {
@@ -25,7 +28,9 @@ func main() {
 }
 
 var (
-	// errUsage means the usage text was printed; the exit status says so.
+	// errUsage means the command line was wrong: the usage text, or an
+	// error wrapping errUsage that says what was wrong, was printed; the
+	// exit status says so.
 	errUsage = errors.New("usage")
 	// errHelp means help was asked for and printed: a success.
 	errHelp = errors.New("help")

@@ -121,11 +121,21 @@ func storeOptions(cfg config.Config, log *slog.Logger) index.Options {
 	}
 }
 
+// openIndex opens the index, saying which setting moves it when its path
+// is unusable.
+func openIndex(ctx context.Context, opts index.Options) (*index.Store, error) {
+	s, err := index.Open(ctx, opts)
+	if errors.Is(err, index.ErrIndexPath) {
+		return nil, fmt.Errorf("%w (the index is at index.path, env VAULTASK_INDEX__PATH)", err)
+	}
+	return s, err
+}
+
 // openExisting opens the index read-only, with a clear error when there is none yet.
 func openExisting(ctx context.Context, opts index.Options) (*index.Store, error) {
 	if _, err := os.Stat(opts.Path); errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("no index at %s (index.path): run `vaultask index` first", opts.Path)
 	}
 	opts.ReadOnly = true
-	return index.Open(ctx, opts)
+	return openIndex(ctx, opts)
 }
