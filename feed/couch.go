@@ -319,6 +319,33 @@ func (c *Couch) fetch(ctx context.Context, ids []string) (map[string]json.RawMes
 	return out, nil
 }
 
+// currentRevs looks up the current revision of each of ids with
+// POST _all_docs {"keys": […]} (no documents): a missing or deleted
+// document has none and is absent from the result.
+func (c *Couch) currentRevs(ctx context.Context, ids []string) (map[string]string, error) {
+	out := make(map[string]string, len(ids))
+	for start := 0; start < len(ids); start += keysBatch {
+		keys := ids[start:min(start+keysBatch, len(ids))]
+		rs := c.db.AllDocs(ctx, kivik.Params(map[string]any{"keys": keys}))
+		for rs.Next() {
+			var v struct {
+				Rev     string `json:"rev"`
+				Deleted bool   `json:"deleted"`
+			}
+			id, err := rs.ID()
+			if err != nil || id == "" || rs.ScanValue(&v) != nil || v.Deleted || v.Rev == "" {
+				continue // a not_found or deleted row
+			}
+			out[id] = v.Rev
+		}
+		if err := rs.Err(); err != nil {
+			return nil, fmt.Errorf("look up %d revisions: %w", len(keys), err)
+		}
+		rs.Close()
+	}
+	return out, nil
+}
+
 // derivedID is the _id LiveSync gives path in this vault: of two documents
 // that claim one path, the one with this id is the current one.
 func (c *Couch) derivedID(path string) string {

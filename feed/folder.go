@@ -163,7 +163,7 @@ func (f *FolderFollower) sync(ctx context.Context) error {
 	if len(plan.Add)+len(plan.Change)+len(plan.Touch)+len(plan.Remove) == 0 {
 		return nil
 	}
-	res, err := f.store.Sync(ctx, listing, plan.Remove, false)
+	res, err := f.store.Sync(ctx, listing, plan, false)
 	if err != nil {
 		return err
 	}

@@ -721,12 +721,7 @@ func (f *Follower) commit(ctx context.Context, docs []livesync.Doc, checkpoint s
 		s.Checkpoint = checkpoint
 		s.Rows += rows
 		s.Batches++
-		s.Applied.Added += res.Added
-		s.Applied.Changed += res.Changed
-		s.Applied.Touched += res.Touched
-		s.Applied.Unchanged += res.Unchanged
-		s.Applied.Deleted += res.Deleted
-		s.Applied.Absent += res.Absent
+		s.Applied = s.Applied.Add(res)
 		s.CachedChunks = f.chunks.len()
 	})
 	if res.Written() {

@@ -90,6 +90,11 @@ func (r *Reconciler) Run(ctx context.Context, opts ReconcileOptions) (ReconcileR
 	if err := r.plan(ctx, &l, &res); err != nil {
 		return res, err
 	}
+	if !opts.DryRun {
+		if err := r.recheck(ctx, &l, &res); err != nil {
+			return res, err
+		}
+	}
 	res.Notes, res.Incomplete = len(l.Notes), l.Incomplete
 	if opts.DryRun {
 		if res.Reclassified, err = r.store.Recompute(ctx, true); err != nil {
@@ -97,7 +102,7 @@ func (r *Reconciler) Run(ctx context.Context, opts ReconcileOptions) (ReconcileR
 		}
 		return res, nil
 	}
-	if res.Sync, err = r.store.Sync(ctx, l.Notes, res.Plan.Remove, opts.Force); err != nil {
+	if res.Sync, err = r.store.Sync(ctx, l.Notes, res.Plan, opts.Force); err != nil {
 		return res, fatal(fmt.Errorf("reconcile: %w", err))
 	}
 	res.Reclassified = res.Sync.Reclassified
@@ -189,6 +194,113 @@ func (r *Reconciler) plan(ctx context.Context, l *Listing, res *ReconcileResult)
 	plan.Remove = withoutIncomplete(plan.Remove, l.Incomplete)
 	res.Plan = plan
 	return nil
+}
+
+// recheck re-reads, just before the writes, the notes the plan would write
+// whose documents changed since the listing: the listing is a snapshot that
+// may be older than the index (a follower applied a newer revision, or a
+// delete, while the scan ran), and writing it as it is would put an older
+// revision back or bring a deleted note back. Nothing changed when the
+// database's sequence did not move.
+func (r *Reconciler) recheck(ctx context.Context, l *Listing, res *ReconcileResult) error {
+	now, err := r.couch.updateSeq(ctx)
+	if err != nil {
+		return fmt.Errorf("reconcile: %w", err)
+	}
+	if now == l.Since {
+		return nil
+	}
+	writes := map[string]bool{}
+	for _, ps := range [][]string{res.Plan.Add, res.Plan.Change, res.Plan.Touch} {
+		for _, p := range ps {
+			writes[index.DocID(p)] = true
+		}
+	}
+	var ids []string
+	listed := map[string]index.NoteInput{}
+	for _, n := range l.Notes {
+		if writes[index.DocID(n.Path)] && n.SourceID != "" {
+			ids = append(ids, n.SourceID)
+			listed[n.SourceID] = n
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	revs, err := r.couch.currentRevs(ctx, ids)
+	if err != nil {
+		return fmt.Errorf("reconcile: recheck: %w", err)
+	}
+	var moved []string
+	for _, id := range ids {
+		if revs[id] != listed[id].Rev {
+			moved = append(moved, id)
+		}
+	}
+	if len(moved) == 0 {
+		return nil
+	}
+	raws, err := r.couch.fetch(ctx, moved)
+	if err != nil {
+		return fmt.Errorf("reconcile: recheck: %w", err)
+	}
+	var fresh []livesync.Doc
+	for _, id := range moved {
+		raw, ok := raws[id]
+		if !ok {
+			continue // deleted since the listing: the follower removes it
+		}
+		doc, err := r.couch.dec.Decode(raw)
+		if err != nil {
+			if fatalDecode(err) {
+				return fatal(r.couch.decodeError(err))
+			}
+			continue
+		}
+		if doc.Kind == livesync.KindNote && r.couch.indexable(doc.Note) && index.DocID(doc.Note.Path) == index.DocID(listed[id].Path) {
+			fresh = append(fresh, doc)
+		}
+	}
+	notes, incomplete, err := r.read(ctx, fresh, chunkMap{})
+	if err != nil {
+		return err
+	}
+	drop := map[string]bool{}
+	for _, id := range moved {
+		drop[id] = true
+	}
+	kept := l.Notes[:0]
+	for _, n := range l.Notes {
+		if !drop[n.SourceID] {
+			kept = append(kept, n)
+		}
+	}
+	l.Notes = append(kept, notes...)
+	l.Incomplete = append(l.Incomplete, incomplete...)
+	r.log.Info("re-read notes that changed while the database was listed", keyCount, len(moved))
+	confirmed := res.Plan.Remove
+	if res.Plan, err = r.store.Plan(ctx, l.Notes); err != nil {
+		return fatal(fmt.Errorf("reconcile: %w", err))
+	}
+	// Only removals already confirmed stand; a note deleted since the
+	// listing is removed by the follower, which saw the delete.
+	res.Plan.Remove = intersect(res.Plan.Remove, confirmed)
+	return nil
+}
+
+// intersect keeps the paths of a that are also in b.
+func intersect(a, b []string) []string {
+	in := map[string]bool{}
+	for _, p := range b {
+		in[index.DocID(p)] = true
+	}
+	var out []string
+	for _, p := range a {
+		if in[index.DocID(p)] {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func withoutIncomplete(remove []string, incomplete []index.NoteStatus) []string {

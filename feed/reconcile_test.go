@@ -2,8 +2,11 @@ package feed
 
 import (
 	"context"
+	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -157,4 +160,79 @@ func decodedTexts(tb testing.TB, dec *livesync.Decoder, dump string) map[string]
 		out[n.Path] = string(b)
 	}
 	return out
+}
+
+// A reconcile's listing is a snapshot: a note edited or deleted while the
+// database is listed (a follower applies the change meanwhile) must keep its
+// newer state, not get the listing's older revision back. The proxy holds
+// the reconcile right after its _all_docs listing until the follower has
+// applied the change, which is the race that left the index on revision N-1
+// (or brought a deleted note back) in every trial before the recheck.
+func TestReconcileListingOlderThanIndex(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(t *testing.T, srv *couchtest.Server, db string, note map[string]any)
+		want   map[string]string
+	}{
+		{
+			name: "edit",
+			change: func(t *testing.T, srv *couchtest.Server, db string, note map[string]any) {
+				edited, chunk := liveNote("Notes/Race.md", "revision two\n")
+				edited["_rev"] = getDoc(t, srv, db, note["_id"].(string))["_rev"]
+				bulk(t, srv, db, chunk, edited)
+			},
+			want: map[string]string{"Notes/Race.md": hashOf("revision two\n"), "Notes/Other.md": hashOf("other\n")},
+		},
+		{
+			name: "soft delete",
+			change: func(t *testing.T, srv *couchtest.Server, db string, note map[string]any) {
+				doc := getDoc(t, srv, db, note["_id"].(string))
+				doc["deleted"] = true
+				put(t, srv, db, doc)
+			},
+			want: map[string]string{"Notes/Other.md": hashOf("other\n")},
+		},
+		{
+			name: "tombstone",
+			change: func(t *testing.T, srv *couchtest.Server, db string, note map[string]any) {
+				del(t, srv, db, note["_id"].(string))
+			},
+			want: map[string]string{"Notes/Other.md": hashOf("other\n")},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := couchtest.Start(t)
+			db := srv.NewDB(t)
+			note, chunk := liveNote("Notes/Race.md", "revision one\n")
+			other, otherChunk := liveNote("Notes/Other.md", "other\n")
+			bulk(t, srv, db, chunk, note, otherChunk, other)
+			store := mustStore(t)
+			f := mustFollow(t, mustConnect(t, couchOptions(srv, db)), store, fastOptions())
+			waitCaughtUp(t, srv, db, f)
+
+			// Reconcile through a proxy that, once the listing is served,
+			// changes the note and waits for the follower to apply it.
+			rec := &recorder{next: srv.URL}
+			var armed atomic.Bool
+			var once sync.Once
+			rec.after = func(method, path string) {
+				if armed.Load() && method == http.MethodGet && strings.HasSuffix(path, "/_all_docs") {
+					once.Do(func() {
+						tc.change(t, srv, db, note)
+						waitCaughtUp(t, srv, db, f)
+					})
+				}
+			}
+			opts := couchOptions(srv, db)
+			opts.URL = newRecordingProxy(t, rec)
+			c := mustConnect(t, opts) // its probe for encrypted chunks lists _all_docs too
+			armed.Store(true)
+			if _, err := NewReconciler(c, store).Run(context.Background(), ReconcileOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, mustSnapshot(t, store).Docs); diff != "" {
+				t.Fatalf("index after the reconcile (-want +got):\n%s", diff)
+			}
+		})
+	}
 }

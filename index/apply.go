@@ -39,6 +39,13 @@ func (s *Store) Apply(ctx context.Context, b Batch) (ApplyResult, error) {
 
 	w := &applier{s: s, tx: tx, ctx: ctx, affected: map[string]bool{}}
 	for _, p := range b.Deletes {
+		if ok, err := w.expected(b.Expect, DocID(p)); err != nil || !ok {
+			if err != nil {
+				return res, fmt.Errorf("apply: delete %s: %w", p, err)
+			}
+			res.Stale++
+			continue
+		}
 		gone, err := w.deleteDoc(DocID(p))
 		if err != nil {
 			return res, fmt.Errorf("apply: delete %s: %w", p, err)
@@ -50,6 +57,13 @@ func (s *Store) Apply(ctx context.Context, b Batch) (ApplyResult, error) {
 		}
 	}
 	for _, n := range b.Upserts {
+		if ok, err := w.expected(b.Expect, DocID(n.Path)); err != nil || !ok {
+			if err != nil {
+				return res, fmt.Errorf("apply: %s: %w", n.Path, err)
+			}
+			res.Stale++
+			continue
+		}
 		outcome, err := w.upsert(n, b.Force)
 		if err != nil {
 			return res, fmt.Errorf("apply: %s: %w", n.Path, err)
@@ -107,6 +121,21 @@ type applier struct {
 	affected map[string]bool
 
 	preludesChanged bool // refreshTopics re-queued chunks for embedding
+}
+
+// expected reports whether the index holds the revision expect names for
+// docID (no note for ""), or expect does not name docID at all.
+func (w *applier) expected(expect map[string]string, docID string) (bool, error) {
+	want, conditional := expect[docID]
+	if !conditional {
+		return true, nil
+	}
+	var rev string
+	err := w.tx.QueryRowContext(w.ctx, `SELECT rev FROM docs WHERE doc_id = ?`, docID).Scan(&rev)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return false, err
+	}
+	return rev == want, nil
 }
 
 func (w *applier) markAffected(docID string) error {

@@ -31,6 +31,14 @@ type Batch struct {
 	// Force re-chunks upserts even when rev and content are unchanged, as
 	// `vaultask index --rebuild` does after the chunking rules change.
 	Force bool
+
+	// Expect makes the batch a compare-and-set against the index: a note
+	// whose DocID is a key is written (upserted or deleted) only while the
+	// index still holds the revision given ("" for no note at all). A full
+	// sync plans from a listing of the source and an earlier read of the
+	// index; whatever a follower applied since is newer than the listing,
+	// and is kept. Notes not in Expect are written unconditionally.
+	Expect map[string]string
 }
 
 // ApplyResult counts what Apply did.
@@ -41,6 +49,18 @@ type ApplyResult struct {
 	Unchanged int // same revision and text: nothing written
 	Deleted   int // notes removed
 	Absent    int // deletes of notes the index did not hold
+	// Stale counts upserts and deletes skipped because the index no longer
+	// held the revision Batch.Expect named: something newer was applied
+	// since the batch was planned.
+	Stale int
+}
+
+// Add sums two results.
+func (r ApplyResult) Add(o ApplyResult) ApplyResult {
+	return ApplyResult{
+		Added: r.Added + o.Added, Changed: r.Changed + o.Changed, Touched: r.Touched + o.Touched,
+		Unchanged: r.Unchanged + o.Unchanged, Deleted: r.Deleted + o.Deleted, Absent: r.Absent + o.Absent, Stale: r.Stale + o.Stale,
+	}
 }
 
 // Written reports whether Apply changed any note.

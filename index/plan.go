@@ -14,13 +14,18 @@ type Plan struct {
 	Touch     []string // paths with a new revision of the same text
 	Remove    []string // indexed paths the listing no longer has
 	Unchanged int
+	// Expect is what the index held when the plan was made: the revision
+	// of every note of the listing or of Remove, by DocID, "" for none.
+	// Sync applies the plan against it (Batch.Expect), so a note written
+	// since by someone else is not overwritten by this older listing.
+	Expect map[string]string
 }
 
 // Plan diffs a complete listing of the source against the index by
 // (rev, content hash). Notes the index holds but the listing lacks are
 // planned for removal.
 func (s *Store) Plan(ctx context.Context, listing []NoteInput) (Plan, error) {
-	var p Plan
+	p := Plan{Expect: map[string]string{}}
 	type row struct{ path, rev, hash string }
 	have := map[string]row{}
 	rows, err := s.reader.QueryContext(ctx, `SELECT doc_id, path, rev, content_hash FROM docs`)
@@ -44,6 +49,7 @@ func (s *Store) Plan(ctx context.Context, listing []NoteInput) (Plan, error) {
 		id := DocID(n.Path)
 		seen[id] = true
 		old, ok := have[id]
+		p.Expect[id] = old.rev
 		switch {
 		case !ok:
 			p.Add = append(p.Add, n.Path)
@@ -58,6 +64,7 @@ func (s *Store) Plan(ctx context.Context, listing []NoteInput) (Plan, error) {
 	for id, r := range have {
 		if !seen[id] {
 			p.Remove = append(p.Remove, r.path)
+			p.Expect[id] = r.rev
 		}
 	}
 	sort.Strings(p.Remove)

@@ -41,7 +41,7 @@ func runIndex(ctx context.Context, m *Main, args []string) error {
 		return m.printPlan(ctx, opts, listing)
 	}
 	opts.Rebuild = *rebuild
-	store, err := index.Open(ctx, opts)
+	store, err := openIndex(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func runIndex(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := store.Sync(ctx, listing, plan.Remove, *rebuild)
+	res, err := store.Sync(ctx, listing, plan, *rebuild)
 	if err != nil {
 		return err
 	}
@@ -76,7 +76,7 @@ func (m *Main) printPlan(ctx context.Context, opts index.Options, listing []inde
 		}
 	} else {
 		opts.ReadOnly = true
-		store, err := index.Open(ctx, opts)
+		store, err := openIndex(ctx, opts)
 		if err != nil {
 			return err
 		}

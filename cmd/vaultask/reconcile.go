@@ -58,7 +58,7 @@ func (m *Main) indexCouch(ctx context.Context, cfg config.Config, log *slog.Logg
 		return m.couchDryRun(ctx, couch, opts)
 	}
 	opts.Rebuild = rebuild
-	store, err := index.Open(ctx, opts)
+	store, err := openIndex(ctx, opts)
 	if err != nil {
 		return err
 	}
