@@ -2,6 +2,8 @@ package feed
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -92,6 +95,8 @@ type Couch struct {
 	// source names the database in the index's feed_state, without
 	// credentials: a different server or database starts over.
 	source string
+	root   string // the server's URL, without credentials
+	user   string
 	log    *slog.Logger
 }
 
@@ -142,6 +147,8 @@ func Connect(ctx context.Context, opts CouchOptions) (*Couch, error) {
 		passphrase: opts.Passphrase,
 		heartbeat:  opts.Heartbeat,
 		source:     "couchdb " + root + "/" + opts.Database,
+		root:       root,
+		user:       user,
 		log:        opts.Logger.With(logComponent, "feed"),
 	}
 	if _, err := c.db.Stats(ctx); err != nil {
@@ -290,6 +297,67 @@ func (c *Couch) updateSeq(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("database info: %w", err)
 	}
 	return st.UpdateSeq, nil
+}
+
+// dbState is what tells whether the database is still the one a checkpoint
+// was taken in.
+type dbState struct {
+	UpdateSeq string
+	// Identity names the database's LiveSync setup: when its milestone was
+	// created and its key-derivation salt, both written anew when LiveSync
+	// rebuilds the remote. "" for a database LiveSync never set up.
+	Identity string
+}
+
+// state reads the database's sequence and identity.
+func (c *Couch) state(ctx context.Context) (dbState, error) {
+	seq, err := c.updateSeq(ctx)
+	if err != nil {
+		return dbState{}, err
+	}
+	id, err := c.identity(ctx)
+	if err != nil {
+		return dbState{}, err
+	}
+	return dbState{UpdateSeq: seq, Identity: id}, nil
+}
+
+// identity reads the milestone and sync-parameter documents that LiveSync
+// writes once per remote database (see dbState.Identity).
+func (c *Couch) identity(ctx context.Context) (string, error) {
+	var parts []string
+	milestone, err := c.getRaw(ctx, livesync.MilestoneID)
+	if err != nil {
+		return "", err
+	}
+	if milestone != nil {
+		m, err := livesync.ParseMilestone(milestone)
+		if err != nil {
+			return "", fmt.Errorf("database %s: %w", c.db.Name(), err)
+		}
+		parts = append(parts, fmt.Sprintf("milestone created %d", m.Created.UnixMilli()))
+	}
+	params, err := c.getRaw(ctx, livesync.SyncParametersID)
+	if err != nil {
+		return "", err
+	}
+	if params != nil {
+		if p, err := livesync.ParseSyncParameters(params); err == nil {
+			sum := sha256.Sum256(p.PBKDF2Salt)
+			parts = append(parts, "salt "+hex.EncodeToString(sum[:6]))
+		}
+	}
+	return strings.Join(parts, ", "), nil
+}
+
+// seqNumber is the number a sequence starts with: all of it on PouchDB, the
+// part before '-' of CouchDB's opaque sequences, which is the sum of the
+// shards' sequences and so grows with every change. ok is false for anything
+// else.
+func seqNumber(seq string) (n uint64, ok bool) {
+	digits, _, _ := strings.Cut(seq, "-")
+	n, err := strconv.ParseUint(digits, 10, 64)
+	return n, err == nil
 }
 
 // fetch gets documents by id with POST _all_docs?include_docs=true

@@ -46,6 +46,16 @@ type FollowerOptions struct {
 	// delivers a row first) to count as recovered: only then is the
 	// backoff reset and "recovered" logged. Default 5s.
 	StableAfter time.Duration
+	// CheckInterval is how often, while following, the database is checked
+	// for having been recreated under the follower (its sequence behind
+	// the checkpoint, or its LiveSync identity changed), as on every
+	// connection; a feed on a deleted database may just keep sending
+	// heartbeats. Default 1m.
+	CheckInterval time.Duration
+	// ConfirmDelay is how long a reconcile that would remove more than half
+	// of the indexed notes waits before listing the database again to
+	// confirm. Default 15s.
+	ConfirmDelay time.Duration
 	// Sleep waits out a backoff and Jitter draws from [0, 1); tests
 	// replace them.
 	Sleep  func(ctx context.Context, d time.Duration) error
@@ -77,6 +87,8 @@ func (o *FollowerOptions) setDefaults() {
 	def(&o.BackoffMin, 500*time.Millisecond)
 	def(&o.BackoffMax, time.Minute)
 	def(&o.StableAfter, 5*time.Second)
+	def(&o.CheckInterval, time.Minute)
+	def(&o.ConfirmDelay, 15*time.Second)
 	if o.Sleep == nil {
 		o.Sleep = sleep
 	}
@@ -109,6 +121,14 @@ type FollowerStats struct {
 	Reconnects         int
 	Reconciles         int
 	CachedChunks       int
+	// LastError describes the last failure, in words a user acts on, and
+	// LastErrorAt is when it happened; both stay after a recovery.
+	LastError   string
+	LastErrorAt time.Time
+	// UpdateSeq is the database's sequence when it was last checked.
+	UpdateSeq string
+	// Failing is set from a failure until the feed recovers.
+	Failing bool
 }
 
 // Follower follows the database's _changes feed into the index: rows that
@@ -134,7 +154,8 @@ type Follower struct {
 	scanSince     string // the sequence the last full scan started from
 	loadParked    bool   // the parked notes restored from note_status are yet to be read
 	nextReconcile time.Time
-	failing       bool
+	identity      string // of the database the checkpoint was taken in
+	failure       string // the kind of the current failure, "" while healthy
 	warnedVersion bool
 
 	mu    sync.Mutex
@@ -157,8 +178,10 @@ type parkedNote struct {
 // NewFollower returns a Follower of c into store; Open starts it.
 func NewFollower(c *Couch, store *index.Store, opts FollowerOptions) *Follower {
 	opts.setDefaults()
+	rec := NewReconciler(c, store)
+	rec.ConfirmDelay, rec.Sleep = opts.ConfirmDelay, opts.Sleep
 	return &Follower{
-		couch: c, store: store, rec: NewReconciler(c, store), opts: opts, log: c.log,
+		couch: c, store: store, rec: rec, opts: opts, log: c.log,
 		chunks: newChunkCache(opts.ChunkCacheBytes),
 		idPath: map[string]string{}, owner: map[string]string{},
 		parked: map[string]*parkedNote{}, waiting: map[string]map[string]bool{},
@@ -210,6 +233,9 @@ var (
 	// while no feed is open (rows read before a reconcile's listing must
 	// not be applied after it).
 	errReconcileDue = errors.New("reconcile due")
+	// errRecreated ends a connection to a database that is not the one the
+	// checkpoint was taken in any more: a full reconcile follows.
+	errRecreated = errors.New("database recreated")
 )
 
 // run is the follower's loop: reconcile when needed, else follow one
@@ -239,7 +265,7 @@ func (f *Follower) run(ctx context.Context) error {
 			return nil
 		case errors.As(err, &fe):
 			return fe.err
-		case err == nil, errors.Is(err, errReconcileDue):
+		case err == nil, errors.Is(err, errReconcileDue), errors.Is(err, errRecreated):
 			continue
 		case kivik.HTTPStatus(err) == http.StatusBadRequest && !f.needScan:
 			if f.since == f.scanSince {
@@ -253,13 +279,17 @@ func (f *Follower) run(ctx context.Context) error {
 			bo.reset()
 		}
 		wait := bo.next()
-		if !f.failing {
-			f.failing = true
-			f.log.Warn("changes feed failed; reconnecting from the last checkpoint", keySeq, f.since, keyErr, err, keyWait, wait.Round(time.Millisecond))
+		fl := f.couch.describe(err)
+		if fl.kind != f.failure {
+			f.failure = fl.kind
+			f.log.Warn("changes feed failed: "+fl.text+"; retrying from the last checkpoint", keySeq, f.since, keyWait, wait.Round(time.Millisecond), keyErr, err)
 		} else {
 			f.log.Debug("changes feed still failing", keyErr, err, keyWait, wait.Round(time.Millisecond))
 		}
-		f.update(func(s *FollowerStats) { s.Reconnects++ })
+		f.update(func(s *FollowerStats) {
+			s.Reconnects++
+			s.LastError, s.LastErrorAt, s.Failing = fl.text, time.Now(), true
+		})
 		if err := f.opts.Sleep(ctx, wait); err != nil {
 			return nil
 		}
@@ -287,6 +317,9 @@ func (f *Follower) start(ctx context.Context) error {
 	}
 	f.since = since
 	f.update(func(s *FollowerStats) { s.Checkpoint = since })
+	if f.identity, err = f.store.FeedIdentity(ctx, f.couch.source); err != nil {
+		return fatal(err)
+	}
 	if !ok {
 		f.log.Info("no checkpoint for this database: scanning it whole before following", keyDB, f.couch.source)
 		f.needScan = true
@@ -332,7 +365,7 @@ func (f *Follower) reconcile(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	f.since, f.scanSince, f.needScan = res.Since, res.Since, false
+	f.since, f.scanSince, f.needScan, f.identity = res.Since, res.Since, false, res.Identity
 	f.nextReconcile = time.Now().Add(f.opts.ReconcileInterval)
 	f.update(func(s *FollowerStats) { s.Reconciles++; s.Checkpoint = res.Since })
 	if err := f.seed(ctx); err != nil {
@@ -362,10 +395,41 @@ func (f *Follower) restoreParked(ctx context.Context) error {
 	return nil
 }
 
+// checkDatabase compares the database with the one the checkpoint was taken
+// in. A database recreated under the same name (LiveSync's "rebuild
+// remote", or a restore) starts its sequence over, so following it from the
+// checkpoint would miss its notes and keep notes it no longer has: this
+// warns, asks for a full reconcile and returns errRecreated.
+func (f *Follower) checkDatabase(ctx context.Context) error {
+	st, err := f.couch.state(ctx)
+	if err != nil {
+		return err
+	}
+	f.update(func(s *FollowerStats) { s.UpdateSeq = st.UpdateSeq })
+	now, nowOK := seqNumber(st.UpdateSeq)
+	at, atOK := seqNumber(f.since)
+	switch {
+	case f.identity != "" && st.Identity != f.identity:
+		f.log.Warn("the database was recreated (its LiveSync setup is new): reconciling it from scratch", keyDB, f.couch.source, "was", f.identity, "now", st.Identity)
+	case nowOK && atOK && now < at:
+		f.log.Warn("the database's sequence went backwards, so it was recreated or restored: reconciling it from scratch", keyDB, f.couch.source, "update_seq", st.UpdateSeq, keySeq, f.since)
+	default:
+		if f.identity == "" {
+			f.identity = st.Identity // saved with the next checkpoint
+		}
+		return nil
+	}
+	f.needScan = true
+	return errRecreated
+}
+
 // follow reads one _changes connection until it fails, ctx is done or a
 // reconcile is due. healthy reports a connection that delivered a row or
 // stayed up for StableAfter.
 func (f *Follower) follow(ctx context.Context) (healthy bool, err error) {
+	if err := f.checkDatabase(ctx); err != nil {
+		return false, err
+	}
 	conn, cancel := context.WithCancel(ctx)
 	defer cancel()
 	rows := make(chan feedRow, f.opts.BatchRows)
@@ -404,13 +468,16 @@ func (f *Follower) follow(ctx context.Context) (healthy bool, err error) {
 			return
 		}
 		healthy = true
-		if f.failing {
-			f.failing = false
+		if f.failure != "" {
+			f.failure = ""
 			f.log.Info("changes feed recovered", keySeq, f.since)
+			f.update(func(s *FollowerStats) { s.Failing = false })
 		}
 	}
 	stable := time.NewTimer(f.opts.StableAfter)
 	defer stable.Stop()
+	check := time.NewTicker(f.opts.CheckInterval)
+	defer check.Stop()
 	for {
 		retry, stopRetry := f.retryTimer()
 		recon, stopRecon := f.reconcileTimer()
@@ -424,6 +491,8 @@ func (f *Follower) follow(ctx context.Context) (healthy bool, err error) {
 			err = f.retryParked(ctx, false)
 		case <-recon:
 			err = errReconcileDue
+		case <-check.C:
+			err = f.checkDatabase(ctx)
 		case r, ok := <-rows:
 			if !ok {
 				closed = true
@@ -693,7 +762,7 @@ func (f *Follower) commit(ctx context.Context, docs []livesync.Doc, checkpoint s
 			return fatal(err)
 		}
 	}
-	batch := index.Batch{Source: f.couch.source, Checkpoint: checkpoint}
+	batch := index.Batch{Source: f.couch.source, Checkpoint: checkpoint, Identity: f.identity}
 	for _, n := range p.upserts {
 		batch.Upserts = append(batch.Upserts, n)
 	}

@@ -26,12 +26,20 @@ type Reconciler struct {
 	log   *slog.Logger
 	// PageSize is the number of documents per _all_docs request.
 	PageSize int
+	// ConfirmDelay is how long a reconcile that would remove more than
+	// half of the indexed notes waits before listing the database again:
+	// only removals both listings agree on are made. A database that was
+	// just recreated, or one a client is still uploading to, looks like a
+	// vault whose notes were all deleted.
+	ConfirmDelay time.Duration
+	// Sleep waits out ConfirmDelay; tests replace it.
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 // NewReconciler returns a Reconciler of the database c into store; store may
 // be read-only for a dry run.
 func NewReconciler(c *Couch, store *index.Store) *Reconciler {
-	return &Reconciler{couch: c, store: store, log: c.log, PageSize: 1000}
+	return &Reconciler{couch: c, store: store, log: c.log, PageSize: 1000, ConfirmDelay: 15 * time.Second, Sleep: sleep}
 }
 
 // ReconcileOptions change what Run writes.
@@ -50,6 +58,9 @@ type ReconcileResult struct {
 	// Since is the database's sequence read before the scan: following
 	// _changes from it misses nothing the scan did not see.
 	Since string
+	// Identity is the database's identity at the scan (dbState.Identity),
+	// saved with the checkpoint.
+	Identity string
 	// Docs is the number of documents listed; Notes the indexable notes.
 	Docs, Notes int
 	// Plan is the diff against the index; Plan.Remove holds only removals
@@ -72,6 +83,7 @@ type ReconcileResult struct {
 // Listing is the whole vault as one scan saw it.
 type Listing struct {
 	Since      string
+	Identity   string
 	Docs       int
 	Notes      []index.NoteInput
 	Incomplete []index.NoteStatus
@@ -86,12 +98,15 @@ func (r *Reconciler) Run(ctx context.Context, opts ReconcileOptions) (ReconcileR
 	if err != nil {
 		return ReconcileResult{}, err
 	}
-	res := ReconcileResult{Since: l.Since, Docs: l.Docs}
+	res := ReconcileResult{Since: l.Since, Identity: l.Identity, Docs: l.Docs}
 	if err := r.plan(ctx, &l, &res); err != nil {
 		return res, err
 	}
 	if !opts.DryRun {
 		if err := r.recheck(ctx, &l, &res); err != nil {
+			return res, err
+		}
+		if err := r.confirmMassRemoval(ctx, &l, &res); err != nil {
 			return res, err
 		}
 	}
@@ -114,7 +129,7 @@ func (r *Reconciler) Run(ctx context.Context, opts ReconcileOptions) (ReconcileR
 		return res, fatal(fmt.Errorf("reconcile: %w", err))
 	}
 	if !ok || opts.ResetCheckpoint {
-		if _, err := r.store.Apply(ctx, index.Batch{Source: r.couch.source, Checkpoint: l.Since}); err != nil {
+		if _, err := r.store.Apply(ctx, index.Batch{Source: r.couch.source, Checkpoint: l.Since, Identity: l.Identity}); err != nil {
 			return res, fatal(fmt.Errorf("reconcile: save checkpoint: %w", err))
 		}
 	}
@@ -193,6 +208,46 @@ func (r *Reconciler) plan(ctx context.Context, l *Listing, res *ReconcileResult)
 	}
 	plan.Remove = withoutIncomplete(plan.Remove, l.Incomplete)
 	res.Plan = plan
+	return nil
+}
+
+// confirmMassRemoval lists the database a second time, ConfirmDelay later,
+// when the plan would remove more than half of the indexed notes, and keeps
+// only the removals both listings agree on; the second listing is the one
+// written. Mass removals are warned of, with the count.
+func (r *Reconciler) confirmMassRemoval(ctx context.Context, l *Listing, res *ReconcileResult) error {
+	n, of := len(res.Plan.Remove), res.Plan.Indexed
+	if 2*n <= of {
+		return nil
+	}
+	r.log.Warn("a reconcile would remove more than half of the indexed notes; listing the database again to confirm",
+		keyRemoved, n, keyTotal, of, keyWait, r.ConfirmDelay)
+	if err := r.Sleep(ctx, r.ConfirmDelay); err != nil {
+		return err
+	}
+	second, err := r.List(ctx)
+	if err != nil {
+		return err
+	}
+	again := ReconcileResult{Since: second.Since, Identity: second.Identity, Docs: second.Docs}
+	if err := r.plan(ctx, &second, &again); err != nil {
+		return err
+	}
+	if err := r.recheck(ctx, &second, &again); err != nil {
+		return err
+	}
+	again.Plan.Remove = intersect(again.Plan.Remove, res.Plan.Remove)
+	if len(second.Notes)+len(second.Incomplete) == 0 {
+		// No vault has no notes at all: this is a database being rebuilt,
+		// or the wrong one. The index is kept until notes appear.
+		r.log.Warn("the database lists no notes at all: keeping the indexed notes until it does (to start over, delete the index file)",
+			keyTotal, of, keyDB, r.couch.source)
+		again.Plan.Remove = nil
+	}
+	*l, res.Since, res.Identity, res.Docs, res.Plan, res.Kept = second, again.Since, again.Identity, again.Docs, again.Plan, append(res.Kept, again.Kept...)
+	if n := len(res.Plan.Remove); 2*n > of {
+		r.log.Warn("removing more than half of the indexed notes: two listings agree they are gone", keyRemoved, n, keyTotal, of)
+	}
 	return nil
 }
 
@@ -322,10 +377,11 @@ func withoutIncomplete(remove []string, incomplete []index.NoteStatus) []string 
 // index input. Notes that can't be read whole are listed as incomplete.
 func (r *Reconciler) List(ctx context.Context) (Listing, error) {
 	var l Listing
-	var err error
-	if l.Since, err = r.couch.updateSeq(ctx); err != nil {
+	st, err := r.couch.state(ctx)
+	if err != nil {
 		return l, fmt.Errorf("reconcile: %w", err)
 	}
+	l.Since, l.Identity = st.UpdateSeq, st.Identity
 	s := scan{r: r, chunks: chunkMap{}, seen: map[string]bool{}}
 	if err := s.allDocs(ctx); err != nil {
 		return l, err

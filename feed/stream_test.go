@@ -249,9 +249,11 @@ func TestFollowerRejectedCheckpoint(t *testing.T) {
 		io.WriteString(w, `{"error":"bad_request","reason":"Malformed sequence supplied in 'since' parameter."}`)
 	}
 	t.Run("reconcile", func(t *testing.T) {
-		fc := &fakeCouch{t: t, updateSeq: 7, docs: []string{legacyDoc("A.md", "alpha\n")}}
+		// The server's sequence is past the foreign checkpoint's number, so
+		// only the 400 says the checkpoint is not this database's.
+		fc := &fakeCouch{t: t, updateSeq: 70, docs: []string{legacyDoc("A.md", "alpha\n")}}
 		fc.changes = func(w http.ResponseWriter, r *http.Request, n int) {
-			if r.URL.Query().Get("since") != "7" {
+			if r.URL.Query().Get("since") != "70" {
 				badRequest(w)
 				return
 			}
@@ -260,9 +262,9 @@ func TestFollowerRejectedCheckpoint(t *testing.T) {
 		}
 		f, store, logs, _ := followFake(t, fc, "12-g1AAAAforeign", 0)
 		waitIndexed(t, store, map[string]string{"A.md": "alpha\n"})
-		waitFor(t, 5*time.Second, "a fresh checkpoint", func() bool { return f.Stats().Checkpoint == "7" })
-		if since, _, _ := store.Checkpoint(context.Background(), f.couch.source); since != "7" {
-			t.Errorf("saved checkpoint %q, want 7", since)
+		waitFor(t, 5*time.Second, "a fresh checkpoint", func() bool { return f.Stats().Checkpoint == "70" })
+		if since, _, _ := store.Checkpoint(context.Background(), f.couch.source); since != "70" {
+			t.Errorf("saved checkpoint %q, want 70", since)
 		}
 		if !strings.Contains(logs.String(), "rejected the checkpoint") {
 			t.Errorf("no warning:\n%s", logs)

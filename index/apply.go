@@ -88,9 +88,10 @@ func (s *Store) Apply(ctx context.Context, b Batch) (ApplyResult, error) {
 		}
 	}
 	if b.Source != "" {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO feed_state(source, since, updated_at) VALUES (?, ?, ?)
-			ON CONFLICT(source) DO UPDATE SET since = excluded.since, updated_at = excluded.updated_at`,
-			b.Source, b.Checkpoint, time.Now().UnixMilli()); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO feed_state(source, since, identity, updated_at) VALUES (?, ?, ?, ?)
+			ON CONFLICT(source) DO UPDATE SET since = excluded.since, updated_at = excluded.updated_at,
+				identity = CASE WHEN excluded.identity != '' THEN excluded.identity ELSE identity END`,
+			b.Source, b.Checkpoint, b.Identity, time.Now().UnixMilli()); err != nil {
 			return res, fmt.Errorf("apply: checkpoint: %w", err)
 		}
 	}

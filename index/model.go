@@ -27,6 +27,9 @@ type Batch struct {
 	// checkpoint is stored only when Source is not empty.
 	Source     string
 	Checkpoint string
+	// Identity, when not empty, is saved as what identifies the source's
+	// database beside the checkpoint (see Store.FeedIdentity).
+	Identity string
 
 	// Force re-chunks upserts even when rev and content are unchanged, as
 	// `vaultask index --rebuild` does after the chunking rules change.

@@ -14,6 +14,7 @@ type Plan struct {
 	Touch     []string // paths with a new revision of the same text
 	Remove    []string // indexed paths the listing no longer has
 	Unchanged int
+	Indexed   int // notes the index held
 	// Expect is what the index held when the plan was made: the revision
 	// of every note of the listing or of Remove, by DocID, "" for none.
 	// Sync applies the plan against it (Batch.Expect), so a note written
@@ -44,6 +45,7 @@ func (s *Store) Plan(ctx context.Context, listing []NoteInput) (Plan, error) {
 	if err := rows.Close(); err != nil {
 		return p, fmt.Errorf("plan: %w", err)
 	}
+	p.Indexed = len(have)
 	seen := map[string]bool{}
 	for _, n := range listing {
 		id := DocID(n.Path)

@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode"
@@ -129,11 +130,23 @@ func (s *Store) SearchVector(ctx context.Context, vec []float32, k int, scope Sc
 func (s *Store) Checkpoint(ctx context.Context, source string) (string, bool, error) {
 	var since string
 	err := s.reader.QueryRowContext(ctx, `SELECT since FROM feed_state WHERE source = ?`, source).Scan(&since)
-	if err == sql.ErrNoRows {
+	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
 	}
 	if err != nil {
 		return "", false, fmt.Errorf("read checkpoint %s: %w", source, err)
 	}
 	return since, true, nil
+}
+
+// FeedIdentity returns what identified source's database when its checkpoint
+// was saved ("" when nothing was recorded): a database recreated under the
+// same name has another identity, and the checkpoint means nothing there.
+func (s *Store) FeedIdentity(ctx context.Context, source string) (string, error) {
+	var id string
+	err := s.reader.QueryRowContext(ctx, `SELECT identity FROM feed_state WHERE source = ?`, source).Scan(&id)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("read feed identity %s: %w", source, err)
+	}
+	return id, nil
 }

@@ -1,0 +1,305 @@
+package feed
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/vaultask/vaultask/internal/couchtest"
+)
+
+// recreate deletes db and creates it again, empty, as LiveSync's "rebuild
+// remote" does.
+func recreate(tb testing.TB, srv *couchtest.Server, db string) {
+	tb.Helper()
+	request(tb, srv, http.MethodDelete, db, nil, nil)
+	// The test server may still be deleting it, or may have created it
+	// again for a reader already (PouchDB creates a database on first use).
+	waitFor(tb, 5*time.Second, "the database to be created again", func() bool {
+		var info struct {
+			DocCount int `json:"doc_count"`
+		}
+		if err := tryRequest(srv, http.MethodPut, db); err == nil {
+			return true
+		}
+		request(tb, srv, http.MethodGet, db, nil, &info)
+		return info.DocCount == 0
+	})
+}
+
+// tryRequest sends a request without a body as the test server's admin and
+// returns an error for a status of 400 or more.
+func tryRequest(srv *couchtest.Server, method, path string) error {
+	req, err := http.NewRequest(method, srv.URL+"/"+path, nil)
+	if err != nil {
+		return err
+	}
+	req.SetBasicAuth(srv.User, srv.Password)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode >= 400 {
+		return fmt.Errorf("%s %s: %s", method, path, resp.Status)
+	}
+	return nil
+}
+
+// checkingOptions make a follower check the database, and confirm mass
+// removals, within milliseconds.
+func checkingOptions() FollowerOptions {
+	opts := fastOptions()
+	opts.CheckInterval = 20 * time.Millisecond
+	opts.ConfirmDelay = 20 * time.Millisecond
+	return opts
+}
+
+// A database recreated under the follower, its sequence starting over, is
+// noticed: the follower warns and reconciles it from scratch instead of
+// waiting forever past the new update_seq, and the notes of the old database
+// go. Removing every note is a mass removal, confirmed by a second listing
+// and warned of with its count.
+func TestFollowerNoticesRecreatedDatabase(t *testing.T) {
+	srv := couchtest.Start(t)
+	db := srv.NewDB(t)
+	var docs []map[string]any
+	for _, p := range []string{"Old/One.md", "Old/Two.md", "Old/Three.md"} {
+		n, c := liveNote(p, "old note "+p+"\n")
+		docs = append(docs, c, n)
+	}
+	bulk(t, srv, db, docs...)
+	var logs logBuffer
+	opts := couchOptions(srv, db)
+	opts.Logger = logs.logger()
+	store := mustStore(t)
+	f := mustFollow(t, mustConnect(t, opts), store, checkingOptions())
+	waitCaughtUp(t, srv, db, f)
+
+	recreate(t, srv, db)
+	n, c := liveNote("New/Only.md", "the rebuilt vault\n")
+	bulk(t, srv, db, c, n)
+
+	want := map[string]string{"New/Only.md": hashOf("the rebuilt vault\n")}
+	waitFor(t, 10*time.Second, "the recreated database's notes, and only those", func() bool {
+		return cmp.Equal(want, mustSnapshot(t, store).Docs)
+	})
+	waitCaughtUp(t, srv, db, f)
+	for _, line := range []string{"sequence went backwards", "would remove more than half", "two listings agree"} {
+		if !strings.Contains(logs.String(), line) {
+			t.Errorf("no log line with %q:\n%s", line, logs.String())
+		}
+	}
+	if line := logLine(logs.String(), "removing more than half of the indexed notes"); !strings.Contains(line, "level=WARN") || !strings.Contains(line, "removed=3 total=3") {
+		t.Errorf("the mass removal is not warned of with its count: %q", line)
+	}
+}
+
+// A database LiveSync rebuilt carries a new milestone: even when its
+// sequence is already past the checkpoint, the follower sees another
+// database and reconciles.
+func TestFollowerNoticesNewLiveSyncIdentity(t *testing.T) {
+	srv := couchtest.Start(t)
+	db := srv.NewDB(t)
+	srv.LoadFixture(t, db, fixtures, "vault")
+	var logs logBuffer
+	opts := couchOptions(srv, db)
+	opts.Logger = logs.logger()
+	store := mustStore(t)
+	f := mustFollow(t, mustConnect(t, opts), store, checkingOptions())
+	waitCaughtUp(t, srv, db, f)
+	if n := len(mustSnapshot(t, store).Docs); n != 2 {
+		t.Fatalf("fixture indexed to %d notes, want 2", n)
+	}
+
+	// The rebuilt remote: a fresh milestone, and more documents than
+	// before, so the sequence alone says nothing.
+	recreate(t, srv, db)
+	raw, err := os.ReadFile(filepath.Join(fixtures, "vault.local_milestone.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var milestone map[string]any
+	if err := json.Unmarshal(raw, &milestone); err != nil {
+		t.Fatal(err)
+	}
+	milestone["created"] = milestone["created"].(float64) + 86_400_000
+	delete(milestone, "_rev")
+	raw, _ = json.Marshal(milestone)
+	srv.PutLocal(t, db, "_local/obsydian_livesync_milestone", raw)
+	var docs []map[string]any
+	want := map[string]string{}
+	for i := range 12 {
+		p := "Rebuilt/Note " + string(rune('A'+i)) + ".md"
+		n, c := liveNote(p, "rebuilt "+p+"\n")
+		docs = append(docs, c, n)
+		want[p] = hashOf("rebuilt " + p + "\n")
+	}
+	bulk(t, srv, db, docs...)
+
+	waitFor(t, 10*time.Second, "the rebuilt database's notes, and only those", func() bool {
+		return cmp.Equal(want, mustSnapshot(t, store).Docs)
+	})
+	if !strings.Contains(logs.String(), "the database was recreated (its LiveSync setup is new)") {
+		t.Errorf("no warning that the database was recreated:\n%s", logs.String())
+	}
+}
+
+// A reconcile that would remove most notes waits and lists again: a client
+// that is still uploading the vault (here, during the wait) keeps its
+// notes, and only what both listings lack is removed.
+func TestReconcileConfirmsMassRemoval(t *testing.T) {
+	srv := couchtest.Start(t)
+	db := srv.NewDB(t)
+	notes := map[string]map[string]any{}
+	chunks := map[string]map[string]any{}
+	var docs []map[string]any
+	for _, p := range []string{"A.md", "B.md", "C.md", "D.md"} {
+		notes[p], chunks[p] = liveNote(p, "note "+p+"\n")
+		docs = append(docs, chunks[p], notes[p])
+	}
+	bulk(t, srv, db, docs...)
+	var logs logBuffer
+	opts := couchOptions(srv, db)
+	opts.Logger = logs.logger()
+	c := mustConnect(t, opts)
+	store := mustStore(t)
+	r := NewReconciler(c, store)
+	if _, err := r.Run(context.Background(), ReconcileOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	recreate(t, srv, db)
+	bulk(t, srv, db, chunks["A.md"], notes["A.md"])
+	waited := 0
+	r.ConfirmDelay = time.Hour
+	r.Sleep = func(_ context.Context, d time.Duration) error {
+		if d != time.Hour {
+			t.Errorf("slept %v, want the ConfirmDelay", d)
+		}
+		waited++
+		bulk(t, srv, db, chunks["B.md"], notes["B.md"], chunks["C.md"], notes["C.md"])
+		return nil
+	}
+	res, err := r.Run(context.Background(), ReconcileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if waited != 1 || len(res.Plan.Remove) != 1 {
+		t.Fatalf("waited %d times, removed %v; want one wait and only D.md removed", waited, res.Plan.Remove)
+	}
+	want := map[string]string{"A.md": hashOf("note A.md\n"), "B.md": hashOf("note B.md\n"), "C.md": hashOf("note C.md\n")}
+	if diff := cmp.Diff(want, mustSnapshot(t, store).Docs); diff != "" {
+		t.Errorf("index (-want +got):\n%s", diff)
+	}
+	if line := logLine(logs.String(), "would remove more than half"); !strings.Contains(line, "level=WARN") || !strings.Contains(line, "removed=3 total=4") {
+		t.Errorf("no warning with the count: %q", line)
+	}
+}
+
+// Failures are warned of when their kind changes, in words a user acts on,
+// and the recovery is logged once: here, a password changed under the
+// follower and changed back.
+func TestFollowerWarnsOfEachKindOfFailure(t *testing.T) {
+	srv := couchtest.Start(t)
+	db := srv.NewDB(t)
+	user := strings.ReplaceAll(db, "-", "_")
+	userDoc := map[string]any{"_id": "org.couchdb.user:" + user, "name": user, "password": "first", "roles": []string{}, "type": "user"}
+	put(t, srv, "_users", userDoc)
+	request(t, srv, http.MethodPut, db+"/_security", map[string]any{"members": map[string]any{"names": []string{user}}, "admins": map[string]any{}}, nil)
+	n, c := liveNote("Note.md", "text\n")
+	bulk(t, srv, db, c, n)
+
+	var logs logBuffer
+	opts := couchOptions(srv, db)
+	opts.User, opts.Password, opts.Logger = user, "first", logs.logger()
+	fo := checkingOptions()
+	f := mustFollow(t, mustConnect(t, opts), mustStore(t), fo)
+	waitCaughtUp(t, srv, db, f)
+
+	setPassword := func(pw string) {
+		doc := getDoc(t, srv, "_users", "org.couchdb.user:"+user)
+		doc["password"] = pw
+		put(t, srv, "_users", doc)
+	}
+	setPassword("second")
+	rejected := `CouchDB rejected the credentials for user \"` + user + `\" (401 unauthorized)`
+	waitFor(t, 10*time.Second, "a warning about the rejected password", func() bool { return strings.Contains(logs.String(), rejected) })
+	waitFor(t, 10*time.Second, "several retries", func() bool { return f.Stats().Reconnects >= 3 })
+	if got := logs.count(rejected); got != 1 {
+		t.Errorf("the rejected password was warned of %d times over %d retries, want once:\n%s", got, f.Stats().Reconnects, logs.String())
+	}
+	if st := f.Stats(); !st.Failing || !strings.Contains(st.LastError, "rejected the credentials") {
+		t.Errorf("stats while failing: %+v", st)
+	}
+	setPassword("first")
+	waitFor(t, 10*time.Second, "the recovery", func() bool { return strings.Contains(logs.String(), "changes feed recovered") })
+
+	if got := logs.count("changes feed recovered"); got != 1 {
+		t.Errorf("recovered logged %d times, want once", got)
+	}
+	request(t, srv, http.MethodDelete, "_users/"+url.PathEscape("org.couchdb.user:"+user)+"?rev="+url.QueryEscape(getDoc(t, srv, "_users", "org.couchdb.user:"+user)["_rev"].(string)), nil, nil)
+}
+
+// Each failure a follower meets is described in words a user acts on. The
+// errors are the real ones: kivik's, from requests to the test server and to
+// a port nothing listens on.
+func TestDescribeFailures(t *testing.T) {
+	srv := couchtest.Start(t)
+	db := srv.NewDB(t)
+	c := mustConnect(t, couchOptions(srv, db))
+	ctx := context.Background()
+
+	missing := &Couch{db: c.client.DB("no-such-db-here"), root: c.root, user: c.user, heartbeat: c.heartbeat}
+	_, err := missing.updateSeq(ctx)
+	if fl := missing.describe(err); fl.kind != failNoDatabase || !strings.Contains(fl.text, `database "no-such-db-here" does not exist at `+srv.URL+" (404 not found)") {
+		t.Errorf("missing database: %+v (from %v)", fl, err)
+	}
+
+	wrong := couchOptions(srv, db)
+	wrong.Password = "wrong"
+	_, err = Connect(ctx, wrong)
+	if fl := c.describe(err); fl.kind != failUnauthorized || !strings.Contains(fl.text, `rejected the credentials for user "admin"`) {
+		t.Errorf("wrong password: %+v (from %v)", fl, err)
+	}
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + l.Addr().String()
+	l.Close()
+	down := couchOptions(srv, db)
+	down.URL = closed
+	_, err = Connect(ctx, down)
+	if fl := c.describe(err); fl.kind != failUnreachable || !strings.Contains(fl.text, "connection refused") {
+		t.Errorf("nothing listening: %+v (from %v)", fl, err)
+	}
+
+	if fl := c.describe(fmt.Errorf("read changes: %w", io.ErrUnexpectedEOF)); fl.kind != failDropped || !strings.Contains(fl.text, "was closed") {
+		t.Errorf("dropped connection: %+v", fl)
+	}
+	if fl := c.describe(fmt.Errorf("read: %w", os.ErrDeadlineExceeded)); fl.kind != failSilent || !strings.Contains(fl.text, "not even a heartbeat") {
+		t.Errorf("silent connection: %+v", fl)
+	}
+}
+
+// logLine is the first line of logs holding msg, "" when there is none.
+func logLine(logs, msg string) string {
+	for line := range strings.Lines(logs) {
+		if strings.Contains(line, msg) {
+			return line
+		}
+	}
+	return ""
+}
