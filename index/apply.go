@@ -433,13 +433,16 @@ func (w *applier) resolvePending() error {
 // refreshTopics recomputes each note's topic memberships (the titles of the
 // topic notes whose clippings region links to it) and rewrites the prelude of
 // its chunks when they changed. The FTS rows follow by trigger; the vectors
-// are dropped and the chunks go back on the embedding backlog.
+// are dropped and the chunks go back on the embedding backlog. An open note
+// carries only open topic notes: its prelude is searched and embedded as
+// open text, and a personal topic's title must not find it.
 func (w *applier) refreshTopics() error {
 	rows, err := w.tx.QueryContext(w.ctx, `
 		SELECT d.doc_id, d.path, d.title, d.topics,
 			coalesce((SELECT group_concat(title, ', ') FROM (
 				SELECT DISTINCT t.title FROM edges e JOIN docs t ON t.doc_id = e.src
-				WHERE e.dst = d.doc_id AND e.kind = 'topic' ORDER BY t.title)), '')
+				WHERE e.dst = d.doc_id AND e.kind = 'topic' AND (d.sensitivity = 'personal' OR t.sensitivity = 'open')
+				ORDER BY t.title)), '')
 		FROM docs d
 		WHERE d.topics != '' OR EXISTS (SELECT 1 FROM edges e WHERE e.dst = d.doc_id AND e.kind = 'topic')`)
 	if err != nil {

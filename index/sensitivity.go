@@ -159,7 +159,21 @@ func (s *Store) Recompute(ctx context.Context, dryRun bool) (Reclassified, error
 	if dryRun {
 		return out, nil
 	}
-	return out, tx.Commit()
+	// A topic note or a member that changed sides changes which topic
+	// titles an open note may carry.
+	w := &applier{s: s, tx: tx, ctx: ctx, affected: map[string]bool{}}
+	if len(changes) > 0 {
+		if err := w.refreshTopics(); err != nil {
+			return out, fmt.Errorf("recompute sensitivity: topics: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return out, fmt.Errorf("recompute sensitivity: %w", err)
+	}
+	if w.preludesChanged {
+		s.signalChanged()
+	}
+	return out, nil
 }
 
 func updateVectorSensitivity(ctx context.Context, tx *sql.Tx, docID, sens string) error {

@@ -303,3 +303,49 @@ func filler(i, j int) string {
 	}
 	return string(b)
 }
+
+// A topic note's title is carried in the preludes of the notes it clips,
+// which are searched and embedded: an open note may carry only open topic
+// notes, or a personal topic's title would find it for a request that sees
+// open notes only. When a topic note turns personal, its members' preludes
+// lose it.
+func TestPersonalTopicTitleStaysOutOfOpenChunks(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "i.db")
+	s := mustOpen(t, Options{Path: path, Sensitivity: Classifier{PersonalPaths: []string{"99 topics/Divorce*"}}})
+	ctx := context.Background()
+	mustApply(t, s, upserts(
+		note("20 clippings/Custody law.md", "How courts decide on shared custody.\n"),
+		note("Journal/Mood.md", "---\nsensitivity: personal\n---\nA personal note.\n"),
+		note("99 topics/Divorce lawyer Kowalski.md", "<!-- begin:clippings -->\n[[Custody law]]\n[[Mood]]\n<!-- end:clippings -->\n"),
+		note("99 topics/Family law.md", "<!-- begin:clippings -->\n[[Custody law]]\n<!-- end:clippings -->\n"),
+	))
+	if got := str(t, s, `SELECT prelude FROM chunks WHERE doc_id = '20 clippings/custody law.md'`); strings.Contains(got, "Kowalski") || !strings.Contains(got, "topics: Family law") {
+		t.Fatalf("open member's prelude = %q, want the open topic only", got)
+	}
+	if got := str(t, s, `SELECT prelude FROM chunks WHERE doc_id = 'journal/mood.md'`); !strings.Contains(got, "topics: Divorce lawyer Kowalski") {
+		t.Fatalf("personal member's prelude = %q, want its personal topic", got)
+	}
+	hits, err := s.SearchFTS(ctx, "Kowalski", 10, ScopeOpen)
+	if err != nil || len(hits) != 0 {
+		t.Fatalf("open search for the personal topic's title = %v, %v; want nothing", paths(hits), err)
+	}
+
+	// The open topic turns personal: its title leaves the open member.
+	mustApply(t, s, upserts(note("99 topics/Family law.md", "---\nsensitivity: personal\n---\n<!-- begin:clippings -->\n[[Custody law]]\n<!-- end:clippings -->\n")))
+	if got := str(t, s, `SELECT prelude FROM chunks WHERE doc_id = '20 clippings/custody law.md'`); strings.Contains(got, "topics") {
+		t.Fatalf("open member's prelude after its topic turned personal = %q", got)
+	}
+	// And by reclassification, without any note changing.
+	mustApply(t, s, upserts(note("99 topics/Family law.md", "<!-- begin:clippings -->\n[[Custody law]]\n<!-- end:clippings -->\n")))
+	s.Close()
+	s = mustOpen(t, Options{Path: path, Sensitivity: Classifier{PersonalPaths: []string{"99 topics/**"}}})
+	if _, err := s.Recompute(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := str(t, s, `SELECT prelude FROM chunks WHERE doc_id = '20 clippings/custody law.md'`); strings.Contains(got, "topics") {
+		t.Fatalf("open member's prelude after reclassifying its topic = %q", got)
+	}
+	if got := count(t, s, `SELECT embedded FROM chunks WHERE doc_id = '20 clippings/custody law.md'`); got != 0 {
+		t.Fatal("a prelude changed but its vector was kept")
+	}
+}
