@@ -493,7 +493,7 @@ func (w *applier) refreshTopics() error {
 			return err
 		}
 		for _, x := range chs {
-			if _, err := w.tx.ExecContext(w.ctx, `UPDATE chunks SET prelude = ?, embedded = 0 WHERE rowid = ?`,
+			if _, err := w.tx.ExecContext(w.ctx, `UPDATE chunks SET prelude = ?, embedded = 0, staged = NULL WHERE rowid = ?`,
 				Prelude(c.title, c.path, x.heading, c.topics), x.rowid); err != nil {
 				return err
 			}

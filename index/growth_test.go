@@ -49,7 +49,7 @@ func editCycles(tb testing.TB, total, edited, cycles int, compact bool) (clean, 
 	path := filepath.Join(tb.TempDir(), "growth.db")
 	s := mustOpen(tb, Options{Path: path, Space: EmbeddingSpace{Model: "test/seeded", Dim: 512}})
 	emb := &seededEmbedder{}
-	v := NewVectorizer(s, emb, VectorizerOptions{BatchNotes: 50})
+	v := NewVectorizer(s, emb, VectorizerOptions{BatchChunks: 500})
 	batch := func(first, notes, rev int) Batch {
 		var b Batch
 		for k := 0; k < notes; k++ {

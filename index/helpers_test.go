@@ -65,7 +65,7 @@ func embedAll(tb testing.TB, s *Store, vecFor func(text string) []float32) int {
 	ctx := context.Background()
 	total := 0
 	for {
-		pending, err := s.Backlog(ctx, 10)
+		pending, err := s.Backlog(ctx, 64, 64)
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -353,7 +353,7 @@ func (s *Store) ensureSpace(ctx context.Context, reset bool) error {
 	stmts := []string{
 		`DROP TABLE IF EXISTS chunks_vec`,
 		fmt.Sprintf(`CREATE VIRTUAL TABLE chunks_vec USING vec0(embedding float[%d] distance_metric=cosine, sensitivity text)`, s.space.Dim),
-		`UPDATE chunks SET embedded = 0`,
+		`UPDATE chunks SET embedded = 0, staged = NULL`,
 	}
 	for _, q := range stmts {
 		if _, err := tx.ExecContext(ctx, q); err != nil {

@@ -17,7 +17,12 @@ type Embedder interface {
 
 // VectorizerOptions configure a Vectorizer; zero fields take the defaults.
 type VectorizerOptions struct {
-	BatchNotes int           // notes embedded per call and transaction; default 8
+	// BatchChunks bounds the chunks embedded per call and transaction, and
+	// SliceChunks how many of them one note may take, so that a large note
+	// is embedded in slices with the notes behind it served in between.
+	// Defaults: 64 and 32.
+	BatchChunks int
+	SliceChunks int
 	Idle       time.Duration // re-check the backlog this often without a signal; default 1m
 	MinBackoff time.Duration // first retry after a failure; default 1s
 	MaxBackoff time.Duration // retry cap; default 2m
@@ -50,8 +55,11 @@ type Vectorizer struct {
 
 // NewVectorizer returns a vectorizer that fills s's backlog with e.
 func NewVectorizer(s *Store, e Embedder, opts VectorizerOptions) *Vectorizer {
-	if opts.BatchNotes <= 0 {
-		opts.BatchNotes = 8
+	if opts.BatchChunks <= 0 {
+		opts.BatchChunks = 64
+	}
+	if opts.SliceChunks <= 0 {
+		opts.SliceChunks = min(32, opts.BatchChunks)
 	}
 	if opts.Idle <= 0 {
 		opts.Idle = time.Minute
@@ -92,10 +100,10 @@ func (v *Vectorizer) Drain(ctx context.Context) (int, error) {
 	}
 }
 
-// step embeds one batch of whole notes and returns how many vectors it
+// step embeds one batch of the backlog and returns how many vectors it
 // wrote; empty reports a backlog with nothing left to embed.
 func (v *Vectorizer) step(ctx context.Context) (written int, empty bool, err error) {
-	pending, err := v.store.Backlog(ctx, v.opts.BatchNotes)
+	pending, err := v.store.Backlog(ctx, v.opts.BatchChunks, v.opts.SliceChunks)
 	if err != nil || len(pending) == 0 {
 		return 0, err == nil, err
 	}

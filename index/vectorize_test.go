@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/vaultask/vaultask/index/markdown"
 )
 
 // hostEmbedder is a deterministic embedder whose host can be taken down.
@@ -66,7 +68,7 @@ func TestVectorizerDrainsBacklogWholeNotes(t *testing.T) {
 			}
 		}
 	}()
-	v := NewVectorizer(s, &hostEmbedder{}, VectorizerOptions{BatchNotes: 3})
+	v := NewVectorizer(s, &hostEmbedder{}, VectorizerOptions{BatchChunks: 6})
 	n, err := v.Drain(ctx)
 	close(stop)
 	wg.Wait()
@@ -124,7 +126,7 @@ func TestLateVectorForRewrittenChunkIsDropped(t *testing.T) {
 	s := mustOpen(t, Options{})
 	ctx := context.Background()
 	mustApply(t, s, upserts(note("a.md", "first text")))
-	pending, err := s.Backlog(ctx, 10)
+	pending, err := s.Backlog(ctx, 64, 64)
 	if err != nil || len(pending) != 1 {
 		t.Fatal(pending, err)
 	}
@@ -148,5 +150,70 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not reached in 10s")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// recordingEmbedder remembers how many texts each call held.
+type recordingEmbedder struct {
+	hostEmbedder
+	mu    sync.Mutex
+	sizes []int
+}
+
+func (r *recordingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	r.mu.Lock()
+	r.sizes = append(r.sizes, len(texts))
+	r.mu.Unlock()
+	return r.hostEmbedder.Embed(ctx, texts)
+}
+
+// A large note is embedded in slices with the notes behind it served in
+// between: a small note written after it has its vector after one step,
+// not after the whole large note. The large note's vectors stay out of
+// search until its last slice, so it is never half embedded.
+func TestLargeNoteDoesNotStarveSmallOnes(t *testing.T) {
+	s := mustOpen(t, Options{Chunking: markdown.ChunkOptions{TargetTokens: 60, MinTokens: 20, MaxTokens: 80}})
+	ctx := context.Background()
+	var big strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&big, "## Part %d\n\n%s\n\n", i, filler(i, 3))
+	}
+	mustApply(t, s, upserts(note("Big.md", big.String())))
+	mustApply(t, s, upserts(note("Small.md", "a small note written after the big one")))
+	bigChunks := count(t, s, `SELECT count(*) FROM chunks WHERE doc_id = 'big.md'`)
+	if bigChunks < 40 {
+		t.Fatalf("the big note has %d chunks, want at least 40", bigChunks)
+	}
+	emb := &recordingEmbedder{}
+	v := NewVectorizer(s, emb, VectorizerOptions{BatchChunks: 16, SliceChunks: 8})
+	if _, _, err := v.step(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := count(t, s, `SELECT count(*) FROM chunks WHERE doc_id = 'small.md' AND embedded = 1`); got != 1 {
+		t.Fatalf("after one step the small note has %d vectors, want 1", got)
+	}
+	visible := `SELECT count(*) FROM chunks_vec v JOIN chunks c ON c.rowid = v.rowid WHERE c.doc_id = 'big.md'`
+	if got := count(t, s, visible); got != 0 {
+		t.Fatalf("%d vectors of the half-embedded big note are searchable", got)
+	}
+	for {
+		n, empty, err := v.step(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if empty {
+			break
+		}
+		if done := count(t, s, `SELECT count(*) FROM chunks WHERE doc_id = 'big.md' AND embedded = 0`); n > 0 && done > 0 && count(t, s, visible) != 0 {
+			t.Fatal("the big note became searchable before its last slice")
+		}
+	}
+	if got := count(t, s, visible); got != bigChunks {
+		t.Fatalf("after draining, %d of the big note's %d vectors are searchable", got, bigChunks)
+	}
+	for i, n := range emb.sizes {
+		if n > 16 {
+			t.Errorf("embed call %d held %d texts, want at most 16", i, n)
+		}
 	}
 }

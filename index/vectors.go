@@ -13,6 +13,7 @@ import (
 // prelude and body together, as it is searched.
 type Pending struct {
 	RowID int64
+	DocID string
 	Text  string
 }
 
@@ -25,27 +26,37 @@ type Vector struct {
 
 func embedText(prelude, body string) string { return prelude + "\n\n" + body }
 
-// Backlog returns the chunks of up to maxNotes notes that have chunks
-// without a vector, oldest first. Whole notes, so that a batch of vectors
-// never leaves a note half embedded.
-func (s *Store) Backlog(ctx context.Context, maxNotes int) ([]Pending, error) {
+// Backlog returns up to maxChunks chunks without a vector, from the notes
+// changed longest ago first, at most maxPerNote of one note: a large note is
+// embedded a slice at a time, and the notes behind it get their turn between
+// its slices instead of after all of it.
+func (s *Store) Backlog(ctx context.Context, maxChunks, maxPerNote int) ([]Pending, error) {
+	if maxChunks <= 0 || maxPerNote <= 0 {
+		return nil, nil
+	}
+	// A note's oldest waiting chunk dates its change: chunk rowids only grow.
 	rows, err := s.reader.QueryContext(ctx, `
 		WITH pending AS (
-			SELECT doc_id, min(rowid) AS first FROM chunks WHERE embedded = 0
+			SELECT doc_id, min(rowid) AS first FROM chunks WHERE embedded = 0 AND staged IS NULL
 			GROUP BY doc_id ORDER BY first LIMIT ?)
-		SELECT c.rowid, c.prelude, c.body FROM chunks c JOIN pending p ON p.doc_id = c.doc_id
-		WHERE c.embedded = 0 ORDER BY c.rowid`, maxNotes)
+		SELECT c.rowid, c.doc_id, c.prelude, c.body FROM chunks c JOIN pending p ON p.doc_id = c.doc_id
+		WHERE c.embedded = 0 AND c.staged IS NULL ORDER BY p.first, c.rowid`, maxChunks)
 	if err != nil {
 		return nil, fmt.Errorf("read backlog: %w", err)
 	}
 	defer rows.Close()
 	var out []Pending
-	for rows.Next() {
+	perNote := map[string]int{}
+	for rows.Next() && len(out) < maxChunks {
 		var p Pending
 		var prelude, body string
-		if err := rows.Scan(&p.RowID, &prelude, &body); err != nil {
+		if err := rows.Scan(&p.RowID, &p.DocID, &prelude, &body); err != nil {
 			return nil, fmt.Errorf("read backlog: %w", err)
 		}
+		if perNote[p.DocID] >= maxPerNote {
+			continue
+		}
+		perNote[p.DocID]++
 		p.Text = embedText(prelude, body)
 		out = append(out, p)
 	}
@@ -53,9 +64,10 @@ func (s *Store) Backlog(ctx context.Context, maxNotes int) ([]Pending, error) {
 }
 
 // PutVectors stores vectors in one transaction and returns how many it
-// wrote. A vector for a chunk that was deleted, re-written or already
+// took. A vector for a chunk that was deleted, re-written or already
 // embedded since it was read from the backlog is dropped: a chunk's new text
-// is queued again by its own Apply.
+// is queued again by its own Apply. A vector is staged until every chunk of
+// its note has one; then the note's vectors are made searchable together.
 func (s *Store) PutVectors(ctx context.Context, vs []Vector) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -67,33 +79,63 @@ func (s *Store) PutVectors(ctx context.Context, vs []Vector) (int, error) {
 		return 0, fmt.Errorf("put vectors: %w", err)
 	}
 	defer tx.Rollback()
-	written := 0
+	taken := 0
+	var notes []string
+	seen := map[string]bool{}
 	for _, v := range vs {
 		if len(v.Embedding) != s.space.Dim {
 			return 0, fmt.Errorf("put vectors: chunk %d has %d dimensions, the index holds %d", v.RowID, len(v.Embedding), s.space.Dim)
 		}
-		var sens, prelude, body string
+		var docID, prelude, body string
 		var embedded int
-		err := tx.QueryRowContext(ctx, `SELECT sensitivity, embedded, prelude, body FROM chunks WHERE rowid = ?`, v.RowID).Scan(&sens, &embedded, &prelude, &body)
-		if errors.Is(err, sql.ErrNoRows) || embedded == 1 || embedText(prelude, body) != v.Text {
+		var staged []byte
+		err := tx.QueryRowContext(ctx, `SELECT doc_id, embedded, staged, prelude, body FROM chunks WHERE rowid = ?`, v.RowID).Scan(&docID, &embedded, &staged, &prelude, &body)
+		if errors.Is(err, sql.ErrNoRows) {
 			continue
 		}
 		if err != nil {
 			return 0, fmt.Errorf("put vector %d: %w", v.RowID, err)
 		}
+		if embedded == 1 || staged != nil || embedText(prelude, body) != v.Text {
+			continue
+		}
 		blob, err := sqlite_vec.SerializeFloat32(v.Embedding)
 		if err != nil {
 			return 0, err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO chunks_vec(rowid, embedding, sensitivity) VALUES (?, ?, ?)`, v.RowID, blob, sens); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE chunks SET staged = ? WHERE rowid = ?`, blob, v.RowID); err != nil {
 			return 0, fmt.Errorf("put vector %d: %w", v.RowID, err)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE chunks SET embedded = 1 WHERE rowid = ?`, v.RowID); err != nil {
-			return 0, fmt.Errorf("put vector %d: %w", v.RowID, err)
+		taken++
+		if !seen[docID] {
+			seen[docID] = true
+			notes = append(notes, docID)
 		}
-		written++
 	}
-	return written, tx.Commit()
+	for _, docID := range notes {
+		if err := publishVectors(ctx, tx, docID); err != nil {
+			return 0, fmt.Errorf("put vectors: %s: %w", docID, err)
+		}
+	}
+	return taken, tx.Commit()
+}
+
+// publishVectors moves a note's staged vectors into chunks_vec once none of
+// its chunks waits for one any more.
+func publishVectors(ctx context.Context, tx *sql.Tx, docID string) error {
+	var waiting int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM chunks WHERE doc_id = ? AND embedded = 0 AND staged IS NULL`, docID).Scan(&waiting); err != nil {
+		return err
+	}
+	if waiting > 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO chunks_vec(rowid, embedding, sensitivity)
+		SELECT rowid, staged, sensitivity FROM chunks WHERE doc_id = ? AND staged IS NOT NULL ORDER BY rowid`, docID); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE chunks SET embedded = 1, staged = NULL WHERE doc_id = ? AND staged IS NOT NULL`, docID)
+	return err
 }
 
 // VectorSpace describes chunks_vec's storage. sqlite-vec allocates vectors in

@@ -117,7 +117,7 @@ func embedAll(tb testing.TB, s *index.Store) {
 	tb.Helper()
 	ctx := context.Background()
 	for {
-		pending, err := s.Backlog(ctx, 50)
+		pending, err := s.Backlog(ctx, 64, 64)
 		if err != nil {
 			tb.Fatal(err)
 		}
