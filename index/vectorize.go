@@ -23,10 +23,10 @@ type VectorizerOptions struct {
 	// Defaults: 64 and 32.
 	BatchChunks int
 	SliceChunks int
-	Idle       time.Duration // re-check the backlog this often without a signal; default 1m
-	MinBackoff time.Duration // first retry after a failure; default 1s
-	MaxBackoff time.Duration // retry cap; default 2m
-	Logger     *slog.Logger
+	Idle        time.Duration // re-check the backlog this often without a signal; default 1m
+	MinBackoff  time.Duration // first retry after a failure; default 1s
+	MaxBackoff  time.Duration // retry cap; default 2m
+	Logger      *slog.Logger
 	// After is the clock, so tests control time; default time.After.
 	After func(time.Duration) <-chan time.Time
 }
