@@ -424,10 +424,24 @@ func (c *Couch) derivedID(path string) string {
 	return livesync.DocumentID(path, c.settings.HandleFilenameCaseSensitive, obfuscation)
 }
 
-// indexable reports whether a decoded note is indexed: a live markdown note
-// of the corpus. Binary attachments are never read.
+// skipReason says why a live decoded note is not indexed, for its status,
+// or "" when it is: a markdown note of the corpus at a clean path (which its
+// Path is then normalised to). Binary attachments are never read.
+func (c *Couch) skipReason(n *livesync.Note) string {
+	clean, err := index.CleanPath(n.Path)
+	if err != nil {
+		return err.Error()
+	}
+	n.Path = clean
+	if n.Binary {
+		return "binary attachment: only text notes are indexed"
+	}
+	return c.corpus.Excluded(n.Path)
+}
+
+// indexable reports whether a decoded note is indexed (see skipReason).
 func (c *Couch) indexable(n *livesync.Note) bool {
-	return !n.Deleted && !n.Binary && c.corpus.Match(n.Path)
+	return !n.Deleted && c.skipReason(n) == ""
 }
 
 // chunkStore is where notes find their chunks: a follower's bounded cache or

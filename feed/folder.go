@@ -15,18 +15,26 @@ import (
 	"github.com/vaultask/vaultask/index"
 )
 
+// FolderListing is a vault folder as one scan saw it: the notes to index,
+// and the corpus files that are not indexed, with the reason.
+type FolderListing struct {
+	Notes   []index.NoteInput
+	Skipped []index.NoteStatus
+}
+
 // ScanFolder reads every note of a vault folder that corpus selects. Paths
 // are vault-relative with forward slashes; a note's revision is its
 // modification time, so a touched file is a new revision of the same text.
-func ScanFolder(dir string, corpus index.Corpus) ([]index.NoteInput, error) {
+// A file whose name cannot be a vault path (a line break in it) is skipped.
+func ScanFolder(dir string, corpus index.Corpus) (FolderListing, error) {
+	var l FolderListing
 	root, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, err
+		return l, err
 	}
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("vault folder %s: not a readable directory", dir)
+		return l, fmt.Errorf("vault folder %s: not a readable directory", dir)
 	}
-	var notes []index.NoteInput
 	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -46,23 +54,46 @@ func ScanFolder(dir string, corpus index.Corpus) ([]index.NoteInput, error) {
 		if err != nil {
 			return err
 		}
+		rev := strconv.FormatInt(info.ModTime().UnixNano(), 10)
+		if _, err := index.CleanPath(rel); err != nil {
+			l.Skipped = append(l.Skipped, index.NoteStatus{SourceID: rel, Path: rel, Rev: rev, State: index.StatusSkipped, Reason: err.Error()})
+			return nil
+		}
 		text, err := os.ReadFile(p)
 		if err != nil {
 			return err
 		}
-		notes = append(notes, index.NoteInput{
-			Path:  rel,
-			Rev:   strconv.FormatInt(info.ModTime().UnixNano(), 10),
-			Text:  string(text),
-			MTime: info.ModTime(),
-		})
+		l.Notes = append(l.Notes, index.NoteInput{Path: rel, Rev: rev, Text: string(text), MTime: info.ModTime()})
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("scan vault folder %s: %w", dir, err)
+		return l, fmt.Errorf("scan vault folder %s: %w", dir, err)
 	}
-	sort.Slice(notes, func(i, j int) bool { return notes[i].Path < notes[j].Path })
-	return notes, nil
+	sort.Slice(l.Notes, func(i, j int) bool { return l.Notes[i].Path < l.Notes[j].Path })
+	return l, nil
+}
+
+// SyncFolder makes the index equal the folder dir, as the Reconciler does
+// for a LiveSync database: changed notes re-indexed, notes gone removed,
+// sensitivity recomputed, the skipped files recorded, the run marked.
+// force re-chunks every note (`--rebuild`).
+func SyncFolder(ctx context.Context, store *index.Store, dir string, corpus index.Corpus, force bool) (FolderListing, index.SyncResult, error) {
+	l, err := ScanFolder(dir, corpus)
+	if err != nil {
+		return l, index.SyncResult{}, err
+	}
+	plan, err := store.Plan(ctx, l.Notes)
+	if err != nil {
+		return l, index.SyncResult{}, err
+	}
+	res, err := store.Sync(ctx, l.Notes, plan, force)
+	if err != nil {
+		return l, res, err
+	}
+	if err := store.ReplaceNoteStatus(ctx, l.Skipped); err != nil {
+		return l, res, err
+	}
+	return l, res, store.MarkRun(ctx, time.Now())
 }
 
 // FolderFollower indexes a plain vault folder and keeps it indexed: file
@@ -152,22 +183,13 @@ func (f *FolderFollower) run(ctx context.Context, w *fsnotify.Watcher) error {
 
 // sync makes the index equal the folder.
 func (f *FolderFollower) sync(ctx context.Context) error {
-	listing, err := ScanFolder(f.dir, f.corpus)
+	_, res, err := SyncFolder(ctx, f.store, f.dir, f.corpus, false)
 	if err != nil {
 		return err
 	}
-	plan, err := f.store.Plan(ctx, listing)
-	if err != nil {
-		return err
+	if res.Written() {
+		f.log.Info("vault folder indexed", keyPath, f.dir, keyAdded, res.Added, keyChanged, res.Changed, keyRemoved, res.Deleted)
 	}
-	if len(plan.Add)+len(plan.Change)+len(plan.Touch)+len(plan.Remove) == 0 {
-		return nil
-	}
-	res, err := f.store.Sync(ctx, listing, plan, false)
-	if err != nil {
-		return err
-	}
-	f.log.Info("vault folder indexed", keyPath, f.dir, keyAdded, res.Added, keyChanged, res.Changed, keyRemoved, res.Deleted)
 	return nil
 }
 

@@ -150,6 +150,7 @@ type Follower struct {
 	owner         map[string]string // index.DocID(path) → the _id whose note is indexed there
 	parked        map[string]*parkedNote
 	waiting       map[string]map[string]bool // chunk id → parked note ids
+	skipped       map[string]bool            // ids with a skipped row in note_status
 	needScan      bool
 	scanSince     string // the sequence the last full scan started from
 	loadParked    bool   // the parked notes restored from note_status are yet to be read
@@ -184,7 +185,7 @@ func NewFollower(c *Couch, store *index.Store, opts FollowerOptions) *Follower {
 		couch: c, store: store, rec: rec, opts: opts, log: c.log,
 		chunks: newChunkCache(opts.ChunkCacheBytes),
 		idPath: map[string]string{}, owner: map[string]string{},
-		parked: map[string]*parkedNote{}, waiting: map[string]map[string]bool{},
+		parked: map[string]*parkedNote{}, waiting: map[string]map[string]bool{}, skipped: map[string]bool{},
 	}
 }
 
@@ -371,18 +372,24 @@ func (f *Follower) reconcile(ctx context.Context) error {
 	if err := f.seed(ctx); err != nil {
 		return err
 	}
-	f.parked, f.waiting = map[string]*parkedNote{}, map[string]map[string]bool{}
+	f.parked, f.waiting, f.skipped = map[string]*parkedNote{}, map[string]map[string]bool{}, map[string]bool{}
 	return f.restoreParked(ctx)
 }
 
-// restoreParked parks the notes note_status holds, to be read again before
-// following: a restart retries them.
+// restoreParked parks the notes note_status holds as waiting, to be read
+// again before following: a restart retries them.
 func (f *Follower) restoreParked(ctx context.Context) error {
 	sts, err := f.store.NoteStatuses(ctx)
 	if err != nil {
 		return fatal(err)
 	}
+	parked := 0
 	for _, st := range sts {
+		if st.State == index.StatusSkipped {
+			f.skipped[st.SourceID] = true
+			continue
+		}
+		parked++
 		f.parked[st.SourceID] = &parkedNote{
 			doc:   livesync.Doc{ID: st.SourceID, Rev: st.Rev, Kind: livesync.KindNote, Note: &livesync.Note{Path: st.Path}},
 			state: st.State, reason: st.Reason, since: st.Since, delay: f.opts.ParkRetry,
@@ -390,7 +397,7 @@ func (f *Follower) restoreParked(ctx context.Context) error {
 		}
 		f.idPath[st.SourceID] = st.Path
 	}
-	f.loadParked = len(sts) > 0
+	f.loadParked = parked > 0
 	f.countParked()
 	return nil
 }
@@ -637,6 +644,9 @@ func (f *Follower) applyRows(ctx context.Context, batch []feedRow) error {
 				return fatal(f.couch.decodeError(err))
 			}
 			f.log.Warn("skip malformed document", keyID, r.id, keySeq, r.seq, keyErr, err)
+			if doc.Kind == livesync.KindNote {
+				ops[r.id] = op{doc: livesync.Doc{ID: r.id, Rev: doc.Rev, Kind: livesync.KindNote, Reason: "unreadable document: " + err.Error()}, at: i}
+			}
 			continue
 		}
 		switch doc.Kind {
@@ -725,15 +735,23 @@ func (f *Follower) retryParked(ctx context.Context, all bool) error {
 // follower's maps change only once the transaction is committed.
 func (f *Follower) commit(ctx context.Context, docs []livesync.Doc, checkpoint string, rows int) error {
 	p := &batchPlan{f: f, owner: map[string]string{}, idPath: map[string]string{}, upserts: map[string]index.NoteInput{},
-		deletes: map[string]string{}, park: map[string]*parkedNote{}, unpark: map[string]bool{}}
+		deletes: map[string]string{}, park: map[string]*parkedNote{}, unpark: map[string]bool{}, skipped: map[string]bool{}}
 	var reads []livesync.Doc
 	for _, d := range docs {
 		switch {
 		case d.Kind == livesync.KindTombstone:
 			p.remove(d.ID, p.pathOf(d.ID))
-		case !f.couch.indexable(d.Note):
+		case d.Note == nil:
+			p.remove(d.ID, p.pathOf(d.ID))
+			p.skip(d.ID, d.ID, d.Rev, d.Reason)
+		case d.Note.Deleted:
 			p.remove(d.ID, d.Note.Path)
 		default:
+			if why := f.couch.skipReason(d.Note); why != "" {
+				p.remove(d.ID, p.pathOf(d.ID))
+				p.skip(d.ID, d.Note.Path, d.Rev, why)
+				continue
+			}
 			reads = append(reads, d)
 		}
 	}
@@ -754,7 +772,7 @@ func (f *Follower) commit(ctx context.Context, docs []livesync.Doc, checkpoint s
 			p.parkNote(d, errs[i], now)
 		default:
 			f.log.Warn("note unreadable: not indexed", keyPath, d.Note.Path, keyRev, d.Rev, keyErr, errs[i])
-			p.unparkID(d.ID)
+			p.skip(d.ID, d.Note.Path, d.Rev, "unreadable: "+errs[i].Error())
 		}
 	}
 	if len(p.status)+len(p.clear) > 0 {
@@ -811,7 +829,8 @@ type batchPlan struct {
 	upserts map[string]index.NoteInput // by DocID
 	deletes map[string]string          // DocID → path
 	park    map[string]*parkedNote
-	unpark  map[string]bool
+	unpark  map[string]bool // ids whose status row goes
+	skipped map[string]bool // ids skipped by this batch
 	status  []index.NoteStatus
 	clear   []string
 }
@@ -900,12 +919,23 @@ func (p *batchPlan) parkNote(d livesync.Doc, err error, now time.Time) {
 	}
 }
 
+// unparkID settles id: it is neither parked nor skipped any more, and any
+// status row it had goes.
 func (p *batchPlan) unparkID(id string) {
 	delete(p.park, id)
-	if _, ok := p.f.parked[id]; ok && !p.unpark[id] {
+	delete(p.skipped, id)
+	if _, parked := p.f.parked[id]; (parked || p.f.skipped[id]) && !p.unpark[id] {
 		p.unpark[id] = true
 		p.clear = append(p.clear, id)
 	}
+}
+
+// skip records that id (at path, revision rev) is not indexed, and why.
+func (p *batchPlan) skip(id, path, rev, reason string) {
+	p.unparkID(id)
+	delete(p.unpark, id)
+	p.skipped[id] = true
+	p.status = append(p.status, index.NoteStatus{SourceID: id, Path: path, Rev: rev, State: index.StatusSkipped, Reason: reason})
 }
 
 // apply moves the committed plan into the follower's maps.
@@ -923,6 +953,11 @@ func (p *batchPlan) apply() {
 	}
 	for id := range p.unpark {
 		f.unparkNote(id)
+		delete(f.skipped, id)
+	}
+	for id := range p.skipped {
+		f.unparkNote(id)
+		f.skipped[id] = true
 	}
 	for id, pn := range p.park {
 		f.unparkNote(id)

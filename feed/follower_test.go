@@ -62,6 +62,9 @@ func TestFollowerNotesBeforeChunks(t *testing.T) {
 	if diff := cmp.Diff(edgeWaiting, mustStatuses(t, store)); diff != "" {
 		t.Errorf("note status (-want +got):\n%s", diff)
 	}
+	if diff := cmp.Diff(edgeSkipped, mustSkipped(t, store)); diff != "" {
+		t.Errorf("skipped notes (-want +got):\n%s", diff)
+	}
 
 	// Later revisions supersede the parked ones.
 	broken := getDoc(t, srv, db, "broken.md")

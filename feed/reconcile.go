@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"time"
 
@@ -74,6 +75,8 @@ type ReconcileResult struct {
 	// a size that does not match the text): never indexed with partial
 	// text. An older revision already indexed stays.
 	Incomplete []index.NoteStatus
+	// Skipped are the documents of notes not indexed, with the reason.
+	Skipped []index.NoteStatus
 	// Sync is what the writes did; zero for a dry run.
 	Sync index.SyncResult
 	// Reclassified are the notes whose sensitivity changed (or would).
@@ -87,6 +90,7 @@ type Listing struct {
 	Docs       int
 	Notes      []index.NoteInput
 	Incomplete []index.NoteStatus
+	Skipped    []index.NoteStatus
 }
 
 // Run reconciles the index with the database. Unless DryRun, it also saves
@@ -110,7 +114,7 @@ func (r *Reconciler) Run(ctx context.Context, opts ReconcileOptions) (ReconcileR
 			return res, err
 		}
 	}
-	res.Notes, res.Incomplete = len(l.Notes), l.Incomplete
+	res.Notes, res.Incomplete, res.Skipped = len(l.Notes), l.Incomplete, l.Skipped
 	if opts.DryRun {
 		if res.Reclassified, err = r.store.Recompute(ctx, true); err != nil {
 			return res, fatal(fmt.Errorf("reconcile: %w", err))
@@ -121,7 +125,7 @@ func (r *Reconciler) Run(ctx context.Context, opts ReconcileOptions) (ReconcileR
 		return res, fatal(fmt.Errorf("reconcile: %w", err))
 	}
 	res.Reclassified = res.Sync.Reclassified
-	if err := r.store.ReplaceNoteStatus(ctx, l.Incomplete); err != nil {
+	if err := r.store.ReplaceNoteStatus(ctx, slices.Concat(l.Incomplete, l.Skipped)); err != nil {
 		return res, fatal(fmt.Errorf("reconcile: %w", err))
 	}
 	_, ok, err := r.store.Checkpoint(ctx, r.couch.source)
@@ -193,10 +197,11 @@ func (r *Reconciler) plan(ctx context.Context, l *Listing, res *ReconcileResult)
 		res.Plan = plan
 		return nil
 	}
-	notes, incomplete, err := r.read(ctx, found, chunkMap{})
+	notes, incomplete, unreadable, err := r.read(ctx, found, chunkMap{})
 	if err != nil {
 		return err
 	}
+	l.Skipped = append(l.Skipped, unreadable...)
 	for _, n := range notes {
 		res.Kept = append(res.Kept, n.Path)
 		r.log.Warn("_all_docs did not list a live note; a keys lookup found it, so it is kept", keyPath, n.Path)
@@ -316,10 +321,11 @@ func (r *Reconciler) recheck(ctx context.Context, l *Listing, res *ReconcileResu
 			fresh = append(fresh, doc)
 		}
 	}
-	notes, incomplete, err := r.read(ctx, fresh, chunkMap{})
+	notes, incomplete, unreadable, err := r.read(ctx, fresh, chunkMap{})
 	if err != nil {
 		return err
 	}
+	l.Skipped = append(l.Skipped, unreadable...)
 	drop := map[string]bool{}
 	for _, id := range moved {
 		drop[id] = true
@@ -388,18 +394,21 @@ func (r *Reconciler) List(ctx context.Context) (Listing, error) {
 	}
 	l.Docs = len(s.seen)
 	winners := r.choose(s.notes)
-	if l.Notes, l.Incomplete, err = r.read(ctx, winners, s.chunks); err != nil {
+	var unreadable []index.NoteStatus
+	if l.Notes, l.Incomplete, unreadable, err = r.read(ctx, winners, s.chunks); err != nil {
 		return l, err
 	}
+	l.Skipped = append(s.skipped, unreadable...)
 	return l, nil
 }
 
 // scan is one pass over _all_docs.
 type scan struct {
-	r      *Reconciler
-	chunks chunkMap
-	notes  []livesync.Doc
-	seen   map[string]bool
+	r       *Reconciler
+	chunks  chunkMap
+	notes   []livesync.Doc
+	skipped []index.NoteStatus
+	seen    map[string]bool
 }
 
 func (s *scan) allDocs(ctx context.Context) error {
@@ -484,15 +493,23 @@ func (s *scan) take(id string, raw json.RawMessage) error {
 			return fatal(s.r.couch.decodeError(err))
 		}
 		s.r.log.Warn("skip malformed document", keyID, id, keyErr, err)
+		if doc.Kind == livesync.KindNote {
+			s.skipped = append(s.skipped, index.NoteStatus{SourceID: id, Path: id, Rev: doc.Rev, State: index.StatusSkipped, Reason: "unreadable document: " + err.Error()})
+		}
 		return nil
 	}
 	switch doc.Kind {
 	case livesync.KindChunk:
 		s.chunks[doc.ID] = doc.Data
 	case livesync.KindNote:
-		if s.r.couch.indexable(doc.Note) {
-			s.notes = append(s.notes, doc)
+		if doc.Note.Deleted {
+			break
 		}
+		if why := s.r.couch.skipReason(doc.Note); why != "" {
+			s.skipped = append(s.skipped, index.NoteStatus{SourceID: doc.ID, Path: doc.Note.Path, Rev: doc.Rev, State: index.StatusSkipped, Reason: why})
+			break
+		}
+		s.notes = append(s.notes, doc)
 	case livesync.KindSkip:
 		if doc.Version > livesync.FormatVersion {
 			s.r.couch.warnNewerFormat(doc.Version)
@@ -535,22 +552,21 @@ func (c *Couch) prefer(a, b livesync.Doc) bool {
 }
 
 // read reassembles notes into index input; the ones that can't be read whole
-// are returned as incomplete instead.
-func (r *Reconciler) read(ctx context.Context, docs []livesync.Doc, src chunkStore) ([]index.NoteInput, []index.NoteStatus, error) {
+// are returned as incomplete instead, and the unreadable ones as skipped.
+func (r *Reconciler) read(ctx context.Context, docs []livesync.Doc, src chunkStore) (out []index.NoteInput, incomplete, unreadable []index.NoteStatus, err error) {
 	notes := make([]*livesync.Note, len(docs))
 	for i, d := range docs {
 		notes[i] = d.Note
 	}
 	texts, errs, err := r.couch.readNotes(ctx, notes, src)
 	if err != nil {
-		return nil, nil, fmt.Errorf("reconcile: %w", err)
+		return nil, nil, nil, fmt.Errorf("reconcile: %w", err)
 	}
-	var out []index.NoteInput
-	var incomplete []index.NoteStatus
 	for i, d := range docs {
 		if errs[i] != nil {
 			if !waitable(errs[i]) {
 				r.log.Warn("note unreadable: not indexed", keyPath, d.Note.Path, keyRev, d.Rev, keyErr, errs[i])
+				unreadable = append(unreadable, index.NoteStatus{SourceID: d.ID, Path: d.Note.Path, Rev: d.Rev, State: index.StatusSkipped, Reason: "unreadable: " + errs[i].Error()})
 				continue
 			}
 			r.log.Warn("note incomplete: not indexed", keyPath, d.Note.Path, keyRev, d.Rev, keyReason, errs[i])
@@ -559,7 +575,7 @@ func (r *Reconciler) read(ctx context.Context, docs []livesync.Doc, src chunkSto
 		}
 		out = append(out, noteInput(d, texts[i]))
 	}
-	return out, incomplete, nil
+	return out, incomplete, unreadable, nil
 }
 
 // waitable reports a note that is not readable yet: chunks not (or no

@@ -2,6 +2,7 @@ package feed
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -75,6 +76,9 @@ func TestReconcileEdgeCases(t *testing.T) {
 	}
 	if diff := cmp.Diff(edgeWaiting, mustStatuses(t, store)); diff != "" {
 		t.Errorf("note status (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(edgeSkipped, mustSkipped(t, store)); diff != "" {
+		t.Errorf("skipped notes (-want +got):\n%s", diff)
 	}
 	seq, _ := srv.DBInfo(t, db)
 	if since, ok, _ := store.Checkpoint(ctx, c.Source()); !ok || since != seq || res.Since != seq {
@@ -235,4 +239,54 @@ func TestReconcileListingOlderThanIndex(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Unclean paths are folded (a doubled '/', a "./" segment) or refused with
+// the reason in the note's status (absolute, climbing out with "..", a line
+// break in the name), by the reconcile and by the follower alike.
+func TestUncleanPaths(t *testing.T) {
+	srv := couchtest.Start(t)
+	db := srv.NewDB(t)
+	var docs []map[string]any
+	for i, p := range []string{"../../x.md", "/etc/passwd.md", "Notes//Doubled.md", "Notes/./Dotted.md", "New\nLine.md"} {
+		n, c := liveNote(p, fmt.Sprintf("note %d\n", i))
+		n["_id"] = fmt.Sprintf("doc-%d", i)
+		docs = append(docs, c, n)
+	}
+	bulk(t, srv, db, docs...)
+	want := map[string]string{"Notes/Doubled.md": hashOf("note 2\n"), "Notes/Dotted.md": hashOf("note 3\n")}
+	wantSkipped := map[string]string{
+		"../../x.md":     "climbs out of the vault",
+		"/etc/passwd.md": "absolute",
+		"New\nLine.md":   "control character",
+	}
+	check := func(t *testing.T, store *index.Store) {
+		t.Helper()
+		if diff := cmp.Diff(want, mustSnapshot(t, store).Docs); diff != "" {
+			t.Errorf("indexed (-want +got):\n%s", diff)
+		}
+		skipped := mustSkipped(t, store)
+		for p, why := range wantSkipped {
+			if !strings.Contains(skipped[p], why) {
+				t.Errorf("%q: skipped for %q, want a reason saying %q", p, skipped[p], why)
+			}
+		}
+	}
+	t.Run("reconcile", func(t *testing.T) {
+		store := mustStore(t)
+		if _, err := NewReconciler(mustConnect(t, couchOptions(srv, db)), store).Run(context.Background(), ReconcileOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		check(t, store)
+	})
+	t.Run("follower", func(t *testing.T) {
+		store := mustStore(t)
+		c := mustConnect(t, couchOptions(srv, db))
+		if _, err := store.Apply(context.Background(), index.Batch{Source: c.Source(), Checkpoint: "0"}); err != nil {
+			t.Fatal(err)
+		}
+		f := mustFollow(t, c, store, fastOptions())
+		waitCaughtUp(t, srv, db, f)
+		check(t, store)
+	})
 }

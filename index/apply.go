@@ -15,6 +15,9 @@ import (
 	"github.com/vaultask/vaultask/index/markdown"
 )
 
+// ErrUncleanPath is an upsert whose path is not as CleanPath returns it.
+var ErrUncleanPath = errors.New("unclean note path")
+
 // FrontmatterKey is the frontmatter key that overrides a note's sensitivity
 // when Options.FrontmatterKey is empty.
 const FrontmatterKey = "sensitivity"
@@ -227,8 +230,10 @@ func contentHash(text string) string {
 }
 
 func (w *applier) upsert(n NoteInput, force bool) (outcome, error) {
-	if n.Path == "" {
-		return 0, errors.New("note without a path")
+	if clean, err := CleanPath(n.Path); err != nil || clean != n.Path {
+		// Sources clean paths (and skip what cannot be cleaned) before
+		// this: a note that gets here unclean is a source's bug.
+		return 0, fmt.Errorf("%w: %q (want %q, %v)", ErrUncleanPath, n.Path, clean, err)
 	}
 	docID := DocID(n.Path)
 	hash := contentHash(n.Text)

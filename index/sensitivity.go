@@ -61,7 +61,10 @@ type Corpus struct {
 }
 
 // Match reports whether path belongs to the corpus.
-func (c Corpus) Match(path string) bool {
+func (c Corpus) Match(path string) bool { return c.Excluded(path) == "" }
+
+// Excluded says why path is not in the corpus, "" when it is.
+func (c Corpus) Excluded(path string) string {
 	in := false
 	for _, p := range c.Include {
 		if ok, _ := doublestar.Match(p, path); ok {
@@ -70,14 +73,14 @@ func (c Corpus) Match(path string) bool {
 		}
 	}
 	if !in {
-		return false
+		return fmt.Sprintf("outside the corpus: matches none of the include globs %q", c.Include)
 	}
 	for _, p := range c.Exclude {
 		if ok, _ := doublestar.Match(p, path); ok {
-			return false
+			return fmt.Sprintf("outside the corpus: excluded by the glob %q", p)
 		}
 	}
-	return true
+	return ""
 }
 
 // Reclassified is what Recompute changed.

@@ -22,7 +22,8 @@ type Stats struct {
 	TopicEdges       int    `json:"topic_edges"`
 	TagEdges         int    `json:"tag_edges"`
 	PendingNotes     int    `json:"pending_notes"`    // waiting for their chunks
-	IncompleteNotes  int    `json:"incomplete_notes"` // chunks still missing after the bound`
+	IncompleteNotes  int    `json:"incomplete_notes"` // chunks still missing after the bound
+	SkippedNotes     int    `json:"skipped_notes"`    // documents the source does not index, with a reason`
 	EmbeddingModel   string `json:"embedding_model"`
 	EmbeddingDim     int    `json:"embedding_dim"`
 	SchemaVersion    string `json:"schema_version"`
@@ -56,6 +57,7 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 		{&st.TagEdges, `SELECT count(*) FROM edges WHERE kind = 'tag'`},
 		{&st.PendingNotes, `SELECT count(*) FROM note_status WHERE state = 'pending'`},
 		{&st.IncompleteNotes, `SELECT count(*) FROM note_status WHERE state = 'incomplete'`},
+		{&st.SkippedNotes, `SELECT count(*) FROM note_status WHERE state = 'skipped'`},
 	}
 	for _, c := range counts {
 		if err := tx.QueryRowContext(ctx, c.query).Scan(c.dst); err != nil {

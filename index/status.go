@@ -16,10 +16,14 @@ const (
 	// bound; it stays unindexed (an older revision, if any, stays indexed)
 	// until what it lacks arrives.
 	StatusIncomplete = "incomplete"
+	// StatusSkipped: the source does not index the document, for the
+	// reason given (a binary attachment, outside the corpus, an unclean
+	// path, unreadable); it is not retried until it changes.
+	StatusSkipped = "skipped"
 )
 
-// NoteStatus is a note a source could not index: never partial text, so it
-// is reported instead.
+// NoteStatus is a note a source could not index (never partial text, so it
+// is reported instead) or chose not to.
 type NoteStatus struct {
 	SourceID string // the source's id for the note (CouchDB _id)
 	Path     string
@@ -111,7 +115,7 @@ func deleteStatus(ctx context.Context, tx *sql.Tx, ids []string) error {
 func upsertStatus(ctx context.Context, tx *sql.Tx, set []NoteStatus) error {
 	now := time.Now().UnixMilli()
 	for _, st := range set {
-		if st.State != StatusPending && st.State != StatusIncomplete {
+		if st.State != StatusPending && st.State != StatusIncomplete && st.State != StatusSkipped {
 			return fmt.Errorf("%s: unknown state %q", st.Path, st.State)
 		}
 		since := st.Since
@@ -131,7 +135,8 @@ func upsertStatus(ctx context.Context, tx *sql.Tx, set []NoteStatus) error {
 	return nil
 }
 
-// NoteStatuses lists the notes that could not be indexed, by path.
+// NoteStatuses lists the notes that could not be indexed or were skipped,
+// by path.
 func (s *Store) NoteStatuses(ctx context.Context) ([]NoteStatus, error) {
 	rows, err := s.reader.QueryContext(ctx, `SELECT source_id, path, rev, state, reason, since, updated_at FROM note_status ORDER BY path, source_id`)
 	if err != nil {

@@ -31,14 +31,13 @@ func runIndex(ctx context.Context, m *Main, args []string) error {
 		dir = cfg.Vault.Path
 	}
 	start := time.Now()
-	listing, err := feed.ScanFolder(dir, corpusOf(cfg))
-	if err != nil {
-		return err
-	}
 	opts := storeOptions(cfg, log)
-
 	if *dryRun {
-		return m.printPlan(ctx, opts, listing)
+		listing, err := feed.ScanFolder(dir, corpusOf(cfg))
+		if err != nil {
+			return err
+		}
+		return m.printPlan(ctx, opts, listing.Notes)
 	}
 	opts.Rebuild = *rebuild
 	store, err := openIndex(ctx, opts)
@@ -46,19 +45,15 @@ func runIndex(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	defer store.Close()
-	plan, err := store.Plan(ctx, listing)
+	listing, res, err := feed.SyncFolder(ctx, store, dir, corpusOf(cfg), *rebuild)
 	if err != nil {
-		return err
-	}
-	res, err := store.Sync(ctx, listing, plan, *rebuild)
-	if err != nil {
-		return err
-	}
-	if err := store.MarkRun(ctx, time.Now()); err != nil {
 		return err
 	}
 	fmt.Fprintf(m.Stdout, "indexed %d notes from %s in %s: %d added, %d changed, %d touched, %d unchanged, %d removed, %d reclassified\n",
-		len(listing), dir, time.Since(start).Round(time.Millisecond), res.Added, res.Changed, res.Touched, res.Unchanged, res.Deleted, len(res.Reclassified.Paths))
+		len(listing.Notes), dir, time.Since(start).Round(time.Millisecond), res.Added, res.Changed, res.Touched, res.Unchanged, res.Deleted, len(res.Reclassified.Paths))
+	for _, st := range listing.Skipped {
+		fmt.Fprintf(m.Stdout, "skipped %q: %s\n", st.Path, st.Reason)
+	}
 	return m.embedBacklog(ctx, cfg, store, log)
 }
 
