@@ -7,5 +7,5 @@ import (
 )
 
 func TestDeps(t *testing.T) {
-	deptest.Check(t, "index", "feed/livesync")
+	deptest.Check(t, "index", "feed/livesync", "internal/retry", "internal/routine")
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/internal/routine"
 )
 
 // FolderListing is a vault folder as one scan saw it: the notes to index,
@@ -109,7 +110,7 @@ type FolderFollower struct {
 	// Default 500ms.
 	Debounce time.Duration
 
-	loop
+	life routine.Routine // the follower's goroutine
 }
 
 // NewFolderFollower returns a follower of the folder dir; Open starts it.
@@ -131,7 +132,7 @@ func (f *FolderFollower) Open(ctx context.Context) error {
 		w.Close()
 		return err
 	}
-	err = f.spawn(ctx, func(ctx context.Context) error {
+	err = f.life.Start(ctx, func(ctx context.Context) error {
 		defer w.Close()
 		return f.run(ctx, w)
 	})
@@ -207,3 +208,10 @@ func watchTree(w *fsnotify.Watcher, dir string) error {
 		return nil
 	})
 }
+
+// Done is closed when the follower has stopped.
+func (f *FolderFollower) Done() <-chan struct{} { return f.life.Done() }
+
+// Close stops the follower and waits for it, at most until ctx is done. It
+// returns the error that stopped it, nil for a clean stop.
+func (f *FolderFollower) Close(ctx context.Context) error { return f.life.Close(ctx) }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/internal/couchtest"
+	"github.com/vaultask/vaultask/internal/retry"
 )
 
 func TestMain(m *testing.M) { os.Exit(couchtest.Main(m)) }
@@ -142,7 +143,7 @@ func waitCaughtUp(tb testing.TB, srv *couchtest.Server, db string, f *Follower) 
 	for f.Stats().Checkpoint != seq {
 		select {
 		case <-f.Done():
-			tb.Fatalf("follower stopped: %v", f.err)
+			tb.Fatalf("follower stopped: %v", f.life.Err())
 		default:
 		}
 		if time.Now().After(deadline) {
@@ -424,4 +425,30 @@ func newRecordingProxy(tb testing.TB, rec *recorder) string {
 	}))
 	tb.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// sleepClock is the system clock whose Sleep returns at once: it records
+// each wait (a backoff's, a reconcile's confirm delay) and runs onSleep, if
+// set, before returning.
+type sleepClock struct {
+	retry.Clock
+	onSleep func(d time.Duration)
+	mu      sync.Mutex
+	d       []time.Duration
+}
+
+func (s *sleepClock) Sleep(ctx context.Context, d time.Duration) error {
+	s.mu.Lock()
+	s.d = append(s.d, d)
+	s.mu.Unlock()
+	if s.onSleep != nil {
+		s.onSleep(d)
+	}
+	return ctx.Err()
+}
+
+func (s *sleepClock) all() []time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Duration(nil), s.d...)
 }

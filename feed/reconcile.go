@@ -13,6 +13,7 @@ import (
 	kivik "github.com/go-kivik/kivik/v4"
 	"github.com/vaultask/vaultask/feed/livesync"
 	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/internal/retry"
 )
 
 // Reconciler makes the index equal the LiveSync database: it lists every
@@ -33,14 +34,14 @@ type Reconciler struct {
 	// just recreated, or one a client is still uploading to, looks like a
 	// vault whose notes were all deleted.
 	ConfirmDelay time.Duration
-	// Sleep waits out ConfirmDelay; tests replace it.
-	Sleep func(ctx context.Context, d time.Duration) error
+	// Clock waits out ConfirmDelay; tests replace it.
+	Clock retry.Clock
 }
 
 // NewReconciler returns a Reconciler of the database c into store; store may
 // be read-only for a dry run.
 func NewReconciler(c *Couch, store *index.Store) *Reconciler {
-	return &Reconciler{couch: c, store: store, log: c.log, PageSize: 1000, ConfirmDelay: 15 * time.Second, Sleep: sleep}
+	return &Reconciler{couch: c, store: store, log: c.log, PageSize: 1000, ConfirmDelay: 15 * time.Second, Clock: retry.System}
 }
 
 // ReconcileOptions change what Run writes.
@@ -227,7 +228,7 @@ func (r *Reconciler) confirmMassRemoval(ctx context.Context, l *Listing, res *Re
 	}
 	r.log.Warn("a reconcile would remove more than half of the indexed notes; listing the database again to confirm",
 		keyRemoved, n, keyTotal, of, keyWait, r.ConfirmDelay)
-	if err := r.Sleep(ctx, r.ConfirmDelay); err != nil {
+	if err := r.Clock.Sleep(ctx, r.ConfirmDelay); err != nil {
 		return err
 	}
 	second, err := r.List(ctx)

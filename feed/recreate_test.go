@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/vaultask/vaultask/internal/couchtest"
+	"github.com/vaultask/vaultask/internal/retry"
 )
 
 // recreate deletes db and creates it again, empty, as LiveSync's "rebuild
@@ -183,14 +184,13 @@ func TestReconcileConfirmsMassRemoval(t *testing.T) {
 	bulk(t, srv, db, chunks["A.md"], notes["A.md"])
 	waited := 0
 	r.ConfirmDelay = time.Hour
-	r.Sleep = func(_ context.Context, d time.Duration) error {
+	r.Clock = &sleepClock{Clock: retry.System, onSleep: func(d time.Duration) {
 		if d != time.Hour {
 			t.Errorf("slept %v, want the ConfirmDelay", d)
 		}
 		waited++
 		bulk(t, srv, db, chunks["B.md"], notes["B.md"], chunks["C.md"], notes["C.md"])
-		return nil
-	}
+	}}
 	res, err := r.Run(context.Background(), ReconcileOptions{})
 	if err != nil {
 		t.Fatal(err)

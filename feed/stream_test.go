@@ -3,7 +3,6 @@ package feed
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/internal/retry"
 )
 
 // fakeCouch is the least of CouchDB a follower needs, for what the test
@@ -88,27 +88,8 @@ func writeLine(w http.ResponseWriter, line string) {
 // hang keeps the feed open until the client goes.
 func hang(r *http.Request) { <-r.Context().Done() }
 
-// sleeps records the follower's backoff waits and returns at once.
-type sleeps struct {
-	mu sync.Mutex
-	d  []time.Duration
-}
-
-func (s *sleeps) sleep(ctx context.Context, d time.Duration) error {
-	s.mu.Lock()
-	s.d = append(s.d, d)
-	s.mu.Unlock()
-	return ctx.Err()
-}
-
-func (s *sleeps) all() []time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]time.Duration(nil), s.d...)
-}
-
 // followFake follows fc from checkpoint since (none: a full scan first).
-func followFake(t *testing.T, fc *fakeCouch, since string, heartbeat time.Duration) (*Follower, *index.Store, *logBuffer, *sleeps) {
+func followFake(t *testing.T, fc *fakeCouch, since string, heartbeat time.Duration) (*Follower, *index.Store, *logBuffer, *sleepClock) {
 	t.Helper()
 	f, store, logs, sl := fakeFollower(t, fc, since, heartbeat)
 	if err := f.Open(context.Background()); err != nil {
@@ -123,7 +104,7 @@ func followFake(t *testing.T, fc *fakeCouch, since string, heartbeat time.Durati
 }
 
 // fakeFollower is a follower of fc, not yet open.
-func fakeFollower(t *testing.T, fc *fakeCouch, since string, heartbeat time.Duration) (*Follower, *index.Store, *logBuffer, *sleeps) {
+func fakeFollower(t *testing.T, fc *fakeCouch, since string, heartbeat time.Duration) (*Follower, *index.Store, *logBuffer, *sleepClock) {
 	t.Helper()
 	srv := httptest.NewServer(fc)
 	t.Cleanup(srv.Close)
@@ -135,9 +116,9 @@ func fakeFollower(t *testing.T, fc *fakeCouch, since string, heartbeat time.Dura
 			t.Fatal(err)
 		}
 	}
-	sl := &sleeps{}
+	sl := &sleepClock{Clock: retry.System}
 	opts := fastOptions()
-	opts.Sleep, opts.Jitter = sl.sleep, func() float64 { return 0.5 }
+	opts.Clock, opts.Jitter = sl, func() float64 { return 0.5 }
 	opts.StableAfter = time.Hour // recovered only once a row arrives
 	return NewFollower(c, store, opts), store, &logs, sl
 }
@@ -286,30 +267,4 @@ func TestFollowerRejectedCheckpoint(t *testing.T) {
 			t.Fatalf("follower stopped with %v", err)
 		}
 	})
-}
-
-func TestBackoff(t *testing.T) {
-	b := &backoff{min: time.Second, max: 8 * time.Second, jitter: func() float64 { return 0.999999 }}
-	var got []time.Duration
-	for range 6 {
-		got = append(got, b.next().Round(time.Millisecond))
-	}
-	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 8 * time.Second, 8 * time.Second}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("with full jitter (-want +got):\n%s", diff)
-	}
-	b.reset()
-	b.jitter = func() float64 { return 0 }
-	if d := b.next(); d != 500*time.Millisecond {
-		t.Errorf("after reset, no jitter: %v, want half the minimum", d)
-	}
-	if !errors.Is(sleep(canceled(), time.Hour), context.Canceled) {
-		t.Error("sleep does not stop with its context")
-	}
-}
-
-func canceled() context.Context {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	return ctx
 }

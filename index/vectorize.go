@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/vaultask/vaultask/internal/retry"
+	"github.com/vaultask/vaultask/internal/routine"
 )
 
 // Embedder is what the index needs from an embedding model: one vector per
@@ -27,8 +29,8 @@ type VectorizerOptions struct {
 	MinBackoff  time.Duration // first retry after a failure; default 1s
 	MaxBackoff  time.Duration // retry cap; default 2m
 	Logger      *slog.Logger
-	// After is the clock, so tests control time; default time.After.
-	After func(time.Duration) <-chan time.Time
+	// Clock times the waits, so tests control them; default retry.System.
+	Clock retry.Clock
 }
 
 // VectorizerStatus is the embedder's health, for stats and the status endpoint.
@@ -43,11 +45,14 @@ type VectorizerStatus struct {
 // FTS as soon as their note commits, and gain a vector here, in their own
 // transactions, so embedding never slows the feed. While the embedding host
 // is down it backs off and the index stays FTS-only; it recovers by itself.
+// Open starts it in its own goroutine, Close stops it; Drain embeds the
+// backlog once, for a one-shot command.
 type Vectorizer struct {
 	store *Store
 	emb   Embedder
 	opts  VectorizerOptions
 	log   *slog.Logger
+	life  routine.Routine
 
 	mu     sync.Mutex
 	status VectorizerStatus
@@ -73,8 +78,8 @@ func NewVectorizer(s *Store, e Embedder, opts VectorizerOptions) *Vectorizer {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	if opts.After == nil {
-		opts.After = time.After
+	if opts.Clock == nil {
+		opts.Clock = retry.System
 	}
 	return &Vectorizer{store: s, emb: e, opts: opts, log: opts.Logger.With("component", "vectorizer"),
 		status: VectorizerStatus{Available: true, Since: time.Now()}}
@@ -134,11 +139,23 @@ func (v *Vectorizer) step(ctx context.Context) (written int, empty bool, err err
 	return n, false, nil
 }
 
-// Run embeds the backlog whenever the store signals new chunks (and every
-// Idle interval), until ctx ends. Failures back off, capped and jittered;
-// the first failure is logged once and so is the recovery.
-func (v *Vectorizer) Run(ctx context.Context) {
-	backoff := v.opts.MinBackoff
+// Open starts embedding the backlog whenever the store signals new chunks
+// (and every Idle interval) in the vectorizer's own goroutine, until Close.
+// Failures back off, capped and jittered; the first failure is logged once
+// and so is the recovery.
+func (v *Vectorizer) Open(ctx context.Context) error {
+	return v.life.Start(ctx, func(ctx context.Context) error {
+		v.run(ctx)
+		return nil
+	})
+}
+
+// Close stops the vectorizer and waits for it, at most until ctx is done:
+// a batch being embedded is abandoned, and its chunks stay on the backlog.
+func (v *Vectorizer) Close(ctx context.Context) error { return v.life.Close(ctx) }
+
+func (v *Vectorizer) run(ctx context.Context) {
+	bo := &retry.Backoff{Min: v.opts.MinBackoff, Max: v.opts.MaxBackoff}
 	for {
 		_, err := v.Drain(ctx)
 		if ctx.Err() != nil {
@@ -147,21 +164,21 @@ func (v *Vectorizer) Run(ctx context.Context) {
 		wait := v.opts.Idle
 		if err != nil {
 			v.fail(err)
-			wait = backoff/2 + rand.N(backoff/2+1)
-			backoff = min(2*backoff, v.opts.MaxBackoff)
+			wait = bo.Next()
 		} else {
-			v.recover()
-			backoff = v.opts.MinBackoff
+			v.recovered()
+			bo.Reset()
 			if _, _, err := v.store.CompactVectors(ctx, false); err != nil && ctx.Err() == nil {
 				v.log.Warn("compacting vectors failed", "err", err)
 			}
 		}
+		timer := v.opts.Clock.NewTimer(wait)
 		select {
 		case <-ctx.Done():
-			return
 		case <-v.store.Changed():
-		case <-v.opts.After(wait):
+		case <-timer.C():
 		}
+		timer.Stop()
 	}
 }
 
@@ -176,7 +193,7 @@ func (v *Vectorizer) fail(err error) {
 	}
 }
 
-func (v *Vectorizer) recover() {
+func (v *Vectorizer) recovered() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if !v.status.Available {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vaultask/vaultask/index/markdown"
+	"github.com/vaultask/vaultask/internal/retry"
 )
 
 // hostEmbedder is a deterministic embedder whose host can be taken down.
@@ -94,10 +95,11 @@ func TestVectorizerDegradesAndRecovers(t *testing.T) {
 	emb := &hostEmbedder{}
 	emb.down.Store(true)
 	ticks := make(chan time.Time)
-	v := NewVectorizer(s, emb, VectorizerOptions{After: func(time.Duration) <-chan time.Time { return ticks }})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { v.Run(ctx); close(done) }()
+	v := NewVectorizer(s, emb, VectorizerOptions{Clock: tickClock{retry.System, ticks}})
+	ctx := context.Background()
+	if err := v.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
 
 	mustApply(t, s, upserts(note("a.md", "kiwi orchard notes")))
 	waitFor(t, func() bool { return !v.Status().Available })
@@ -118,8 +120,9 @@ func TestVectorizerDegradesAndRecovers(t *testing.T) {
 	// A new note wakes it through the store's signal, without a tick.
 	mustApply(t, s, upserts(note("b.md", "pear")))
 	waitFor(t, func() bool { st, _ := s.Stats(ctx); return st.Vectors == 2 })
-	cancel()
-	<-done
+	if err := v.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestLateVectorForRewrittenChunkIsDropped(t *testing.T) {
@@ -217,3 +220,18 @@ func TestLargeNoteDoesNotStarveSmallOnes(t *testing.T) {
 		}
 	}
 }
+
+// tickClock is the system clock whose timers fire when the test sends on
+// ticks.
+type tickClock struct {
+	retry.Clock
+	ticks chan time.Time
+}
+
+func (c tickClock) NewTimer(time.Duration) retry.Timer { return tickTimer{c.ticks} }
+
+type tickTimer struct{ c chan time.Time }
+
+func (t tickTimer) C() <-chan time.Time    { return t.c }
+func (tickTimer) Stop() bool               { return true }
+func (tickTimer) Reset(time.Duration) bool { return true }

@@ -56,14 +56,14 @@ func (m *Main) startVectorizer(ctx context.Context, cfg config.Config, store *in
 		log.Warn("no embedder: new notes are searchable by full text only", "model", cfg.Models.Embedding, "err", err)
 		return func() {}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		index.NewVectorizer(store, emb, index.VectorizerOptions{Logger: log}).Run(ctx)
-	}()
+	v := index.NewVectorizer(store, emb, index.VectorizerOptions{Logger: log})
+	if err := v.Open(ctx); err != nil {
+		log.Warn("embedding not started: new notes are searchable by full text only", "err", err)
+		return func() {}
+	}
 	return func() {
-		cancel()
-		<-done
+		if err := v.Close(context.WithoutCancel(ctx)); err != nil {
+			log.Warn("stopping the vectorizer", "err", err)
+		}
 	}
 }
