@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -27,79 +26,73 @@ const FrontmatterKey = "sensitivity"
 // link resolution for everything the batch touched, then the checkpoint. A
 // reader sees either none of it or all of it.
 func (s *Store) Apply(ctx context.Context, b Batch) (ApplyResult, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-
 	var res ApplyResult
-	if s.writer == nil {
-		return ApplyResult{}, ErrReadOnly
-	}
-	tx, err := s.writer.BeginTx(ctx, nil)
+	var w *applier
+	err := s.write(ctx, "apply", func(tx *sql.Tx) error {
+		w = &applier{s: s, tx: tx, ctx: ctx, affected: map[string]bool{}}
+		for _, p := range b.Deletes {
+			ok, err := w.expected(b.Expect, DocID(p))
+			if err != nil {
+				return fmt.Errorf("delete %s: %w", p, err)
+			}
+			if !ok {
+				res.Stale++
+				continue
+			}
+			gone, err := w.deleteDoc(DocID(p))
+			if err != nil {
+				return fmt.Errorf("delete %s: %w", p, err)
+			}
+			if gone {
+				res.Deleted++
+			} else {
+				res.Absent++
+			}
+		}
+		for _, n := range b.Upserts {
+			ok, err := w.expected(b.Expect, DocID(n.Path))
+			if err != nil {
+				return fmt.Errorf("%s: %w", n.Path, err)
+			}
+			if !ok {
+				res.Stale++
+				continue
+			}
+			outcome, err := w.upsert(n, b.Force)
+			if err != nil {
+				return fmt.Errorf("%s: %w", n.Path, err)
+			}
+			switch outcome {
+			case outcomeAdded:
+				res.Added++
+			case outcomeChanged:
+				res.Changed++
+			case outcomeTouched:
+				res.Touched++
+			default:
+				res.Unchanged++
+			}
+		}
+		if len(w.affected) > 0 {
+			if err := w.resolvePending(); err != nil {
+				return fmt.Errorf("resolve links: %w", err)
+			}
+			if err := w.refreshTopics(); err != nil {
+				return fmt.Errorf("topics: %w", err)
+			}
+		}
+		if b.Source != "" {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO feed_state(source, since, identity, updated_at) VALUES (?, ?, ?, ?)
+				ON CONFLICT(source) DO UPDATE SET since = excluded.since, updated_at = excluded.updated_at,
+					identity = CASE WHEN excluded.identity != '' THEN excluded.identity ELSE identity END`,
+				b.Source, b.Checkpoint, b.Identity, time.Now().UnixMilli()); err != nil {
+				return fmt.Errorf("checkpoint: %w", err)
+			}
+		}
+		return nil
+	})
 	if err != nil {
-		return res, fmt.Errorf("apply: begin: %w", err)
-	}
-	defer tx.Rollback()
-
-	w := &applier{s: s, tx: tx, ctx: ctx, affected: map[string]bool{}}
-	for _, p := range b.Deletes {
-		if ok, err := w.expected(b.Expect, DocID(p)); err != nil || !ok {
-			if err != nil {
-				return res, fmt.Errorf("apply: delete %s: %w", p, err)
-			}
-			res.Stale++
-			continue
-		}
-		gone, err := w.deleteDoc(DocID(p))
-		if err != nil {
-			return res, fmt.Errorf("apply: delete %s: %w", p, err)
-		}
-		if gone {
-			res.Deleted++
-		} else {
-			res.Absent++
-		}
-	}
-	for _, n := range b.Upserts {
-		if ok, err := w.expected(b.Expect, DocID(n.Path)); err != nil || !ok {
-			if err != nil {
-				return res, fmt.Errorf("apply: %s: %w", n.Path, err)
-			}
-			res.Stale++
-			continue
-		}
-		outcome, err := w.upsert(n, b.Force)
-		if err != nil {
-			return res, fmt.Errorf("apply: %s: %w", n.Path, err)
-		}
-		switch outcome {
-		case outcomeAdded:
-			res.Added++
-		case outcomeChanged:
-			res.Changed++
-		case outcomeTouched:
-			res.Touched++
-		default:
-			res.Unchanged++
-		}
-	}
-	if len(w.affected) > 0 {
-		if err := w.resolvePending(); err != nil {
-			return res, fmt.Errorf("apply: resolve links: %w", err)
-		}
-		if err := w.refreshTopics(); err != nil {
-			return res, fmt.Errorf("apply: topics: %w", err)
-		}
-	}
-	if b.Source != "" {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO feed_state(source, since, identity, updated_at) VALUES (?, ?, ?, ?)
-			ON CONFLICT(source) DO UPDATE SET since = excluded.since, updated_at = excluded.updated_at,
-				identity = CASE WHEN excluded.identity != '' THEN excluded.identity ELSE identity END`,
-			b.Source, b.Checkpoint, b.Identity, time.Now().UnixMilli()); err != nil {
-			return res, fmt.Errorf("apply: checkpoint: %w", err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return res, fmt.Errorf("apply: commit: %w", err)
+		return res, err
 	}
 	if res.Added+res.Changed > 0 || w.preludesChanged {
 		s.signalChanged()
@@ -152,19 +145,11 @@ func (w *applier) markAffected(docID string) error {
 		return err
 	}
 	w.affected[noteName(p)] = true
-	rows, err := w.tx.QueryContext(w.ctx, `SELECT alias FROM aliases WHERE doc_id = ?`, docID)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var a string
-		if err := rows.Scan(&a); err != nil {
-			return err
-		}
+	aliases, err := queryAll(w.ctx, w.tx, one[string], `SELECT alias FROM aliases WHERE doc_id = ?`, docID)
+	for _, a := range aliases {
 		w.affected[a] = true
 	}
-	return rows.Err()
+	return err
 }
 
 // deleteDoc removes a note and every trace of it: chunks (with their FTS rows
@@ -207,21 +192,8 @@ func (w *applier) deleteVectors(docID string) error {
 }
 
 // embeddedRowIDs lists the rowids of a note's chunks that have a vector.
-func embeddedRowIDs(ctx context.Context, tx *sql.Tx, docID string) ([]int64, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT rowid FROM chunks WHERE doc_id = ? AND embedded = 1`, docID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+func embeddedRowIDs(ctx context.Context, q rowQuerier, docID string) ([]int64, error) {
+	return queryAll(ctx, q, one[int64], `SELECT rowid FROM chunks WHERE doc_id = ? AND embedded = 1`, docID)
 }
 
 func contentHash(text string) string {
@@ -343,98 +315,6 @@ func (w *applier) insert(docID, hash string, n NoteInput) error {
 	return nil
 }
 
-func insertEdge(ctx context.Context, tx *sql.Tx, src, kind, key, dst string) error {
-	var d any
-	resolved := 0
-	if dst != "" {
-		d, resolved = dst, 1
-	}
-	// A link written twice in a note is one edge of each kind.
-	_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO edges(src, dst, kind, target, target_name, resolved) VALUES (?, ?, ?, ?, ?, ?)`, src, d, kind, key, targetName(key), resolved)
-	if err != nil {
-		return fmt.Errorf("insert edge: %w", err)
-	}
-	return nil
-}
-
-// resolve finds the note a link key names among all notes; see resolveIn.
-func resolve(ctx context.Context, q querier, key string) (string, error) {
-	return resolveIn(ctx, q, key, ScopeAll)
-}
-
-// targetName is the last path segment of a link key: the only note name it
-// can resolve to (or, for a bare key, the alias it may name).
-func targetName(key string) string {
-	if i := strings.LastIndexByte(key, '/'); i >= 0 {
-		return key[i+1:]
-	}
-	return key
-}
-
-// resolvePending is the catch-up pass after a batch's notes are written:
-// every link, resolved or not, whose name is a name or alias this batch
-// added, changed or removed is resolved again against the whole table, so a
-// note early in a batch can link to one indexed later, a shorter namesake
-// takes over, and a deleted target falls back to the next candidate.
-func (w *applier) resolvePending() error {
-	keys := make([]string, 0, len(w.affected))
-	for k := range w.affected {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	type edge struct {
-		rowid       int64
-		target, dst string
-	}
-	var todo []edge
-	for _, k := range keys {
-		rows, err := w.tx.QueryContext(w.ctx, `SELECT rowid, target, dst FROM edges WHERE target_name = ? AND kind != 'tag'`, k)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var e edge
-			var dst sql.NullString
-			if err := rows.Scan(&e.rowid, &e.target, &dst); err != nil {
-				rows.Close()
-				return err
-			}
-			e.dst = dst.String
-			todo = append(todo, e)
-		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-	}
-	upd, err := w.tx.PrepareContext(w.ctx, `UPDATE edges SET dst = ?, resolved = ? WHERE rowid = ?`)
-	if err != nil {
-		return err
-	}
-	defer upd.Close()
-	cache := map[string]string{}
-	for _, e := range todo {
-		dst, ok := cache[e.target]
-		if !ok {
-			if dst, err = resolve(w.ctx, w.tx, e.target); err != nil {
-				return err
-			}
-			cache[e.target] = dst
-		}
-		if dst == e.dst {
-			continue
-		}
-		var d any
-		resolved := 0
-		if dst != "" {
-			d, resolved = dst, 1
-		}
-		if _, err := upd.ExecContext(w.ctx, d, resolved, e.rowid); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // refreshTopics recomputes each note's topic memberships (the titles of the
 // topic notes whose clippings region links to it) and rewrites the prelude of
 // its chunks when they changed. The FTS rows follow by trigger; the vectors
@@ -442,7 +322,8 @@ func (w *applier) resolvePending() error {
 // carries only open topic notes: its prelude is searched and embedded as
 // open text, and a personal topic's title must not find it.
 func (w *applier) refreshTopics() error {
-	rows, err := w.tx.QueryContext(w.ctx, `
+	type change struct{ docID, path, title, old, topics string }
+	all, err := queryAll(w.ctx, w.tx, func(c *change) []any { return []any{&c.docID, &c.path, &c.title, &c.old, &c.topics} }, `
 		SELECT d.doc_id, d.path, d.title, d.topics,
 			coalesce((SELECT group_concat(title, ', ') FROM (
 				SELECT DISTINCT t.title FROM edges e JOIN docs t ON t.doc_id = e.src
@@ -453,21 +334,11 @@ func (w *applier) refreshTopics() error {
 	if err != nil {
 		return err
 	}
-	type change struct{ docID, path, title, topics string }
 	var changes []change
-	for rows.Next() {
-		var c change
-		var old string
-		if err := rows.Scan(&c.docID, &c.path, &c.title, &old, &c.topics); err != nil {
-			rows.Close()
-			return err
-		}
-		if old != c.topics {
+	for _, c := range all {
+		if c.old != c.topics {
 			changes = append(changes, c)
 		}
-	}
-	if err := rows.Close(); err != nil {
-		return err
 	}
 	w.preludesChanged = w.preludesChanged || len(changes) > 0
 	for _, c := range changes {
@@ -477,24 +348,12 @@ func (w *applier) refreshTopics() error {
 		if err := w.deleteVectors(c.docID); err != nil {
 			return err
 		}
-		chunkRows, err := w.tx.QueryContext(w.ctx, `SELECT rowid, heading_path FROM chunks WHERE doc_id = ?`, c.docID)
-		if err != nil {
-			return err
-		}
 		type ch struct {
 			rowid   int64
 			heading string
 		}
-		var chs []ch
-		for chunkRows.Next() {
-			var x ch
-			if err := chunkRows.Scan(&x.rowid, &x.heading); err != nil {
-				chunkRows.Close()
-				return err
-			}
-			chs = append(chs, x)
-		}
-		if err := chunkRows.Close(); err != nil {
+		chs, err := queryAll(w.ctx, w.tx, func(x *ch) []any { return []any{&x.rowid, &x.heading} }, `SELECT rowid, heading_path FROM chunks WHERE doc_id = ?`, c.docID)
+		if err != nil {
 			return err
 		}
 		for _, x := range chs {

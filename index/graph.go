@@ -4,10 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
-	"strings"
 
 	sqlite_vec "github.com/asg017/sqlite-vec-go-bindings/cgo"
 	"github.com/vaultask/vaultask/index/markdown"
@@ -72,22 +72,14 @@ func readDocs(ctx context.Context, q rowQuerier, docIDs []string, scope Scope) (
 	if len(docIDs) == 0 {
 		return nil, nil
 	}
-	rows, err := q.QueryContext(ctx, `SELECT `+docColumns+` FROM docs d
+	return queryAll(ctx, q, docFields, `SELECT `+docColumns+` FROM docs d
 		WHERE d.doc_id IN (SELECT value FROM json_each(?)) AND (? = 0 OR d.sensitivity = 'open')
 		ORDER BY d.doc_id`, idList(docIDs), scope == ScopeOpen)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Doc
-	for rows.Next() {
-		var d Doc
-		if err := rows.Scan(&d.DocID, &d.Path, &d.Title, &d.ContentHash, &d.Sensitivity); err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, rows.Err()
+}
+
+// docFields points Scan at the docColumns of a Doc.
+func docFields(d *Doc) []any {
+	return []any{&d.DocID, &d.Path, &d.Title, &d.ContentHash, &d.Sensitivity}
 }
 
 // NoteChunks returns the chunks of docIDs that scope may see, each note's in
@@ -96,13 +88,9 @@ func (s *Store) NoteChunks(ctx context.Context, docIDs []string, scope Scope) ([
 	if len(docIDs) == 0 {
 		return nil, nil
 	}
-	rows, err := s.reader.QueryContext(ctx, `SELECT `+hitColumns+`, 0.0 FROM chunks c JOIN docs d ON d.doc_id = c.doc_id
+	hits, err := queryAll(ctx, s.reader, hitFields, `SELECT `+hitColumns+`, 0.0 FROM chunks c JOIN docs d ON d.doc_id = c.doc_id
 		WHERE c.doc_id IN (SELECT value FROM json_each(?)) AND (? = 0 OR c.sensitivity = 'open')
 		ORDER BY c.doc_id, c.ordinal`, idList(docIDs), scope == ScopeOpen)
-	if err != nil {
-		return nil, fmt.Errorf("note chunks: %w", err)
-	}
-	hits, err := scanHits(rows)
 	if err != nil {
 		return nil, fmt.Errorf("note chunks: %w", err)
 	}
@@ -124,24 +112,22 @@ func (s *Store) Distances(ctx context.Context, vec []float32, rowIDs []int64, sc
 		return nil, err
 	}
 	// The join looks each vector up by rowid: no scan of chunks_vec.
-	rows, err := s.reader.QueryContext(ctx, `SELECT c.rowid, vec_distance_cosine(v.embedding, ?)
+	type distance struct {
+		id int64
+		d  float64
+	}
+	ds, err := queryAll(ctx, s.reader, func(x *distance) []any { return []any{&x.id, &x.d} }, `SELECT c.rowid, vec_distance_cosine(v.embedding, ?)
 		FROM chunks c JOIN chunks_vec v ON v.rowid = c.rowid
 		WHERE c.rowid IN (SELECT value FROM json_each(?)) AND (? = 0 OR c.sensitivity = 'open')`,
 		blob, idList(rowIDs), scope == ScopeOpen)
 	if err != nil {
 		return nil, fmt.Errorf("distances: %w", err)
 	}
-	defer rows.Close()
-	out := map[int64]float64{}
-	for rows.Next() {
-		var id int64
-		var d float64
-		if err := rows.Scan(&id, &d); err != nil {
-			return nil, fmt.Errorf("distances: %w", err)
-		}
-		out[id] = d
+	out := make(map[int64]float64, len(ds))
+	for _, x := range ds {
+		out[x.id] = x.d
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Neighbours returns the notes one hop from each of docIDs: its topic notes,
@@ -153,17 +139,13 @@ func (s *Store) Distances(ctx context.Context, vec []float32, rowIDs []int64, sc
 // note can neither hide nor reveal anything. Each note's neighbours come in
 // a stable order: by relation, then path.
 func (s *Store) Neighbours(ctx context.Context, docIDs []string, scope Scope) ([]Neighbour, error) {
-	tx, err := s.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return nil, fmt.Errorf("neighbours: %w", err)
-	}
-	defer tx.Rollback()
-	g := graphReader{ctx: ctx, q: tx, scope: scope}
-	out, err := g.neighbours(docIDs)
-	if err != nil {
-		return nil, fmt.Errorf("neighbours: %w", err)
-	}
-	return out, nil
+	var out []Neighbour
+	err := s.read(ctx, "neighbours", func(tx *sql.Tx) error {
+		var err error
+		out, err = graphReader{ctx: ctx, q: tx, scope: scope}.neighbours(docIDs)
+		return err
+	})
+	return out, err
 }
 
 type graphReader struct {
@@ -174,6 +156,8 @@ type graphReader struct {
 
 // edge is a link from src to dst under the reader's scope.
 type edge struct{ src, dst string }
+
+func edgeFields(e *edge) []any { return []any{&e.src, &e.dst} }
 
 func (g graphReader) neighbours(docIDs []string) ([]Neighbour, error) {
 	starts, err := readDocs(g.ctx, g.q, docIDs, g.scope)
@@ -199,7 +183,7 @@ func (g graphReader) neighbours(docIDs []string) ([]Neighbour, error) {
 		topicIDs[e.src] = true
 	}
 	// A topic note is a start of the sibling hop only if scope may see it.
-	visibleTopics, err := readDocs(g.ctx, g.q, keys(topicIDs), g.scope)
+	visibleTopics, err := readDocs(g.ctx, g.q, slices.Sorted(maps.Keys(topicIDs)), g.scope)
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +221,7 @@ func (g graphReader) neighbours(docIDs []string) ([]Neighbour, error) {
 	for _, f := range all {
 		targets[f.to] = true
 	}
-	docs, err := readDocs(g.ctx, g.q, keys(targets), g.scope)
+	docs, err := readDocs(g.ctx, g.q, slices.Sorted(maps.Keys(targets)), g.scope)
 	if err != nil {
 		return nil, err
 	}
@@ -278,24 +262,12 @@ func (g graphReader) outgoing(srcs []string, kind string) ([]edge, error) {
 	if len(srcs) == 0 {
 		return nil, nil
 	}
-	rows, err := g.q.QueryContext(g.ctx, `SELECT e.src, e.dst, e.target, t.sensitivity
+	type row struct{ src, dst, target, sens string }
+	raw, err := queryAll(g.ctx, g.q, func(r *row) []any { return []any{&r.src, &r.dst, &r.target, &r.sens} }, `SELECT e.src, e.dst, e.target, t.sensitivity
 		FROM edges e JOIN docs t ON t.doc_id = e.dst
 		WHERE e.src IN (SELECT value FROM json_each(?)) AND e.kind = ?
 		ORDER BY e.src, e.target`, idList(srcs), kind)
 	if err != nil {
-		return nil, err
-	}
-	type row struct{ src, dst, target, sens string }
-	var raw []row
-	for rows.Next() {
-		var r row
-		if err := rows.Scan(&r.src, &r.dst, &r.target, &r.sens); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		raw = append(raw, r)
-	}
-	if err := rows.Close(); err != nil {
 		return nil, err
 	}
 	var out []edge
@@ -320,22 +292,10 @@ func (g graphReader) incoming(dsts []string, kind string) ([]edge, error) {
 	if len(dsts) == 0 {
 		return nil, nil
 	}
-	rows, err := g.q.QueryContext(g.ctx, `SELECT e.src, e.dst FROM edges e
+	out, err := queryAll(g.ctx, g.q, edgeFields, `SELECT e.src, e.dst FROM edges e
 		WHERE e.dst IN (SELECT value FROM json_each(?)) AND e.kind = ?
 		ORDER BY e.dst, e.src`, idList(dsts), kind)
 	if err != nil {
-		return nil, err
-	}
-	var out []edge
-	for rows.Next() {
-		var e edge
-		if err := rows.Scan(&e.src, &e.dst); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	if err := rows.Close(); err != nil {
 		return nil, err
 	}
 	if g.scope != ScopeOpen {
@@ -343,25 +303,13 @@ func (g graphReader) incoming(dsts []string, kind string) ([]edge, error) {
 	}
 	// Links whose target could name one of dsts but that the index resolved
 	// to a personal note: resolve them again among open notes.
-	rows, err = g.q.QueryContext(g.ctx, `SELECT e.src, e.target FROM edges e JOIN docs t ON t.doc_id = e.dst
+	type shadowed struct{ src, target string }
+	redo, err := queryAll(g.ctx, g.q, func(r *shadowed) []any { return []any{&r.src, &r.target} }, `SELECT e.src, e.target FROM edges e JOIN docs t ON t.doc_id = e.dst
 		WHERE e.kind = ? AND t.sensitivity != 'open' AND e.target_name IN (
 			SELECT d.name FROM docs d WHERE d.doc_id IN (SELECT value FROM json_each(?))
 			UNION SELECT a.alias FROM aliases a WHERE a.doc_id IN (SELECT value FROM json_each(?)))
 		ORDER BY e.src, e.target`, kind, idList(dsts), idList(dsts))
 	if err != nil {
-		return nil, err
-	}
-	type shadowed struct{ src, target string }
-	var redo []shadowed
-	for rows.Next() {
-		var r shadowed
-		if err := rows.Scan(&r.src, &r.target); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		redo = append(redo, r)
-	}
-	if err := rows.Close(); err != nil {
 		return nil, err
 	}
 	want := map[string]bool{}
@@ -378,107 +326,6 @@ func (g graphReader) incoming(dsts []string, kind string) ([]edge, error) {
 		}
 	}
 	return out, nil
-}
-
-// ResolveLinks resolves wikilink texts as written between [[ and ]]
-// ("Folder/Note#Heading|shown text") to the notes scope may see, by
-// Obsidian's rules as Apply resolves links. Under ScopeOpen a personal note
-// is never a candidate, so a link to one resolves to an open namesake or to
-// nothing. Texts that resolve to no note are absent from the map.
-func (s *Store) ResolveLinks(ctx context.Context, links []string, scope Scope) (map[string]Doc, error) {
-	tx, err := s.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return nil, fmt.Errorf("resolve links: %w", err)
-	}
-	defer tx.Rollback()
-	ids := map[string]string{}
-	for _, l := range links {
-		key := LinkKey(l)
-		if key == "" {
-			continue
-		}
-		id, err := resolveIn(ctx, tx, key, scope)
-		if err != nil {
-			return nil, fmt.Errorf("resolve links: %w", err)
-		}
-		if id != "" {
-			ids[l] = id
-		}
-	}
-	docs, err := readDocs(ctx, tx, values(ids), scope)
-	if err != nil {
-		return nil, fmt.Errorf("resolve links: %w", err)
-	}
-	byID := map[string]Doc{}
-	for _, d := range docs {
-		byID[d.DocID] = d
-	}
-	out := map[string]Doc{}
-	for l, id := range ids {
-		if d, ok := byID[id]; ok {
-			out[l] = d
-		}
-	}
-	return out, nil
-}
-
-// LinkKey is the key a wikilink text resolves by: the target without its
-// heading, block or shown text, normalised and lower-cased, as edges store
-// it. It is "" for a link into the same note.
-func LinkKey(link string) string {
-	t, _, _ := strings.Cut(link, "|")
-	t = strings.TrimSuffix(t, `\`) // a table cell escapes the pipe
-	t, _, _ = strings.Cut(t, "#")
-	return strings.ToLower(markdown.NormalizeTarget(t))
-}
-
-// resolveIn finds the note a link key names among the notes scope may see,
-// as Obsidian does: a path-qualified key exactly, else as the end of a
-// longer path; a bare name by basename; then frontmatter aliases. Among
-// several candidates the shortest path wins, ties broken by doc_id.
-func resolveIn(ctx context.Context, q querier, key string, scope Scope) (string, error) {
-	var docID string
-	var err error
-	open := scope == ScopeOpen
-	if strings.Contains(key, "/") {
-		exact := key + ".md"
-		err = q.QueryRowContext(ctx, `SELECT doc_id FROM docs
-			WHERE name = ? AND (doc_id = ? OR substr(doc_id, -length(?)) = ?) AND (? = 0 OR sensitivity = 'open')
-			ORDER BY doc_id != ?, length(path), doc_id LIMIT 1`,
-			targetName(key), exact, "/"+exact, "/"+exact, open, exact).Scan(&docID)
-	} else {
-		err = q.QueryRowContext(ctx, `SELECT doc_id FROM docs WHERE name = ? AND (? = 0 OR sensitivity = 'open')
-			ORDER BY length(path), doc_id LIMIT 1`, key, open).Scan(&docID)
-		if errors.Is(err, sql.ErrNoRows) {
-			err = q.QueryRowContext(ctx, `SELECT a.doc_id FROM aliases a JOIN docs d ON d.doc_id = a.doc_id
-				WHERE a.alias = ? AND (? = 0 OR d.sensitivity = 'open') ORDER BY length(d.path), d.doc_id LIMIT 1`, key, open).Scan(&docID)
-		}
-	}
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("resolve %q: %w", key, err)
-	}
-	return docID, nil
-}
-
-func keys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func values(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for _, v := range m {
-		out = append(out, v)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func docIDsOf(docs []Doc) []string {

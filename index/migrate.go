@@ -35,33 +35,28 @@ func migrate(ctx context.Context, db *sql.DB) error {
 }
 
 func applyMigration(ctx context.Context, db *sql.DB, name string) error {
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE name = ?`, name).Scan(&n); err != nil {
-		return fmt.Errorf("migration %s: %w", name, err)
-	}
-	if n > 0 {
-		return nil
-	}
-	body, err := migrationFS.ReadFile(name)
-	if err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, string(body)); err != nil {
-		return fmt.Errorf("migration %s: %w", name, err)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations(name, applied_at) VALUES (?, ?)`, name, time.Now().UnixMilli()); err != nil {
-		return fmt.Errorf("migration %s: %w", name, err)
-	}
-	version := strings.SplitN(strings.TrimPrefix(name, "migrations/"), "_", 2)[0]
-	if v, err := strconv.Atoi(version); err == nil {
-		if err := setMeta(ctx, tx, "schema_version", strconv.Itoa(v)); err != nil {
+	return inTx(ctx, db, "migration "+name, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE name = ?`, name).Scan(&n); err != nil {
 			return err
 		}
-	}
-	return tx.Commit()
+		if n > 0 {
+			return nil
+		}
+		body, err := migrationFS.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations(name, applied_at) VALUES (?, ?)`, name, time.Now().UnixMilli()); err != nil {
+			return err
+		}
+		version := strings.SplitN(strings.TrimPrefix(name, "migrations/"), "_", 2)[0]
+		if v, err := strconv.Atoi(version); err == nil {
+			return setMeta(ctx, tx, "schema_version", strconv.Itoa(v))
+		}
+		return nil
+	})
 }

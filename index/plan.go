@@ -27,23 +27,15 @@ type Plan struct {
 // planned for removal.
 func (s *Store) Plan(ctx context.Context, listing []NoteInput) (Plan, error) {
 	p := Plan{Expect: map[string]string{}}
-	type row struct{ path, rev, hash string }
-	have := map[string]row{}
-	rows, err := s.reader.QueryContext(ctx, `SELECT doc_id, path, rev, content_hash FROM docs`)
+	type row struct{ id, path, rev, hash string }
+	indexed, err := queryAll(ctx, s.reader, func(r *row) []any { return []any{&r.id, &r.path, &r.rev, &r.hash} },
+		`SELECT doc_id, path, rev, content_hash FROM docs`)
 	if err != nil {
 		return p, fmt.Errorf("plan: %w", err)
 	}
-	for rows.Next() {
-		var id string
-		var r row
-		if err := rows.Scan(&id, &r.path, &r.rev, &r.hash); err != nil {
-			rows.Close()
-			return p, fmt.Errorf("plan: %w", err)
-		}
-		have[id] = r
-	}
-	if err := rows.Close(); err != nil {
-		return p, fmt.Errorf("plan: %w", err)
+	have := make(map[string]row, len(indexed))
+	for _, r := range indexed {
+		have[r.id] = r
 	}
 	p.Indexed = len(have)
 	seen := map[string]bool{}
@@ -75,37 +67,24 @@ func (s *Store) Plan(ctx context.Context, listing []NoteInput) (Plan, error) {
 
 // Paths lists every indexed note's path, sorted.
 func (s *Store) Paths(ctx context.Context) ([]string, error) {
-	rows, err := s.reader.QueryContext(ctx, `SELECT path FROM docs ORDER BY path`)
+	out, err := queryAll(ctx, s.reader, one[string], `SELECT path FROM docs ORDER BY path`)
 	if err != nil {
 		return nil, fmt.Errorf("list paths: %w", err)
 	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var p string
-		if err := rows.Scan(&p); err != nil {
-			return nil, fmt.Errorf("list paths: %w", err)
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // SourcePaths maps each note's source id (CouchDB _id) to its path, so a
 // follower can remove a note named only by a tombstone's id.
 func (s *Store) SourcePaths(ctx context.Context) (map[string]string, error) {
-	rows, err := s.reader.QueryContext(ctx, `SELECT source_id, path FROM docs WHERE source_id != ''`)
+	type pair struct{ id, path string }
+	pairs, err := queryAll(ctx, s.reader, func(p *pair) []any { return []any{&p.id, &p.path} }, `SELECT source_id, path FROM docs WHERE source_id != ''`)
 	if err != nil {
 		return nil, fmt.Errorf("list source ids: %w", err)
 	}
-	defer rows.Close()
-	out := map[string]string{}
-	for rows.Next() {
-		var id, p string
-		if err := rows.Scan(&id, &p); err != nil {
-			return nil, fmt.Errorf("list source ids: %w", err)
-		}
-		out[id] = p
+	out := make(map[string]string, len(pairs))
+	for _, p := range pairs {
+		out[p.id] = p.path
 	}
-	return out, rows.Err()
+	return out, nil
 }

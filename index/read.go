@@ -41,18 +41,9 @@ type Hit struct {
 
 const hitColumns = `c.rowid, c.chunk_id, c.doc_id, d.path, d.title, c.ordinal, c.heading_path, c.prelude, c.body, c.sensitivity`
 
-// scanHits reads rows of hitColumns followed by a score column.
-func scanHits(rows *sql.Rows) ([]Hit, error) {
-	defer rows.Close()
-	var hits []Hit
-	for rows.Next() {
-		var h Hit
-		if err := rows.Scan(&h.RowID, &h.ChunkID, &h.DocID, &h.Path, &h.Title, &h.Ordinal, &h.HeadingPath, &h.Prelude, &h.Body, &h.Sensitivity, &h.Score); err != nil {
-			return nil, err
-		}
-		hits = append(hits, h)
-	}
-	return hits, rows.Err()
+// hitFields points Scan at hitColumns followed by a score column.
+func hitFields(h *Hit) []any {
+	return []any{&h.RowID, &h.ChunkID, &h.DocID, &h.Path, &h.Title, &h.Ordinal, &h.HeadingPath, &h.Prelude, &h.Body, &h.Sensitivity, &h.Score}
 }
 
 // FTSQuery turns free text into an FTS5 query: every word, quoted, OR-ed, so
@@ -79,14 +70,10 @@ func (s *Store) SearchFTS(ctx context.Context, text string, k int, scope Scope) 
 	if q == "" || k <= 0 {
 		return nil, nil
 	}
-	rows, err := s.reader.QueryContext(ctx, `SELECT `+hitColumns+`, bm25(chunks_fts, 0.5, 1.0) AS score
+	hits, err := queryAll(ctx, s.reader, hitFields, `SELECT `+hitColumns+`, bm25(chunks_fts, 0.5, 1.0) AS score
 		FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid JOIN docs d ON d.doc_id = c.doc_id
 		WHERE chunks_fts MATCH ? AND (? = 0 OR c.sensitivity = 'open')
 		ORDER BY score LIMIT ?`, q, scope == ScopeOpen, k)
-	if err != nil {
-		return nil, fmt.Errorf("fts search: %w", err)
-	}
-	hits, err := scanHits(rows)
 	if err != nil {
 		return nil, fmt.Errorf("fts search: %w", err)
 	}
@@ -112,14 +99,10 @@ func (s *Store) SearchVector(ctx context.Context, vec []float32, k int, scope Sc
 	}
 	// The join re-checks the scope on chunks too, so a stale metadata value
 	// could only ever hide a chunk, never reveal one.
-	rows, err := s.reader.QueryContext(ctx, `WITH knn AS (`+knn+`)
+	hits, err := queryAll(ctx, s.reader, hitFields, `WITH knn AS (`+knn+`)
 		SELECT `+hitColumns+`, knn.distance FROM knn JOIN chunks c ON c.rowid = knn.rowid JOIN docs d ON d.doc_id = c.doc_id
 		WHERE (? = 0 OR c.sensitivity = 'open')
 		ORDER BY knn.distance`, blob, k, scope == ScopeOpen)
-	if err != nil {
-		return nil, fmt.Errorf("vector search: %w", err)
-	}
-	hits, err := scanHits(rows)
 	if err != nil {
 		return nil, fmt.Errorf("vector search: %w", err)
 	}

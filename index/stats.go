@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"time"
@@ -31,43 +32,48 @@ type Stats struct {
 	FileBytes        int64  `json:"file_bytes"`
 }
 
-// Stats reads every count from one snapshot.
+// Stats reads every count from one snapshot; the embedding model and
+// dimension are the index's own, as recorded in it.
 func (s *Store) Stats(ctx context.Context) (Stats, error) {
-	st := Stats{EmbeddingModel: s.space.Model, EmbeddingDim: s.space.Dim}
-	tx, err := s.reader.BeginTx(ctx, nil)
-	if err != nil {
-		return st, fmt.Errorf("stats: %w", err)
-	}
-	defer tx.Rollback()
-	counts := []struct {
-		dst   *int
-		query string
-	}{
-		{&st.Notes, `SELECT count(*) FROM docs`},
-		{&st.OpenNotes, `SELECT count(*) FROM docs WHERE sensitivity = 'open'`},
-		{&st.PersonalNotes, `SELECT count(*) FROM docs WHERE sensitivity = 'personal'`},
-		{&st.Chunks, `SELECT count(*) FROM chunks`},
-		{&st.OpenChunks, `SELECT count(*) FROM chunks WHERE sensitivity = 'open'`},
-		{&st.PersonalChunks, `SELECT count(*) FROM chunks WHERE sensitivity = 'personal'`},
-		{&st.EmbeddingBacklog, `SELECT count(*) FROM chunks WHERE embedded = 0`},
-		{&st.Vectors, `SELECT count(*) FROM chunks_vec`},
-		{&st.LinksResolved, `SELECT count(*) FROM edges WHERE kind != 'tag' AND resolved = 1`},
-		{&st.LinksUnresolved, `SELECT count(*) FROM edges WHERE kind != 'tag' AND resolved = 0`},
-		{&st.TopicEdges, `SELECT count(*) FROM edges WHERE kind = 'topic'`},
-		{&st.TagEdges, `SELECT count(*) FROM edges WHERE kind = 'tag'`},
-		{&st.PendingNotes, `SELECT count(*) FROM note_status WHERE state = 'pending'`},
-		{&st.IncompleteNotes, `SELECT count(*) FROM note_status WHERE state = 'incomplete'`},
-		{&st.SkippedNotes, `SELECT count(*) FROM note_status WHERE state = 'skipped'`},
-	}
-	for _, c := range counts {
-		if err := tx.QueryRowContext(ctx, c.query).Scan(c.dst); err != nil {
-			return st, fmt.Errorf("stats: %s: %w", c.query, err)
+	var st Stats
+	err := s.read(ctx, "stats", func(tx *sql.Tx) error {
+		counts := []struct {
+			dst   *int
+			query string
+		}{
+			{&st.Notes, `SELECT count(*) FROM docs`},
+			{&st.OpenNotes, `SELECT count(*) FROM docs WHERE sensitivity = 'open'`},
+			{&st.PersonalNotes, `SELECT count(*) FROM docs WHERE sensitivity = 'personal'`},
+			{&st.Chunks, `SELECT count(*) FROM chunks`},
+			{&st.OpenChunks, `SELECT count(*) FROM chunks WHERE sensitivity = 'open'`},
+			{&st.PersonalChunks, `SELECT count(*) FROM chunks WHERE sensitivity = 'personal'`},
+			{&st.EmbeddingBacklog, `SELECT count(*) FROM chunks WHERE embedded = 0`},
+			{&st.Vectors, `SELECT count(*) FROM chunks_vec`},
+			{&st.LinksResolved, `SELECT count(*) FROM edges WHERE kind != 'tag' AND resolved = 1`},
+			{&st.LinksUnresolved, `SELECT count(*) FROM edges WHERE kind != 'tag' AND resolved = 0`},
+			{&st.TopicEdges, `SELECT count(*) FROM edges WHERE kind = 'topic'`},
+			{&st.TagEdges, `SELECT count(*) FROM edges WHERE kind = 'tag'`},
+			{&st.PendingNotes, `SELECT count(*) FROM note_status WHERE state = 'pending'`},
+			{&st.IncompleteNotes, `SELECT count(*) FROM note_status WHERE state = 'incomplete'`},
+			{&st.SkippedNotes, `SELECT count(*) FROM note_status WHERE state = 'skipped'`},
 		}
-	}
-	if st.SchemaVersion, _, err = getMeta(ctx, tx, "schema_version"); err != nil {
-		return st, err
-	}
-	if st.LastRun, _, err = getMeta(ctx, tx, "last_run"); err != nil {
+		for _, c := range counts {
+			if err := tx.QueryRowContext(ctx, c.query).Scan(c.dst); err != nil {
+				return fmt.Errorf("%s: %w", c.query, err)
+			}
+		}
+		space, err := storedSpace(ctx, tx)
+		if err != nil {
+			return err
+		}
+		st.EmbeddingModel, st.EmbeddingDim = space.Model, space.Dim
+		if st.SchemaVersion, _, err = getMeta(ctx, tx, "schema_version"); err != nil {
+			return err
+		}
+		st.LastRun, _, err = getMeta(ctx, tx, "last_run")
+		return err
+	})
+	if err != nil {
 		return st, err
 	}
 	if fi, err := os.Stat(s.path); err == nil {
@@ -78,10 +84,7 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 
 // MarkRun records the time of a completed full index or reconcile run.
 func (s *Store) MarkRun(ctx context.Context, at time.Time) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.writer == nil {
-		return ErrReadOnly
-	}
-	return setMeta(ctx, s.writer, "last_run", at.UTC().Format(time.RFC3339))
+	return s.write(ctx, "mark run", func(tx *sql.Tx) error {
+		return setMeta(ctx, tx, "last_run", at.UTC().Format(time.RFC3339))
+	})
 }

@@ -41,7 +41,7 @@ type NoteStatus struct {
 // transaction. A row for the same source id and revision keeps its Since; a
 // new revision starts over.
 func (s *Store) SetNoteStatus(ctx context.Context, set []NoteStatus, clear []string) error {
-	return s.writeStatus(ctx, "set note status", func(tx *sql.Tx) error {
+	return s.write(ctx, "set note status", func(tx *sql.Tx) error {
 		if err := deleteStatus(ctx, tx, clear); err != nil {
 			return err
 		}
@@ -53,54 +53,26 @@ func (s *Store) SetNoteStatus(ctx context.Context, set []NoteStatus, clear []str
 // reconcile found unreadable. Rows for the same source id and revision keep
 // their Since.
 func (s *Store) ReplaceNoteStatus(ctx context.Context, set []NoteStatus) error {
-	return s.writeStatus(ctx, "replace note status", func(tx *sql.Tx) error {
+	return s.write(ctx, "replace note status", func(tx *sql.Tx) error {
 		keep := map[string]bool{}
 		for _, st := range set {
 			keep[st.SourceID] = true
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT source_id FROM note_status`)
+		ids, err := queryAll(ctx, tx, one[string], `SELECT source_id FROM note_status`)
 		if err != nil {
 			return err
 		}
 		var stale []string
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return err
-			}
+		for _, id := range ids {
 			if !keep[id] {
 				stale = append(stale, id)
 			}
-		}
-		if err := rows.Close(); err != nil {
-			return err
 		}
 		if err := deleteStatus(ctx, tx, stale); err != nil {
 			return err
 		}
 		return upsertStatus(ctx, tx, set)
 	})
-}
-
-func (s *Store) writeStatus(ctx context.Context, what string, fn func(*sql.Tx) error) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.writer == nil {
-		return ErrReadOnly
-	}
-	tx, err := s.writer.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	defer tx.Rollback()
-	if err := fn(tx); err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	return nil
 }
 
 func deleteStatus(ctx context.Context, tx *sql.Tx, ids []string) error {
@@ -138,20 +110,20 @@ func upsertStatus(ctx context.Context, tx *sql.Tx, set []NoteStatus) error {
 // NoteStatuses lists the notes that could not be indexed or were skipped,
 // by path.
 func (s *Store) NoteStatuses(ctx context.Context) ([]NoteStatus, error) {
-	rows, err := s.reader.QueryContext(ctx, `SELECT source_id, path, rev, state, reason, since, updated_at FROM note_status ORDER BY path, source_id`)
+	type row struct {
+		st             NoteStatus
+		since, updated int64
+	}
+	rows, err := queryAll(ctx, s.reader, func(r *row) []any {
+		return []any{&r.st.SourceID, &r.st.Path, &r.st.Rev, &r.st.State, &r.st.Reason, &r.since, &r.updated}
+	}, `SELECT source_id, path, rev, state, reason, since, updated_at FROM note_status ORDER BY path, source_id`)
 	if err != nil {
 		return nil, fmt.Errorf("list note status: %w", err)
 	}
-	defer rows.Close()
-	var out []NoteStatus
-	for rows.Next() {
-		var st NoteStatus
-		var since, updated int64
-		if err := rows.Scan(&st.SourceID, &st.Path, &st.Rev, &st.State, &st.Reason, &since, &updated); err != nil {
-			return nil, fmt.Errorf("list note status: %w", err)
-		}
-		st.Since, st.Updated = time.UnixMilli(since), time.UnixMilli(updated)
-		out = append(out, st)
+	out := make([]NoteStatus, len(rows))
+	for i, r := range rows {
+		out[i] = r.st
+		out[i].Since, out[i].Updated = time.UnixMilli(r.since), time.UnixMilli(r.updated)
 	}
-	return out, rows.Err()
+	return out, nil
 }

@@ -327,9 +327,6 @@ func (s *Store) Close() error {
 // Path is the index file's path.
 func (s *Store) Path() string { return s.path }
 
-// Space is the embedding space the index holds.
-func (s *Store) Space() EmbeddingSpace { return s.space }
-
 // ensureSpace records the embedding space on first use, creates chunks_vec for
 // it, and refuses a different one unless reset is true, in which case every
 // vector is dropped and every chunk goes back on the embedding backlog. An
@@ -345,28 +342,18 @@ func (s *Store) ensureSpace(ctx context.Context, reset bool) error {
 		}
 		return nil
 	}
-	tx, err := s.writer.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	stmts := []string{
-		`DROP TABLE IF EXISTS chunks_vec`,
-		fmt.Sprintf(`CREATE VIRTUAL TABLE chunks_vec USING vec0(embedding float[%d] distance_metric=cosine, sensitivity text)`, s.space.Dim),
-		`UPDATE chunks SET embedded = 0, staged = NULL`,
-	}
-	for _, q := range stmts {
-		if _, err := tx.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("create vector table: %w", err)
+	err = inTx(ctx, s.writer, "create vector table", func(tx *sql.Tx) error {
+		for _, q := range []string{`DROP TABLE IF EXISTS chunks_vec`, vecTableDDL(s.space.Dim), `UPDATE chunks SET embedded = 0, staged = NULL`} {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return err
+			}
 		}
-	}
-	if err := setMeta(ctx, tx, "embedding_model", s.space.Model); err != nil {
-		return err
-	}
-	if err := setMeta(ctx, tx, "embedding_dim", strconv.Itoa(s.space.Dim)); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
+		if err := setMeta(ctx, tx, "embedding_model", s.space.Model); err != nil {
+			return err
+		}
+		return setMeta(ctx, tx, "embedding_dim", strconv.Itoa(s.space.Dim))
+	})
+	if err != nil {
 		return err
 	}
 	s.signalChanged()

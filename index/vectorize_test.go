@@ -235,3 +235,22 @@ type tickTimer struct{ c chan time.Time }
 func (t tickTimer) C() <-chan time.Time    { return t.c }
 func (tickTimer) Stop() bool               { return true }
 func (tickTimer) Reset(time.Duration) bool { return true }
+
+// A database error while PutVectors reads a chunk is an error, not a chunk
+// that changed meanwhile (whose vector is dropped without a word).
+func TestPutVectorsReportsDatabaseErrors(t *testing.T) {
+	s := mustOpen(t, Options{})
+	ctx := context.Background()
+	mustApply(t, s, upserts(note("a.md", "some text")))
+	pending, err := s.Backlog(ctx, 64, 64)
+	if err != nil || len(pending) != 1 {
+		t.Fatal(pending, err)
+	}
+	if _, err := s.writer.Exec(`ALTER TABLE chunks RENAME COLUMN body TO body_gone`); err != nil {
+		t.Fatal(err)
+	}
+	n, err := s.PutVectors(ctx, []Vector{{RowID: pending[0].RowID, Text: pending[0].Text, Embedding: []float32{1, 0, 0, 0}}})
+	if err == nil || !strings.Contains(err.Error(), "body") {
+		t.Fatalf("PutVectors on a broken table = %d, %v; want the database's error", n, err)
+	}
+}

@@ -69,55 +69,51 @@ func (s *Store) Backlog(ctx context.Context, maxChunks, maxPerNote int) ([]Pendi
 // is queued again by its own Apply. A vector is staged until every chunk of
 // its note has one; then the note's vectors are made searchable together.
 func (s *Store) PutVectors(ctx context.Context, vs []Vector) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.writer == nil {
-		return 0, ErrReadOnly
-	}
-	tx, err := s.writer.BeginTx(ctx, nil)
-	if err != nil {
-		return 0, fmt.Errorf("put vectors: %w", err)
-	}
-	defer tx.Rollback()
 	taken := 0
-	var notes []string
-	seen := map[string]bool{}
-	for _, v := range vs {
-		if len(v.Embedding) != s.space.Dim {
-			return 0, fmt.Errorf("put vectors: chunk %d has %d dimensions, the index holds %d", v.RowID, len(v.Embedding), s.space.Dim)
+	err := s.write(ctx, "put vectors", func(tx *sql.Tx) error {
+		var notes []string
+		seen := map[string]bool{}
+		for _, v := range vs {
+			if len(v.Embedding) != s.space.Dim {
+				return fmt.Errorf("chunk %d has %d dimensions, the index holds %d", v.RowID, len(v.Embedding), s.space.Dim)
+			}
+			var docID, prelude, body string
+			var embedded int
+			var staged []byte
+			err := tx.QueryRowContext(ctx, `SELECT doc_id, embedded, staged, prelude, body FROM chunks WHERE rowid = ?`, v.RowID).Scan(&docID, &embedded, &staged, &prelude, &body)
+			if errors.Is(err, sql.ErrNoRows) {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("chunk %d: %w", v.RowID, err)
+			}
+			if embedded == 1 || staged != nil || embedText(prelude, body) != v.Text {
+				continue
+			}
+			blob, err := sqlite_vec.SerializeFloat32(v.Embedding)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE chunks SET staged = ? WHERE rowid = ?`, blob, v.RowID); err != nil {
+				return fmt.Errorf("chunk %d: %w", v.RowID, err)
+			}
+			taken++
+			if !seen[docID] {
+				seen[docID] = true
+				notes = append(notes, docID)
+			}
 		}
-		var docID, prelude, body string
-		var embedded int
-		var staged []byte
-		err := tx.QueryRowContext(ctx, `SELECT doc_id, embedded, staged, prelude, body FROM chunks WHERE rowid = ?`, v.RowID).Scan(&docID, &embedded, &staged, &prelude, &body)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue
+		for _, docID := range notes {
+			if err := publishVectors(ctx, tx, docID); err != nil {
+				return fmt.Errorf("%s: %w", docID, err)
+			}
 		}
-		if err != nil {
-			return 0, fmt.Errorf("put vector %d: %w", v.RowID, err)
-		}
-		if embedded == 1 || staged != nil || embedText(prelude, body) != v.Text {
-			continue
-		}
-		blob, err := sqlite_vec.SerializeFloat32(v.Embedding)
-		if err != nil {
-			return 0, err
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE chunks SET staged = ? WHERE rowid = ?`, blob, v.RowID); err != nil {
-			return 0, fmt.Errorf("put vector %d: %w", v.RowID, err)
-		}
-		taken++
-		if !seen[docID] {
-			seen[docID] = true
-			notes = append(notes, docID)
-		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
 	}
-	for _, docID := range notes {
-		if err := publishVectors(ctx, tx, docID); err != nil {
-			return 0, fmt.Errorf("put vectors: %s: %w", docID, err)
-		}
-	}
-	return taken, tx.Commit()
+	return taken, nil
 }
 
 // publishVectors moves a note's staged vectors into chunks_vec once none of
@@ -160,52 +156,55 @@ func vectorSpace(ctx context.Context, q querier) (VectorSpace, error) {
 	return v, nil
 }
 
-// VectorSpace reports live and allocated vector slots.
-func (s *Store) VectorSpace(ctx context.Context) (VectorSpace, error) {
-	return vectorSpace(ctx, s.reader)
-}
-
 // CompactVectors rebuilds chunks_vec into a fresh table when dead slots
 // outnumber half the live ones (and more than one allocation chunk), then
 // returns the freed pages to the file system. force rebuilds regardless. It
 // reports the space before and whether it rebuilt.
 func (s *Store) CompactVectors(ctx context.Context, force bool) (VectorSpace, bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.writer == nil {
-		return VectorSpace{}, false, ErrReadOnly
-	}
-	before, err := vectorSpace(ctx, s.writer)
-	if err != nil {
-		return before, false, err
-	}
-	const slotsPerChunk = 1024 // sqlite-vec's default chunk_size
-	if !force && (before.Dead() <= before.Live/2 || before.Dead() <= slotsPerChunk) {
-		return before, false, nil
-	}
-	tx, err := s.writer.BeginTx(ctx, nil)
-	if err != nil {
-		return before, false, err
-	}
-	defer tx.Rollback()
-	stmts := []string{
-		`CREATE TEMP TABLE vec_keep AS SELECT rowid AS id, embedding, sensitivity FROM chunks_vec`,
-		`DROP TABLE chunks_vec`,
-		fmt.Sprintf(`CREATE VIRTUAL TABLE chunks_vec USING vec0(embedding float[%d] distance_metric=cosine, sensitivity text)`, s.space.Dim),
-		`INSERT INTO chunks_vec(rowid, embedding, sensitivity) SELECT id, embedding, sensitivity FROM vec_keep ORDER BY id`,
-		`DROP TABLE vec_keep`,
-	}
-	for _, q := range stmts {
-		if _, err := tx.ExecContext(ctx, q); err != nil {
-			return before, false, fmt.Errorf("compact vectors: %w", err)
+	var before VectorSpace
+	rebuilt := false
+	err := s.write(ctx, "compact vectors", func(tx *sql.Tx) error {
+		var err error
+		if before, err = vectorSpace(ctx, tx); err != nil {
+			return err
 		}
+		const slotsPerChunk = 1024 // sqlite-vec's default chunk_size
+		if !force && (before.Dead() <= before.Live/2 || before.Dead() <= slotsPerChunk) {
+			return nil
+		}
+		stmts := []string{
+			`CREATE TEMP TABLE vec_keep AS SELECT rowid AS id, embedding, sensitivity FROM chunks_vec`,
+			`DROP TABLE chunks_vec`,
+			vecTableDDL(s.space.Dim),
+			`INSERT INTO chunks_vec(rowid, embedding, sensitivity) SELECT id, embedding, sensitivity FROM vec_keep ORDER BY id`,
+			`DROP TABLE vec_keep`,
+		}
+		for _, q := range stmts {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return err
+			}
+		}
+		rebuilt = true
+		return nil
+	})
+	if err != nil || !rebuilt {
+		return before, false, err
 	}
-	if err := tx.Commit(); err != nil {
-		return before, false, fmt.Errorf("compact vectors: %w", err)
-	}
-	if _, err := s.writer.ExecContext(ctx, `PRAGMA incremental_vacuum`); err != nil {
+	// The pages the old table held go back to the file system, outside the
+	// transaction: VACUUM cannot run inside one.
+	s.mu.Lock()
+	_, err = s.writer.ExecContext(ctx, `PRAGMA incremental_vacuum`)
+	s.mu.Unlock()
+	if err != nil {
 		return before, true, fmt.Errorf("compact vectors: vacuum: %w", err)
 	}
 	s.log.Info("compacted vectors", "live", before.Live, "dead_slots", before.Dead())
 	return before, true, nil
+}
+
+// vecTableDDL creates chunks_vec for vectors of dim dimensions: the vector,
+// compared by cosine distance, and the chunk's sensitivity as a metadata
+// column, which a KNN query filters on before it takes its k.
+func vecTableDDL(dim int) string {
+	return fmt.Sprintf(`CREATE VIRTUAL TABLE chunks_vec USING vec0(embedding float[%d] distance_metric=cosine, sensitivity text)`, dim)
 }

@@ -1,0 +1,176 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/vaultask/vaultask/index/markdown"
+)
+
+// Link resolution, as Obsidian resolves a [[wikilink]]: when a note is
+// written (its outgoing edges), when a batch changes which notes a name can
+// mean (resolvePending), and when a reader checks a citation or follows a
+// link under a request's scope (ResolveLinks, and the graph reads).
+
+// LinkKey is the key a wikilink text resolves by: the target without its
+// heading, block or shown text, normalised and lower-cased, as edges store
+// it. It is "" for a link into the same note.
+func LinkKey(link string) string {
+	t, _, _ := strings.Cut(link, "|")
+	t = strings.TrimSuffix(t, `\`) // a table cell escapes the pipe
+	t, _, _ = strings.Cut(t, "#")
+	return strings.ToLower(markdown.NormalizeTarget(t))
+}
+
+// resolveIn finds the note a link key names among the notes scope may see,
+// as Obsidian does: a path-qualified key exactly, else as the end of a
+// longer path; a bare name by basename; then frontmatter aliases. Among
+// several candidates the shortest path wins, ties broken by doc_id.
+func resolveIn(ctx context.Context, q querier, key string, scope Scope) (string, error) {
+	var docID string
+	var err error
+	open := scope == ScopeOpen
+	if strings.Contains(key, "/") {
+		exact := key + ".md"
+		err = q.QueryRowContext(ctx, `SELECT doc_id FROM docs
+			WHERE name = ? AND (doc_id = ? OR substr(doc_id, -length(?)) = ?) AND (? = 0 OR sensitivity = 'open')
+			ORDER BY doc_id != ?, length(path), doc_id LIMIT 1`,
+			targetName(key), exact, "/"+exact, "/"+exact, open, exact).Scan(&docID)
+	} else {
+		err = q.QueryRowContext(ctx, `SELECT doc_id FROM docs WHERE name = ? AND (? = 0 OR sensitivity = 'open')
+			ORDER BY length(path), doc_id LIMIT 1`, key, open).Scan(&docID)
+		if errors.Is(err, sql.ErrNoRows) {
+			err = q.QueryRowContext(ctx, `SELECT a.doc_id FROM aliases a JOIN docs d ON d.doc_id = a.doc_id
+				WHERE a.alias = ? AND (? = 0 OR d.sensitivity = 'open') ORDER BY length(d.path), d.doc_id LIMIT 1`, key, open).Scan(&docID)
+		}
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("resolve %q: %w", key, err)
+	}
+	return docID, nil
+}
+
+// resolve finds the note a link key names among all notes; see resolveIn.
+func resolve(ctx context.Context, q querier, key string) (string, error) {
+	return resolveIn(ctx, q, key, ScopeAll)
+}
+
+// targetName is the last path segment of a link key: the only note name it
+// can resolve to (or, for a bare key, the alias it may name).
+func targetName(key string) string {
+	if i := strings.LastIndexByte(key, '/'); i >= 0 {
+		return key[i+1:]
+	}
+	return key
+}
+
+func insertEdge(ctx context.Context, tx *sql.Tx, src, kind, key, dst string) error {
+	var d any
+	resolved := 0
+	if dst != "" {
+		d, resolved = dst, 1
+	}
+	// A link written twice in a note is one edge of each kind.
+	_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO edges(src, dst, kind, target, target_name, resolved) VALUES (?, ?, ?, ?, ?, ?)`, src, d, kind, key, targetName(key), resolved)
+	if err != nil {
+		return fmt.Errorf("insert edge: %w", err)
+	}
+	return nil
+}
+
+// resolvePending is the catch-up pass after a batch's notes are written:
+// every link, resolved or not, whose name is a name or alias this batch
+// added, changed or removed is resolved again against the whole table, so a
+// note early in a batch can link to one indexed later, a shorter namesake
+// takes over, and a deleted target falls back to the next candidate.
+func (w *applier) resolvePending() error {
+	type edge struct {
+		rowid  int64
+		target string
+		dst    sql.NullString
+	}
+	var todo []edge
+	for _, k := range slices.Sorted(maps.Keys(w.affected)) {
+		es, err := queryAll(w.ctx, w.tx, func(e *edge) []any { return []any{&e.rowid, &e.target, &e.dst} },
+			`SELECT rowid, target, dst FROM edges WHERE target_name = ? AND kind != 'tag'`, k)
+		if err != nil {
+			return err
+		}
+		todo = append(todo, es...)
+	}
+	upd, err := w.tx.PrepareContext(w.ctx, `UPDATE edges SET dst = ?, resolved = ? WHERE rowid = ?`)
+	if err != nil {
+		return err
+	}
+	defer upd.Close()
+	cache := map[string]string{}
+	for _, e := range todo {
+		dst, ok := cache[e.target]
+		if !ok {
+			if dst, err = resolve(w.ctx, w.tx, e.target); err != nil {
+				return err
+			}
+			cache[e.target] = dst
+		}
+		if dst == e.dst.String {
+			continue
+		}
+		var d any
+		resolved := 0
+		if dst != "" {
+			d, resolved = dst, 1
+		}
+		if _, err := upd.ExecContext(w.ctx, d, resolved, e.rowid); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ResolveLinks resolves wikilink texts as written between [[ and ]]
+// ("Folder/Note#Heading|shown text") to the notes scope may see, by
+// Obsidian's rules as Apply resolves links. Under ScopeOpen a personal note
+// is never a candidate, so a link to one resolves to an open namesake or to
+// nothing. Texts that resolve to no note are absent from the map.
+func (s *Store) ResolveLinks(ctx context.Context, links []string, scope Scope) (map[string]Doc, error) {
+	out := map[string]Doc{}
+	err := s.read(ctx, "resolve links", func(tx *sql.Tx) error {
+		ids := map[string]string{}
+		for _, l := range links {
+			key := LinkKey(l)
+			if key == "" {
+				continue
+			}
+			id, err := resolveIn(ctx, tx, key, scope)
+			if err != nil {
+				return err
+			}
+			if id != "" {
+				ids[l] = id
+			}
+		}
+		docs, err := readDocs(ctx, tx, slices.Sorted(maps.Values(ids)), scope)
+		if err != nil {
+			return err
+		}
+		byID := map[string]Doc{}
+		for _, d := range docs {
+			byID[d.DocID] = d
+		}
+		for l, id := range ids {
+			if d, ok := byID[id]; ok {
+				out[l] = d
+			}
+		}
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,71 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// write runs fn in one transaction of the writer connection, holding the
+// store's write lock: committed when fn returns nil, rolled back otherwise.
+// what names the operation in errors. A read-only store has no writer and
+// returns ErrReadOnly. (pocketbase's RunInTransaction is the model.)
+func (s *Store) write(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.writer == nil {
+		return ErrReadOnly
+	}
+	return inTx(ctx, s.writer, what, fn)
+}
+
+// read runs fn in one read-only transaction of the reader pool: every query
+// in it sees the same WAL snapshot, whatever the writer commits meanwhile.
+func (s *Store) read(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
+	tx, err := s.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
+func inTx(ctx context.Context, db *sql.DB, what string, fn func(tx *sql.Tx) error) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("%s: begin: %w", what, err)
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("%s: commit: %w", what, err)
+	}
+	return nil
+}
+
+// queryAll runs query and reads every row into a T, whose fields dest
+// points Scan at, in order: the one loop over rows the package needs.
+func queryAll[T any](ctx context.Context, q rowQuerier, dest func(*T) []any, query string, args ...any) ([]T, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		var v T
+		if err := rows.Scan(dest(&v)...); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// one points Scan at a single value.
+func one[T any](v *T) []any { return []any{v} }
