@@ -60,7 +60,7 @@ func (c Config) ValidateModels(p ModelPolicy) error {
 	}
 	if len(errs) == 0 {
 		if err := p.CheckLocalEmbedding(c.Models.Embedding, c.Models.EmbeddingBaseURL); err != nil {
-			errs = append(errs, fmt.Errorf("models.embedding: %w", err))
+			errs = append(errs, fmt.Errorf("models.embedding: %w (models.embedding_base_url names your own server)", err))
 		}
 	}
 	return errors.Join(errs...)

@@ -21,17 +21,17 @@ import (
 	"github.com/vaultask/vaultask/index"
 )
 
+// Errors of Connect that a setting fixes; the caller says which setting.
 var (
-	// ErrUnauthorized means CouchDB refused the configured credentials.
+	// ErrUnauthorized means CouchDB refused the configured credentials, or
+	// wants some.
 	ErrUnauthorized = errors.New("couchdb refused the credentials")
+	// ErrNoDatabase means the server has no database of the configured name.
+	ErrNoDatabase = errors.New("no such database")
 	// ErrEncryptedVault means the vault is end-to-end encrypted and no
 	// passphrase is configured, or the passphrase does not decrypt it.
 	ErrEncryptedVault = errors.New("vault is end-to-end encrypted")
 )
-
-// PassphraseSetting names the setting that holds LiveSync's E2EE passphrase,
-// for error messages: it is only ever read from the environment.
-const PassphraseSetting = "VAULTASK_VAULT__PASSPHRASE"
 
 // Log attribute keys of package feed.
 const (
@@ -116,7 +116,7 @@ func Connect(ctx context.Context, opts CouchOptions) (*Couch, error) {
 		return nil, fmt.Errorf("couchdb url %q: not an http(s) URL", redact(opts.URL))
 	}
 	if opts.Database == "" {
-		return nil, errors.New("couchdb: no database name (vault.database)")
+		return nil, fmt.Errorf("%w: no database name given", ErrNoDatabase)
 	}
 	user, password, cookie := opts.User, opts.Password, opts.CookieAuth
 	if u.User != nil {
@@ -166,13 +166,13 @@ func (c *Couch) startupError(err error, root, db, user string) error {
 	switch kivik.HTTPStatus(err) {
 	case http.StatusUnauthorized:
 		if user == "" {
-			return fmt.Errorf("%w: couchdb at %s requires a login: set vault.user and vault.password (VAULTASK_VAULT__PASSWORD)", ErrUnauthorized, root)
+			return fmt.Errorf("%w: couchdb at %s requires a login (401 unauthorized), and no user is given", ErrUnauthorized, root)
 		}
-		return fmt.Errorf("%w: couchdb at %s refused user %q (401 unauthorized): check vault.user and vault.password (VAULTASK_VAULT__PASSWORD)", ErrUnauthorized, root, user)
+		return fmt.Errorf("%w: couchdb at %s refused user %q (401 unauthorized)", ErrUnauthorized, root, user)
 	case http.StatusForbidden:
 		return fmt.Errorf("%w: user %q may not read database %q at %s (403 forbidden)", ErrUnauthorized, user, db, root)
 	case http.StatusNotFound:
-		return fmt.Errorf("couchdb at %s has no database %q (vault.database)", root, db)
+		return fmt.Errorf("%w: couchdb at %s has no database %q", ErrNoDatabase, root, db)
 	}
 	return fmt.Errorf("couchdb at %s, database %q: %w", root, db, err)
 }
@@ -203,7 +203,7 @@ func (c *Couch) readSettings(ctx context.Context) error {
 		return err
 	}
 	if (c.settings.Encrypt || chunk != nil) && c.passphrase == "" {
-		return fmt.Errorf("%w: database %q needs LiveSync's passphrase; set %s", ErrEncryptedVault, dbName, PassphraseSetting)
+		return fmt.Errorf("%w: database %q needs LiveSync's passphrase, and none is given", ErrEncryptedVault, dbName)
 	}
 	var salt []byte
 	if c.passphrase != "" {
@@ -263,9 +263,9 @@ func (c *Couch) getRaw(ctx context.Context, id string) (json.RawMessage, error) 
 func (c *Couch) decodeError(err error) error {
 	switch {
 	case errors.Is(err, livesync.ErrEncrypted):
-		return fmt.Errorf("%w: database %q needs LiveSync's passphrase; set %s: %w", ErrEncryptedVault, c.db.Name(), PassphraseSetting, err)
+		return fmt.Errorf("%w: database %q needs LiveSync's passphrase, and none is given: %w", ErrEncryptedVault, c.db.Name(), err)
 	case errors.Is(err, livesync.ErrWrongPassphrase):
-		return fmt.Errorf("%w: the passphrase in %s does not decrypt database %q: %w", ErrEncryptedVault, PassphraseSetting, c.db.Name(), err)
+		return fmt.Errorf("%w: the passphrase given does not decrypt database %q: %w", ErrEncryptedVault, c.db.Name(), err)
 	case errors.Is(err, livesync.ErrNoSalt):
 		return fmt.Errorf("%w: database %q has no readable %s: %w", ErrEncryptedVault, c.db.Name(), livesync.SyncParametersID, err)
 	}

@@ -25,7 +25,7 @@ type Classifier struct {
 func (c Classifier) Validate() error {
 	for _, p := range c.PersonalPaths {
 		if !doublestar.ValidatePattern(p) {
-			return fmt.Errorf("sensitivity.personal_paths: invalid glob %q", p)
+			return fmt.Errorf("invalid personal path glob %q", p)
 		}
 	}
 	return nil

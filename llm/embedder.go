@@ -69,7 +69,7 @@ func (d dimChecked) Embed(ctx context.Context, texts []string) ([][]float32, err
 	}
 	for _, v := range vs {
 		if d.dim > 0 && len(v) != d.dim {
-			return nil, fmt.Errorf("embedding model %s returned %d dimensions, models.embedding_dim is %d", d.model, len(v), d.dim)
+			return nil, fmt.Errorf("embedding model %s returned %d dimensions, and %d are configured", d.model, len(v), d.dim)
 		}
 	}
 	return vs, nil

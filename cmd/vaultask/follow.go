@@ -58,5 +58,5 @@ func runFollow(ctx context.Context, m *Main, args []string) error {
 	stopVectors()
 	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
 	defer cancel()
-	return f.Close(closeCtx)
+	return feedSetting(f.Close(closeCtx))
 }

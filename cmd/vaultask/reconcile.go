@@ -31,7 +31,7 @@ func runReconcile(ctx context.Context, m *Main, args []string) error {
 
 // connectCouch connects to the configured LiveSync database.
 func connectCouch(ctx context.Context, cfg config.Config, log *slog.Logger) (*feed.Couch, error) {
-	return feed.Connect(ctx, feed.CouchOptions{
+	c, err := feed.Connect(ctx, feed.CouchOptions{
 		URL:        cfg.Vault.URL,
 		Database:   cfg.Vault.Database,
 		User:       cfg.Vault.User,
@@ -41,6 +41,21 @@ func connectCouch(ctx context.Context, cfg config.Config, log *slog.Logger) (*fe
 		Corpus:     corpusOf(cfg),
 		Logger:     log,
 	})
+	return c, feedSetting(err)
+}
+
+// feedSetting says which setting fixes a feed error: the feed's errors name
+// what is wrong, not the configuration.
+func feedSetting(err error) error {
+	switch {
+	case errors.Is(err, feed.ErrUnauthorized):
+		return fmt.Errorf("%w: check vault.user and the password in VAULTASK_VAULT__PASSWORD", err)
+	case errors.Is(err, feed.ErrNoDatabase):
+		return fmt.Errorf("%w: check vault.database (VAULTASK_VAULT__DATABASE)", err)
+	case errors.Is(err, feed.ErrEncryptedVault):
+		return fmt.Errorf("%w: set VAULTASK_VAULT__PASSPHRASE to the vault's LiveSync passphrase", err)
+	}
+	return err
 }
 
 // indexCouch is `vaultask index` and `vaultask reconcile` for a LiveSync
