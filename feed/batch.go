@@ -182,7 +182,7 @@ func (f *Follower) commit(ctx context.Context, docs []livesync.Doc, checkpoint s
 	f.since = checkpoint
 	p.apply()
 	f.countParked()
-	f.update(func(s *FollowerStats) {
+	f.withStats(func(s *FollowerStats) {
 		s.Checkpoint = checkpoint
 		s.Rows += rows
 		s.Batches++

@@ -42,13 +42,13 @@ func (f *Follower) follow(ctx context.Context) (healthy bool, err error) {
 			errc <- fmt.Errorf("open changes feed: %w", err)
 			return
 		}
-		f.update(func(s *FollowerStats) { s.Connected = true })
+		f.withStats(func(s *FollowerStats) { s.Connected = true })
 		errc <- readChanges(conn, ch, rows)
 	}()
 	defer func() {
 		cancel()
 		wg.Wait()
-		f.update(func(s *FollowerStats) { s.Connected = false })
+		f.withStats(func(s *FollowerStats) { s.Connected = false })
 	}()
 
 	markHealthy := func() {
@@ -59,7 +59,7 @@ func (f *Follower) follow(ctx context.Context) (healthy bool, err error) {
 		if f.failure != "" {
 			f.failure = ""
 			f.log.Info("changes feed recovered", keySeq, f.since)
-			f.update(func(s *FollowerStats) { s.Failing = false })
+			f.withStats(func(s *FollowerStats) { s.Failing = false })
 		}
 	}
 	stable := f.clock.NewTimer(f.opts.StableAfter)

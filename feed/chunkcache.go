@@ -2,10 +2,11 @@ package feed
 
 import "container/list"
 
-// chunkCache is the follower's chunk store: decoded chunk data by id, least
-// recently used evicted beyond maxBytes. Chunks are content-addressed and
-// shared between notes, so an evicted one is simply fetched again by key. It
-// is used by the follower's loop goroutine only.
+// chunkCache is where notes find their chunks: decoded chunk data by id. A
+// follower's is bounded, the least recently used evicted beyond maxBytes
+// (chunks are content-addressed and shared between notes, so an evicted one
+// is simply fetched again by key); a reconcile's holds every chunk of its
+// scan (maxBytes 0). It is used by one goroutine only.
 type chunkCache struct {
 	maxBytes int
 	bytes    int
@@ -42,7 +43,7 @@ func (c *chunkCache) put(id, data string) {
 		c.entries[id] = c.order.PushFront(&cacheEntry{id: id, data: data})
 		c.bytes += len(id) + len(data)
 	}
-	for c.bytes > c.maxBytes && c.order.Len() > 1 {
+	for c.maxBytes > 0 && c.bytes > c.maxBytes && c.order.Len() > 1 {
 		c.remove(c.order.Back())
 	}
 }

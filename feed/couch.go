@@ -444,28 +444,12 @@ func (c *Couch) indexable(n *livesync.Note) bool {
 	return !n.Deleted && c.skipReason(n) == ""
 }
 
-// chunkStore is where notes find their chunks: a follower's bounded cache or
-// a reconcile's map of the whole database.
-type chunkStore interface {
-	livesync.ChunkSource
-	put(id, data string)
-}
-
-// chunkMap is a reconcile's chunk store: every chunk of one scan.
-type chunkMap livesync.ChunkMap
-
-func (m chunkMap) Chunks(ids []string) (map[string]string, error) {
-	return livesync.ChunkMap(m).Chunks(ids)
-}
-
-func (m chunkMap) put(id, data string) { m[id] = data }
-
 // readNotes reassembles notes from src, fetching every chunk src lacks (for
 // all the notes together) with one batched keys lookup. texts[i] is set when
 // errs[i] is nil; errs[i] wraps livesync.ErrMissingChunks or ErrSizeMismatch
 // for a note that must wait. The returned error is a failure of the lookup or
 // a vault-wide decoding error.
-func (c *Couch) readNotes(ctx context.Context, notes []*livesync.Note, src chunkStore) (texts []string, errs []error, err error) {
+func (c *Couch) readNotes(ctx context.Context, notes []*livesync.Note, src *chunkCache) (texts []string, errs []error, err error) {
 	texts, errs = make([]string, len(notes)), make([]error, len(notes))
 	var want []string
 	seen := map[string]bool{}
@@ -489,8 +473,8 @@ func (c *Couch) readNotes(ctx context.Context, notes []*livesync.Note, src chunk
 	if err != nil {
 		return nil, nil, err
 	}
-	// The fetched chunks are read from here, so a bounded src that evicts
-	// them again still lets the notes be read.
+	// The fetched chunks are read from here, so that a bounded src that
+	// evicts them again still lets the notes be read.
 	fetched := overlay{top: livesync.ChunkMap{}, under: src}
 	for id, raw := range got {
 		doc, err := c.dec.Decode(raw)

@@ -194,7 +194,7 @@ func (f *Follower) Stats() FollowerStats {
 	return f.stats
 }
 
-func (f *Follower) update(fn func(*FollowerStats)) {
+func (f *Follower) withStats(fn func(*FollowerStats)) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	fn(&f.stats)
@@ -274,7 +274,7 @@ func (f *Follower) run(ctx context.Context) error {
 		} else {
 			f.log.Debug("changes feed still failing", keyErr, err, keyWait, wait.Round(time.Millisecond))
 		}
-		f.update(func(s *FollowerStats) {
+		f.withStats(func(s *FollowerStats) {
 			s.Reconnects++
 			s.LastError, s.LastErrorAt, s.Failing = fl.text, f.clock.Now(), true
 		})
@@ -304,7 +304,7 @@ func (f *Follower) start(ctx context.Context) error {
 		return fatal(err)
 	}
 	f.since = since
-	f.update(func(s *FollowerStats) { s.Checkpoint = since })
+	f.withStats(func(s *FollowerStats) { s.Checkpoint = since })
 	if f.identity, err = f.store.FeedIdentity(ctx, f.couch.source); err != nil {
 		return fatal(err)
 	}
@@ -313,7 +313,7 @@ func (f *Follower) start(ctx context.Context) error {
 		f.needScan = true
 		return nil
 	}
-	if err := f.seed(ctx); err != nil {
+	if err := f.loadOwners(ctx); err != nil {
 		return err
 	}
 	if f.opts.ReconcileInterval > 0 {
@@ -327,8 +327,8 @@ func (f *Follower) start(ctx context.Context) error {
 	return f.restoreParked(ctx)
 }
 
-// seed reloads the _id → path map from the index.
-func (f *Follower) seed(ctx context.Context) error {
+// loadOwners reloads the _id → path map from the index.
+func (f *Follower) loadOwners(ctx context.Context) error {
 	paths, err := f.store.SourcePaths(ctx)
 	if err != nil {
 		return fatal(err)
@@ -357,8 +357,8 @@ func (f *Follower) reconcile(ctx context.Context) error {
 	if f.opts.ReconcileInterval > 0 {
 		f.nextReconcile = f.clock.Now().Add(f.opts.ReconcileInterval)
 	}
-	f.update(func(s *FollowerStats) { s.Reconciles++; s.Checkpoint = res.Since })
-	if err := f.seed(ctx); err != nil {
+	f.withStats(func(s *FollowerStats) { s.Reconciles++; s.Checkpoint = res.Since })
+	if err := f.loadOwners(ctx); err != nil {
 		return err
 	}
 	f.parking.clear()
@@ -385,7 +385,7 @@ func (f *Follower) restoreParked(ctx context.Context) error {
 // countParked publishes the parked notes in the stats.
 func (f *Follower) countParked() {
 	parked, incomplete := f.parking.counts()
-	f.update(func(s *FollowerStats) { s.Parked, s.Incomplete = parked, incomplete })
+	f.withStats(func(s *FollowerStats) { s.Parked, s.Incomplete = parked, incomplete })
 }
 
 // checkDatabase compares the database with the one the checkpoint was taken
@@ -398,7 +398,7 @@ func (f *Follower) checkDatabase(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	f.update(func(s *FollowerStats) { s.UpdateSeq = st.UpdateSeq })
+	f.withStats(func(s *FollowerStats) { s.UpdateSeq = st.UpdateSeq })
 	now, nowOK := seqNumber(st.UpdateSeq)
 	at, atOK := seqNumber(f.since)
 	switch {

@@ -117,7 +117,7 @@ func (r *Reconciler) Run(ctx context.Context, opts ReconcileOptions) (ReconcileR
 	}
 	res.Notes, res.Incomplete, res.Skipped = len(l.Notes), l.Incomplete, l.Skipped
 	if opts.DryRun {
-		if res.Reclassified, err = r.store.Recompute(ctx, true); err != nil {
+		if res.Reclassified, err = r.store.Reclassify(ctx, true); err != nil {
 			return res, fatal(fmt.Errorf("reconcile: %w", err))
 		}
 		return res, nil
@@ -198,7 +198,7 @@ func (r *Reconciler) plan(ctx context.Context, l *Listing, res *ReconcileResult)
 		res.Plan = plan
 		return nil
 	}
-	notes, incomplete, unreadable, err := r.read(ctx, found, chunkMap{})
+	notes, incomplete, unreadable, err := r.read(ctx, found, newChunkCache(0))
 	if err != nil {
 		return err
 	}
@@ -322,7 +322,7 @@ func (r *Reconciler) recheck(ctx context.Context, l *Listing, res *ReconcileResu
 			fresh = append(fresh, doc)
 		}
 	}
-	notes, incomplete, unreadable, err := r.read(ctx, fresh, chunkMap{})
+	notes, incomplete, unreadable, err := r.read(ctx, fresh, newChunkCache(0))
 	if err != nil {
 		return err
 	}
@@ -389,7 +389,7 @@ func (r *Reconciler) List(ctx context.Context) (Listing, error) {
 		return l, fmt.Errorf("reconcile: %w", err)
 	}
 	l.Since, l.Identity = st.UpdateSeq, st.Identity
-	s := scan{r: r, chunks: chunkMap{}, seen: map[string]bool{}}
+	s := scan{r: r, chunks: newChunkCache(0), seen: map[string]bool{}}
 	if err := s.allDocs(ctx); err != nil {
 		return l, err
 	}
@@ -406,7 +406,7 @@ func (r *Reconciler) List(ctx context.Context) (Listing, error) {
 // scan is one pass over _all_docs.
 type scan struct {
 	r       *Reconciler
-	chunks  chunkMap
+	chunks  *chunkCache
 	notes   []livesync.Doc
 	skipped []index.NoteStatus
 	seen    map[string]bool
@@ -501,7 +501,7 @@ func (s *scan) take(id string, raw json.RawMessage) error {
 	}
 	switch doc.Kind {
 	case livesync.KindChunk:
-		s.chunks[doc.ID] = doc.Data
+		s.chunks.put(doc.ID, doc.Data)
 	case livesync.KindNote:
 		if doc.Note.Deleted {
 			break
@@ -554,7 +554,7 @@ func (c *Couch) prefer(a, b livesync.Doc) bool {
 
 // read reassembles notes into index input; the ones that can't be read whole
 // are returned as incomplete instead, and the unreadable ones as skipped.
-func (r *Reconciler) read(ctx context.Context, docs []livesync.Doc, src chunkStore) (out []index.NoteInput, incomplete, unreadable []index.NoteStatus, err error) {
+func (r *Reconciler) read(ctx context.Context, docs []livesync.Doc, src *chunkCache) (out []index.NoteInput, incomplete, unreadable []index.NoteStatus, err error) {
 	notes := make([]*livesync.Note, len(docs))
 	for i, d := range docs {
 		notes[i] = d.Note

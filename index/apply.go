@@ -246,7 +246,7 @@ func (w *applier) upsert(n NoteInput, force bool) (outcome, error) {
 
 func (w *applier) insert(docID, hash string, n NoteInput) error {
 	note := markdown.Parse(n.Path, []byte(n.Text), w.s.frontmatterKey)
-	sens := w.s.classes.Classify(n.Path, note.Sensitivity)
+	sens := w.s.classifier.Classify(n.Path, note.Sensitivity)
 	fm, err := json.Marshal(jsonSafe(note.Frontmatter))
 	if err != nil || note.Frontmatter == nil {
 		// Frontmatter JSON is informational (YAML allows values JSON cannot

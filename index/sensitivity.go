@@ -83,7 +83,7 @@ func (c Corpus) Excluded(path string) string {
 	return ""
 }
 
-// Reclassified is what Recompute changed.
+// Reclassified is what Reclassify changed.
 type Reclassified struct {
 	Paths []string // notes whose sensitivity changed
 	// UnmatchedPatterns are personal_paths globs that match no note: most
@@ -91,11 +91,11 @@ type Reclassified struct {
 	UnmatchedPatterns []string
 }
 
-// Recompute reclassifies every note with the store's classifier as a plain
+// Reclassify reclassifies every note with the store's classifier as a plain
 // UPDATE of docs, chunks and the vectors' metadata column: nothing is
 // re-chunked or re-embedded. It logs a warning for every pattern that matches
 // no note. With dryRun it reports what would change and writes nothing.
-func (s *Store) Recompute(ctx context.Context, dryRun bool) (Reclassified, error) {
+func (s *Store) Reclassify(ctx context.Context, dryRun bool) (Reclassified, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out Reclassified
@@ -123,19 +123,19 @@ func (s *Store) Recompute(ctx context.Context, dryRun bool) (Reclassified, error
 			rows.Close()
 			return out, fmt.Errorf("recompute sensitivity: %w", err)
 		}
-		for _, p := range s.classes.PersonalPaths {
+		for _, p := range s.classifier.PersonalPaths {
 			if !matched[p] {
 				matched[p], _ = doublestar.Match(p, path)
 			}
 		}
-		if want := s.classes.Classify(path, override); want != cur {
+		if want := s.classifier.Classify(path, override); want != cur {
 			changes = append(changes, change{docID, path, want})
 		}
 	}
 	if err := rows.Close(); err != nil {
 		return out, fmt.Errorf("recompute sensitivity: %w", err)
 	}
-	for _, p := range s.classes.PersonalPaths {
+	for _, p := range s.classifier.PersonalPaths {
 		if !matched[p] {
 			out.UnmatchedPatterns = append(out.UnmatchedPatterns, p)
 			s.log.Warn("personal_paths pattern matches no note", "pattern", p)

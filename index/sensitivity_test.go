@@ -123,7 +123,7 @@ func TestRecomputeTouchesNoVector(t *testing.T) {
 
 	s = mustOpen(t, Options{Path: path, Sensitivity: Classifier{PersonalPaths: []string{"Tastings/**", "Nothing/**"}}})
 	ctx := context.Background()
-	dry, err := s.Recompute(ctx, true)
+	dry, err := s.Reclassify(ctx, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestRecomputeTouchesNoVector(t *testing.T) {
 	if count(t, s, `SELECT count(*) FROM docs WHERE sensitivity = 'personal'`) != 0 {
 		t.Fatal("dry run wrote")
 	}
-	res, err := s.Recompute(ctx, false)
+	res, err := s.Reclassify(ctx, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +339,7 @@ func TestPersonalTopicTitleStaysOutOfOpenChunks(t *testing.T) {
 	mustApply(t, s, upserts(note("99 topics/Family law.md", "<!-- begin:clippings -->\n[[Custody law]]\n<!-- end:clippings -->\n")))
 	s.Close()
 	s = mustOpen(t, Options{Path: path, Sensitivity: Classifier{PersonalPaths: []string{"99 topics/**"}}})
-	if _, err := s.Recompute(ctx, false); err != nil {
+	if _, err := s.Reclassify(ctx, false); err != nil {
 		t.Fatal(err)
 	}
 	if got := str(t, s, `SELECT prelude FROM chunks WHERE doc_id = '20 clippings/custody law.md'`); strings.Contains(got, "topics") {

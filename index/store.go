@@ -63,7 +63,7 @@ type Options struct {
 type Store struct {
 	path           string
 	space          EmbeddingSpace
-	classes        Classifier
+	classifier     Classifier
 	frontmatterKey string
 	chunking       markdown.ChunkOptions
 	log            *slog.Logger
@@ -128,7 +128,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	registerVec.Do(sqlite_vec.Auto)
 
-	s := &Store{path: opts.Path, space: opts.Space, classes: opts.Sensitivity, frontmatterKey: opts.FrontmatterKey, chunking: opts.Chunking, changed: make(chan struct{}, 1), log: opts.Logger.With("component", "index")}
+	s := &Store{path: opts.Path, space: opts.Space, classifier: opts.Sensitivity, frontmatterKey: opts.FrontmatterKey, chunking: opts.Chunking, changed: make(chan struct{}, 1), log: opts.Logger.With("component", "index")}
 	if opts.ReadOnly {
 		return openReadOnly(ctx, s, opts.Readers)
 	}

@@ -39,7 +39,7 @@ func (s *Store) Sync(ctx context.Context, listing []NoteInput, plan Plan, force 
 		}
 		out.ApplyResult = out.ApplyResult.Add(res)
 	}
-	if out.Reclassified, err = s.Recompute(ctx, false); err != nil {
+	if out.Reclassified, err = s.Reclassify(ctx, false); err != nil {
 		return out, fmt.Errorf("sync: %w", err)
 	}
 	return out, nil

@@ -91,9 +91,6 @@ func NewClient(model string, opts Options) (*Client, error) {
 	return &Client{model: id, baseURL: strings.TrimSuffix(base, "/"), api: openai.NewClient(reqOpts...)}, nil
 }
 
-// Model is the client's model id.
-func (c *Client) Model() string { return c.model.String() }
-
 // wrap names the model and endpoint in an error; openai-go's own error text
 // is a status summary that never includes the key or request.
 func (c *Client) wrap(op string, err error) error {

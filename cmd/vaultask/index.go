@@ -79,7 +79,7 @@ func (m *Main) printPlan(ctx context.Context, opts index.Options, listing []inde
 		if plan, err = store.Plan(ctx, listing); err != nil {
 			return err
 		}
-		if re, err = store.Recompute(ctx, true); err != nil {
+		if re, err = store.Reclassify(ctx, true); err != nil {
 			return err
 		}
 	}

@@ -79,7 +79,7 @@ func (m *Main) configure(fs *flag.FlagSet, cfgPath *string, args []string) (conf
 func (m *Main) loadConfig(flagPath string) (config.Config, error) {
 	path := flagPath
 	if path == "" {
-		path = m.getenv("VAULTASK_CONFIG")
+		path = m.getenv(config.EnvConfigFile)
 	}
 	if path == "" {
 		if _, err := os.Stat(defaultConfigFile); err == nil {
