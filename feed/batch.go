@@ -186,7 +186,9 @@ func (f *Follower) commit(ctx context.Context, docs []livesync.Doc, checkpoint s
 		s.Checkpoint = checkpoint
 		s.Rows += rows
 		s.Batches++
-		s.Applied = s.Applied.Add(res)
+		counts := res
+		counts.Notes = nil // the stats count; OnBatch has the notes
+		s.Applied = s.Applied.Add(counts)
 		s.CachedChunks = f.chunks.len()
 		if res.Written() {
 			s.LastChangeAt = now

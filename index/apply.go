@@ -39,12 +39,17 @@ func (s *Store) Apply(ctx context.Context, b Batch) (ApplyResult, error) {
 				res.Stale++
 				continue
 			}
+			before, err := w.noteChange(DocID(p), ChangeRemoved)
+			if err != nil {
+				return fmt.Errorf("delete %s: %w", p, err)
+			}
 			gone, err := w.deleteDoc(DocID(p))
 			if err != nil {
 				return fmt.Errorf("delete %s: %w", p, err)
 			}
 			if gone {
 				res.Deleted++
+				res.Notes = append(res.Notes, before)
 			} else {
 				res.Absent++
 			}
@@ -72,6 +77,17 @@ func (s *Store) Apply(ctx context.Context, b Batch) (ApplyResult, error) {
 			default:
 				res.Unchanged++
 			}
+			if outcome == outcomeAdded || outcome == outcomeChanged {
+				kind := ChangeAdded
+				if outcome == outcomeChanged {
+					kind = ChangeChanged
+				}
+				after, err := w.noteChange(DocID(n.Path), kind)
+				if err != nil {
+					return fmt.Errorf("%s: %w", n.Path, err)
+				}
+				res.Notes = append(res.Notes, after)
+			}
 		}
 		if len(w.affected) > 0 {
 			if err := w.resolvePending(); err != nil {
@@ -98,6 +114,16 @@ func (s *Store) Apply(ctx context.Context, b Batch) (ApplyResult, error) {
 		s.signalChanged()
 	}
 	return res, nil
+}
+
+// noteChange describes the indexed note docID for ApplyResult.Notes.
+func (w *applier) noteChange(docID, kind string) (NoteChange, error) {
+	c := NoteChange{Change: kind}
+	err := w.tx.QueryRowContext(w.ctx, `SELECT path, title, sensitivity FROM docs WHERE doc_id = ?`, docID).Scan(&c.Path, &c.Title, &c.Sensitivity)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, nil
+	}
+	return c, err
 }
 
 type outcome int
@@ -257,14 +283,14 @@ func (w *applier) insert(docID, hash string, n NoteInput) error {
 	// Keep topics already known for this note (from topic notes indexed
 	// earlier) so its prelude is right without waiting for refreshTopics.
 	_ = w.tx.QueryRowContext(w.ctx, `SELECT topics FROM docs WHERE doc_id = ?`, docID).Scan(&topics)
-	_, err = w.tx.ExecContext(w.ctx, `INSERT INTO docs(doc_id, path, name, source_id, title, rev, content_hash, sensitivity, sensitivity_override, topics, mtime, frontmatter, indexed_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	_, err = w.tx.ExecContext(w.ctx, `INSERT INTO docs(doc_id, path, name, source_id, title, rev, content_hash, sensitivity, sensitivity_override, topics, mtime, frontmatter, indexed_at, text)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(doc_id) DO UPDATE SET path = excluded.path, name = excluded.name, source_id = excluded.source_id,
 			title = excluded.title, rev = excluded.rev, content_hash = excluded.content_hash, sensitivity = excluded.sensitivity,
 			sensitivity_override = excluded.sensitivity_override, mtime = excluded.mtime, frontmatter = excluded.frontmatter,
-			indexed_at = excluded.indexed_at`,
+			indexed_at = excluded.indexed_at, text = excluded.text`,
 		docID, n.Path, noteName(n.Path), n.SourceID, note.Title, n.Rev, hash, sens, note.Sensitivity, topics,
-		n.MTime.UnixMilli(), string(fm), time.Now().UnixMilli())
+		n.MTime.UnixMilli(), string(fm), time.Now().UnixMilli(), n.Text)
 	if err != nil {
 		return fmt.Errorf("insert doc: %w", err)
 	}

@@ -31,6 +31,8 @@ type Relation string
 const (
 	// RelationTopic is a topic note whose clippings link to the note.
 	RelationTopic Relation = "topic"
+	// RelationMember is a note the clippings of a topic note link to.
+	RelationMember Relation = "member"
 	// RelationSibling is another note clipped by one of the note's topic notes.
 	RelationSibling Relation = "sibling"
 	// RelationLink is a note the note links to.
@@ -131,8 +133,9 @@ func (s *Store) Distances(ctx context.Context, vec []float32, rowIDs []int64, sc
 }
 
 // Neighbours returns the notes one hop from each of docIDs: its topic notes,
-// the other notes those topic notes clip (siblings), the notes it links to
-// and the notes that link to it. Everything on the way is read under scope:
+// the notes it clips when it is a topic note (members), the other notes its
+// topic notes clip (siblings), the notes it links to and the notes that link
+// to it. Everything on the way is read under scope:
 // with ScopeOpen a personal note is never a start, an end or the topic note
 // a sibling is reached through, and a link whose target names a personal
 // note is resolved again among open notes only, so the name of a personal
@@ -187,13 +190,20 @@ func (g graphReader) neighbours(docIDs []string) ([]Neighbour, error) {
 	if err != nil {
 		return nil, err
 	}
-	members, err := g.outgoing(docIDsOf(visibleTopics), markdown.KindTopic)
+	clipped, err := g.outgoing(docIDsOf(visibleTopics), markdown.KindTopic)
 	if err != nil {
 		return nil, err
 	}
 	clips := map[string][]string{}
-	for _, e := range members {
+	for _, e := range clipped {
 		clips[e.src] = append(clips[e.src], e.dst)
+	}
+	members, err := g.outgoing(ids, markdown.KindTopic)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range members {
+		all = append(all, found{from: e.src, to: e.dst, rel: RelationMember})
 	}
 	for _, e := range topics {
 		for _, m := range clips[e.src] {
@@ -239,7 +249,7 @@ func (g graphReader) neighbours(docIDs []string) ([]Neighbour, error) {
 		seen[f] = true
 		out = append(out, Neighbour{From: f.from, Relation: f.rel, Via: f.via, Doc: d})
 	}
-	order := map[Relation]int{RelationTopic: 0, RelationSibling: 1, RelationLink: 2, RelationBacklink: 3}
+	order := map[Relation]int{RelationTopic: 0, RelationMember: 1, RelationSibling: 2, RelationLink: 3, RelationBacklink: 4}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if a.From != b.From {

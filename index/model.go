@@ -2,6 +2,7 @@ package index
 
 import (
 	"path"
+	"slices"
 	"strings"
 	"time"
 )
@@ -56,13 +57,32 @@ type ApplyResult struct {
 	// held the revision Batch.Expect named: something newer was applied
 	// since the batch was planned.
 	Stale int
+	// Notes are the notes added, changed or removed, in the order written.
+	Notes []NoteChange
 }
+
+// NoteChange is one note a write added, changed or removed: what a live
+// view of the index shows.
+type NoteChange struct {
+	Change      string // ChangeAdded, ChangeChanged or ChangeRemoved
+	Path        string
+	Title       string
+	Sensitivity string
+}
+
+// What a NoteChange did.
+const (
+	ChangeAdded   = "added"
+	ChangeChanged = "changed"
+	ChangeRemoved = "removed"
+)
 
 // Add sums two results.
 func (r ApplyResult) Add(o ApplyResult) ApplyResult {
 	return ApplyResult{
 		Added: r.Added + o.Added, Changed: r.Changed + o.Changed, Touched: r.Touched + o.Touched,
 		Unchanged: r.Unchanged + o.Unchanged, Deleted: r.Deleted + o.Deleted, Absent: r.Absent + o.Absent, Stale: r.Stale + o.Stale,
+		Notes: append(slices.Clip(r.Notes), o.Notes...),
 	}
 }
 

@@ -1,0 +1,244 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/vaultask/vaultask/index/markdown"
+)
+
+// ErrNoNote means no note the scope may see answers to a reference: a note
+// that does not exist and a personal one under ScopeOpen look the same.
+var ErrNoNote = errors.New("no such note")
+
+// ResolveNote finds the note ref names among the notes scope may see: its
+// vault path in any case, with or without ".md", else as a [[wikilink]]
+// resolves (a path's end, a basename, an alias). Other notes of the same
+// name that scope may see come back as alternatives, best first. Under
+// ScopeOpen a personal note is never the answer nor an alternative, so a
+// refusal says nothing about it.
+func (s *Store) ResolveNote(ctx context.Context, ref string, scope Scope) (Doc, []Doc, error) {
+	ref = strings.TrimSpace(ref)
+	var best Doc
+	var alts []Doc
+	err := s.read(ctx, "resolve note", func(tx *sql.Tx) error {
+		key := LinkKey(ref)
+		if key == "" {
+			return ErrNoNote
+		}
+		id := ""
+		for _, exact := range []string{DocID(ref), DocID(ref) + ".md"} {
+			docs, err := readDocs(ctx, tx, []string{exact}, scope)
+			if err != nil {
+				return err
+			}
+			if len(docs) == 1 {
+				id = docs[0].DocID
+				break
+			}
+		}
+		if id == "" {
+			var err error
+			if id, err = resolveIn(ctx, tx, key, scope); err != nil {
+				return err
+			}
+		}
+		if id == "" {
+			return ErrNoNote
+		}
+		docs, err := readDocs(ctx, tx, []string{id}, scope)
+		if err != nil || len(docs) == 0 {
+			return errors.Join(err, ErrNoNote)
+		}
+		best = docs[0]
+		namesakes, err := queryAll(ctx, tx, one[string], `SELECT doc_id FROM docs WHERE name = ? AND doc_id != ? AND (? = 0 OR sensitivity = 'open')
+			ORDER BY length(path), doc_id LIMIT 10`, noteName(best.Path), best.DocID, scope == ScopeOpen)
+		if err != nil {
+			return err
+		}
+		docs, err = readDocs(ctx, tx, namesakes, scope)
+		byID := map[string]Doc{}
+		for _, d := range docs {
+			byID[d.DocID] = d
+		}
+		for _, id := range namesakes {
+			if d, ok := byID[id]; ok {
+				alts = append(alts, d)
+			}
+		}
+		return err
+	})
+	return best, alts, err
+}
+
+// NoteText is a note's text, whole or a page of it.
+type NoteText struct {
+	Doc
+	Text string
+	// Length is the whole text's length in bytes; Offset is where Text
+	// starts in it.
+	Length, Offset int
+}
+
+// ReadNote returns the text of docID when scope may see it (ErrNoNote
+// otherwise): limit bytes from offset (limit <= 0: to the end), cut at
+// UTF-8 boundaries. Notes indexed before the index kept whole texts are read
+// back from their chunks, without the frontmatter.
+func (s *Store) ReadNote(ctx context.Context, docID string, scope Scope, offset, limit int) (NoteText, error) {
+	var out NoteText
+	err := s.read(ctx, "read note", func(tx *sql.Tx) error {
+		docs, err := readDocs(ctx, tx, []string{docID}, scope)
+		if err != nil {
+			return err
+		}
+		if len(docs) == 0 {
+			return ErrNoNote
+		}
+		out.Doc = docs[0]
+		var text sql.NullString
+		if err := tx.QueryRowContext(ctx, `SELECT text FROM docs WHERE doc_id = ?`, docID).Scan(&text); err != nil {
+			return err
+		}
+		if !text.Valid {
+			bodies, err := queryAll(ctx, tx, one[string], `SELECT body FROM chunks WHERE doc_id = ? ORDER BY ordinal`, docID)
+			if err != nil {
+				return err
+			}
+			text.String = strings.Join(bodies, "\n\n")
+		}
+		out.Length = len(text.String)
+		out.Offset = min(max(offset, 0), out.Length)
+		end := out.Length
+		if limit > 0 {
+			end = min(out.Offset+limit, out.Length)
+		}
+		out.Offset, end = runeStart(text.String, out.Offset), runeStart(text.String, end)
+		out.Text = text.String[out.Offset:end]
+		return nil
+	})
+	return out, err
+}
+
+// runeStart moves i back to the start of the UTF-8 sequence it falls in.
+func runeStart(s string, i int) int {
+	for i > 0 && i < len(s) && s[i]&0xC0 == 0x80 {
+		i--
+	}
+	return i
+}
+
+// Topic is a topic note and how many notes its clippings region links to.
+type Topic struct {
+	Doc
+	Members int
+}
+
+// Topics lists the topic notes scope may see, each with the members scope
+// may see, by path.
+func (s *Store) Topics(ctx context.Context, scope Scope) ([]Topic, error) {
+	type row struct {
+		d Doc
+		n int
+	}
+	rows, err := queryAll(ctx, s.reader, func(r *row) []any { return append(docFields(&r.d), &r.n) },
+		`SELECT `+docColumns+`, (SELECT count(DISTINCT e.dst) FROM edges e JOIN docs m ON m.doc_id = e.dst
+			WHERE e.src = d.doc_id AND e.kind = 'topic' AND (? = 0 OR m.sensitivity = 'open'))
+		FROM docs d WHERE substr(d.path, 1, length(?)) = ? AND (? = 0 OR d.sensitivity = 'open')
+		ORDER BY d.path`, scope == ScopeOpen, markdown.TopicFolder, markdown.TopicFolder, scope == ScopeOpen)
+	if err != nil {
+		return nil, fmt.Errorf("topics: %w", err)
+	}
+	out := make([]Topic, len(rows))
+	for i, r := range rows {
+		out[i] = Topic{Doc: r.d, Members: r.n}
+	}
+	return out, nil
+}
+
+// NoteQuery selects notes for a status listing.
+type NoteQuery struct {
+	// State is StatusIndexed, or a note_status state (StatusPending,
+	// StatusIncomplete, StatusSkipped); "" lists them all.
+	State string
+	// Path keeps the notes whose path holds it, in any case.
+	Path string
+	// Scope ScopeOpen lists only indexed open notes: the path of a note
+	// that is not indexed says nothing of whether it is personal.
+	Scope         Scope
+	Offset, Limit int
+}
+
+// StatusIndexed is the state of an indexed note in a NoteQuery.
+const StatusIndexed = "indexed"
+
+// NoteEntry is one note of a status listing: an indexed note with what it
+// holds, or one the source could not index or skipped, with why.
+type NoteEntry struct {
+	Path        string    `json:"path"`
+	Title       string    `json:"title,omitempty"`
+	State       string    `json:"state"`
+	Sensitivity string    `json:"sensitivity,omitempty"`
+	Rev         string    `json:"rev"`
+	Reason      string    `json:"reason,omitempty"`
+	IndexedAt   time.Time `json:"indexed_at,omitzero"`
+	Since       time.Time `json:"since,omitzero"`
+	Chunks      int       `json:"chunks"`
+	Vectors     int       `json:"vectors"`
+}
+
+// NoteList lists the notes q selects, by path, and how many there are in
+// all before the paging.
+func (s *Store) NoteList(ctx context.Context, q NoteQuery) ([]NoteEntry, int, error) {
+	switch q.State {
+	case "", StatusIndexed, StatusPending, StatusIncomplete, StatusSkipped:
+	default:
+		return nil, 0, fmt.Errorf("note list: unknown state %q", q.State)
+	}
+	if q.Limit <= 0 {
+		q.Limit = 100
+	}
+	open := q.Scope == ScopeOpen
+	pattern := "%" + strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(strings.ToLower(q.Path)) + "%"
+	const listing = `
+		SELECT d.path, d.title, 'indexed', d.sensitivity, d.rev, '', d.indexed_at, 0,
+			(SELECT count(*) FROM chunks c WHERE c.doc_id = d.doc_id),
+			(SELECT count(*) FROM chunks c WHERE c.doc_id = d.doc_id AND c.embedded = 1)
+		FROM docs d
+		WHERE (?1 = '' OR ?1 = 'indexed') AND (?2 = 0 OR d.sensitivity = 'open') AND lower(d.path) LIKE ?3 ESCAPE '\'
+		UNION ALL
+		SELECT n.path, '', n.state, '', n.rev, n.reason, 0, n.since, 0, 0
+		FROM note_status n
+		WHERE (?1 = '' OR ?1 = n.state) AND ?2 = 0 AND lower(n.path) LIKE ?3 ESCAPE '\'`
+	var total int
+	var out []NoteEntry
+	err := s.read(ctx, "note list", func(tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM (`+listing+`)`, q.State, open, pattern).Scan(&total); err != nil {
+			return err
+		}
+		type row struct {
+			e                NoteEntry
+			indexedAt, since int64
+		}
+		rows, err := queryAll(ctx, tx, func(r *row) []any {
+			return []any{&r.e.Path, &r.e.Title, &r.e.State, &r.e.Sensitivity, &r.e.Rev, &r.e.Reason, &r.indexedAt, &r.since, &r.e.Chunks, &r.e.Vectors}
+		}, `SELECT * FROM (`+listing+`) ORDER BY 1, 3 LIMIT ?4 OFFSET ?5`, q.State, open, pattern, q.Limit, max(q.Offset, 0))
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			if r.indexedAt > 0 {
+				r.e.IndexedAt = time.UnixMilli(r.indexedAt)
+			}
+			if r.since > 0 {
+				r.e.Since = time.UnixMilli(r.since)
+			}
+			out = append(out, r.e)
+		}
+		return nil
+	})
+	return out, total, err
+}

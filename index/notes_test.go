@@ -1,0 +1,158 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func notesVault(t *testing.T) *Store {
+	t.Helper()
+	s := mustOpen(t, Options{Sensitivity: Classifier{PersonalPaths: []string{"Diary/**"}}})
+	mustApply(t, s, upserts(
+		note("Recipes/Bread.md", "---\naliases: [Loaf]\n---\n# Bread\n\nKnead it. Ünïcödé text.\n"),
+		note("Old/Bread.md", "# Old bread\n\nStale.\n"),
+		note("Diary/Bread.md", "# My bread\n\nA private loaf.\n"),
+		note("Diary/Secret.md", "secret\n"),
+		note("99 topics/Baking.md", "<!-- begin:clippings -->\n[[Recipes/Bread]]\n[[Diary/Secret]]\n[[Missing]]\n<!-- end:clippings -->\n"),
+	))
+	return s
+}
+
+func TestResolveNote(t *testing.T) {
+	s := notesVault(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		ref   string
+		scope Scope
+		want  string
+		alts  []string
+	}{
+		{"Recipes/Bread.md", ScopeAll, "Recipes/Bread.md", []string{"Old/Bread.md", "Diary/Bread.md"}},
+		{"recipes/BREAD", ScopeAll, "Recipes/Bread.md", []string{"Old/Bread.md", "Diary/Bread.md"}},
+		{"loaf", ScopeAll, "Recipes/Bread.md", []string{"Old/Bread.md", "Diary/Bread.md"}},
+		{"Diary/Bread", ScopeAll, "Diary/Bread.md", []string{"Old/Bread.md", "Recipes/Bread.md"}},
+		// A personal note neither answers nor shows as an alternative.
+		{"Bread", ScopeOpen, "Old/Bread.md", []string{"Recipes/Bread.md"}},
+	} {
+		d, alts, err := s.ResolveNote(ctx, tc.ref, tc.scope)
+		if err != nil || d.Path != tc.want {
+			t.Errorf("ResolveNote(%q, %v) = %q, %v; want %q", tc.ref, tc.scope, d.Path, err, tc.want)
+			continue
+		}
+		var got []string
+		for _, a := range alts {
+			got = append(got, a.Path)
+		}
+		if diff := cmp.Diff(tc.alts, got); diff != "" {
+			t.Errorf("ResolveNote(%q, %v) alternatives (-want +got):\n%s", tc.ref, tc.scope, diff)
+		}
+	}
+	// A path names its folder: a personal note's path does not fall back to
+	// a namesake elsewhere.
+	for _, ref := range []string{"Diary/Secret", "secret", "Diary/Secret.md", "Diary/Bread", "nothing", ""} {
+		if d, alts, err := s.ResolveNote(ctx, ref, ScopeOpen); !errors.Is(err, ErrNoNote) || len(alts) != 0 {
+			t.Errorf("ResolveNote(%q, open) = %q, %v, %v; want ErrNoNote", ref, d.Path, alts, err)
+		}
+	}
+}
+
+func TestReadNote(t *testing.T) {
+	s := notesVault(t)
+	ctx := context.Background()
+	n, err := s.ReadNote(ctx, "recipes/bread.md", ScopeAll, 0, 0)
+	want := "---\naliases: [Loaf]\n---\n# Bread\n\nKnead it. Ünïcödé text.\n"
+	if err != nil || n.Text != want || n.Length != len(want) || n.Title != "Bread" {
+		t.Fatalf("ReadNote = %+v, %v", n, err)
+	}
+	// Pages end at UTF-8 boundaries and add up to the whole.
+	var got strings.Builder
+	for off := 0; off < len(want); {
+		page, err := s.ReadNote(ctx, "recipes/bread.md", ScopeAll, off, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if page.Offset != off || len(page.Text) == 0 {
+			t.Fatalf("page at %d = %+v", off, page)
+		}
+		got.WriteString(page.Text)
+		off += len(page.Text)
+	}
+	if got.String() != want {
+		t.Fatalf("pages joined = %q", got.String())
+	}
+	if _, err := s.ReadNote(ctx, "diary/secret.md", ScopeOpen, 0, 0); !errors.Is(err, ErrNoNote) {
+		t.Fatalf("personal note under ScopeOpen: %v, want ErrNoNote", err)
+	}
+}
+
+func TestTopicsAndMembers(t *testing.T) {
+	s := notesVault(t)
+	ctx := context.Background()
+	for scope, want := range map[Scope]int{ScopeAll: 2, ScopeOpen: 1} {
+		ts, err := s.Topics(ctx, scope)
+		if err != nil || len(ts) != 1 || ts[0].Path != "99 topics/Baking.md" || ts[0].Members != want {
+			t.Errorf("Topics(%v) = %+v, %v; want Baking with %d members", scope, ts, err, want)
+		}
+	}
+	nb, err := s.Neighbours(ctx, []string{"99 topics/baking.md"}, ScopeOpen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var members []string
+	for _, n := range nb {
+		if n.Relation == RelationMember {
+			members = append(members, n.Doc.Path)
+		}
+	}
+	if diff := cmp.Diff([]string{"Recipes/Bread.md"}, members); diff != "" {
+		t.Errorf("members of the topic note, open scope (-want +got):\n%s", diff)
+	}
+}
+
+func TestNoteList(t *testing.T) {
+	s := notesVault(t)
+	ctx := context.Background()
+	if err := s.SetNoteStatus(ctx, []NoteStatus{
+		{SourceID: "a", Path: "Attachments/pic.png", Rev: "1-a", State: StatusSkipped, Reason: "binary attachment"},
+		{SourceID: "b", Path: "Half.md", Rev: "2-b", State: StatusIncomplete, Reason: "1 missing chunks: h:x"},
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	all, total, err := s.NoteList(ctx, NoteQuery{})
+	if err != nil || total != 7 || len(all) != 7 {
+		t.Fatalf("NoteList() = %d of %d, %v", len(all), total, err)
+	}
+	byPath := map[string]NoteEntry{}
+	for _, e := range all {
+		byPath[e.Path] = e
+	}
+	if e := byPath["Recipes/Bread.md"]; e.State != StatusIndexed || e.Chunks != 1 || e.Vectors != 0 || e.IndexedAt.IsZero() || e.Title != "Bread" {
+		t.Errorf("indexed entry = %+v", e)
+	}
+	if e := byPath["Half.md"]; e.State != StatusIncomplete || e.Reason != "1 missing chunks: h:x" || e.Since.IsZero() {
+		t.Errorf("incomplete entry = %+v", e)
+	}
+	page, total, err := s.NoteList(ctx, NoteQuery{State: StatusIndexed, Path: "BREAD", Offset: 1, Limit: 1})
+	if err != nil || total != 3 || len(page) != 1 || page[0].Path != "Old/Bread.md" {
+		t.Errorf("indexed, path bread, second page = %+v of %d, %v", page, total, err)
+	}
+	open, total, err := s.NoteList(ctx, NoteQuery{Scope: ScopeOpen})
+	if err != nil || total != 3 {
+		t.Fatalf("open scope: %d, %v", total, err)
+	}
+	for _, e := range open {
+		if e.Sensitivity != SensitivityOpen || e.State != StatusIndexed {
+			t.Errorf("open scope lists %+v", e)
+		}
+	}
+	if _, _, err := s.NoteList(ctx, NoteQuery{State: "broken"}); err == nil {
+		t.Error("an unknown state is accepted")
+	}
+	if got, _, _ := s.NoteList(ctx, NoteQuery{Path: "100%_"}); len(got) != 0 {
+		t.Errorf("LIKE wildcards in the path filter match %v", got)
+	}
+}
