@@ -51,11 +51,13 @@ func (f *Follower) follow(ctx context.Context) (healthy bool, err error) {
 		f.withStats(func(s *FollowerStats) { s.Connected = false })
 	}()
 
+	f.checkCaughtUp(false)
 	markHealthy := func() {
 		if healthy {
 			return
 		}
 		healthy = true
+		f.checkCaughtUp(true)
 		if f.failure != "" {
 			f.failure = ""
 			f.log.Info("changes feed recovered", keySeq, f.since)
@@ -93,7 +95,9 @@ func (f *Follower) follow(ctx context.Context) (healthy bool, err error) {
 		stopRetry()
 		stopRecon()
 		if err == nil && len(batch) > 0 {
-			err = f.applyRows(ctx, batch)
+			if err = f.applyRows(ctx, batch); err == nil {
+				f.checkCaughtUp(healthy)
+			}
 		}
 		switch {
 		case ctx.Err() != nil:

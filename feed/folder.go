@@ -87,7 +87,7 @@ func SyncFolder(ctx context.Context, store *index.Store, dir string, corpus inde
 	if err != nil {
 		return l, index.SyncResult{}, err
 	}
-	res, err := store.Sync(ctx, l.Notes, plan, force)
+	res, err := store.Sync(ctx, l.Notes, plan, index.SyncOptions{Force: force})
 	if err != nil {
 		return l, res, err
 	}

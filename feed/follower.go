@@ -61,8 +61,9 @@ type FollowerOptions struct {
 	Clock  retry.Clock
 	Jitter func() float64
 	// OnBatch, when set, is called from the follower's goroutine after each
-	// committed transaction.
-	OnBatch func(BatchResult)
+	// committed transaction, and OnReconcile after each full reconcile.
+	OnBatch     func(BatchResult)
+	OnReconcile func(ReconcileResult)
 }
 
 func (o *FollowerOptions) setDefaults() {
@@ -128,6 +129,26 @@ type FollowerStats struct {
 	LastChangeAt time.Time
 	// Failing is set from a failure until the feed recovers.
 	Failing bool
+	// CaughtUp is set once the checkpoint reached the database's sequence
+	// as read when a connection opened: everything written before the
+	// follower started is indexed. It stays set.
+	CaughtUp bool
+	// Scanning is set while a full reconcile runs, ScanDone of the
+	// ScanTotal notes it listed written so far (0 of 0 while it lists).
+	Scanning            bool
+	ScanDone, ScanTotal int
+	// LastReconcile is what the last full reconcile did, zero before the
+	// first; NextReconcile is when the next is due (zero: never).
+	LastReconcile ReconcileSummary
+	NextReconcile time.Time
+}
+
+// ReconcileSummary is what one full reconcile found and did.
+type ReconcileSummary struct {
+	At                                   time.Time
+	Took                                 time.Duration
+	Notes, Added, Changed, Removed, Kept int
+	Incomplete, Skipped                  int
 }
 
 // Follower follows the database's _changes feed into the index: rows that
@@ -154,6 +175,7 @@ type Follower struct {
 	loadParked    bool   // the parked notes restored from note_status are yet to be read
 	nextReconcile time.Time
 	identity      string // of the database the checkpoint was taken in
+	target        string // the database's update_seq when the connection opened
 	failure       string // the kind of the current failure, "" while healthy
 	warnedVersion bool
 
@@ -323,6 +345,7 @@ func (f *Follower) start(ctx context.Context) error {
 		}
 		last, _ := time.Parse(time.RFC3339, st.LastRun)
 		f.nextReconcile = last.Add(f.opts.ReconcileInterval)
+		f.withStats(func(s *FollowerStats) { s.NextReconcile = f.nextReconcile })
 	}
 	return f.restoreParked(ctx)
 }
@@ -349,15 +372,28 @@ func (f *Follower) reconcileDue() bool {
 // the sequence taken before its scan: the scan covers every change before
 // it.
 func (f *Follower) reconcile(ctx context.Context) error {
-	res, err := f.rec.Run(ctx, ReconcileOptions{ResetCheckpoint: true})
+	started := f.clock.Now()
+	f.withStats(func(s *FollowerStats) { s.Scanning, s.ScanDone, s.ScanTotal = true, 0, 0 })
+	res, err := f.rec.Run(ctx, ReconcileOptions{ResetCheckpoint: true, Progress: func(done, total int) {
+		f.withStats(func(s *FollowerStats) { s.ScanDone, s.ScanTotal = done, total })
+	}})
+	f.withStats(func(s *FollowerStats) { s.Scanning = false })
 	if err != nil {
 		return err
+	}
+	f.withStats(func(s *FollowerStats) {
+		s.LastReconcile = ReconcileSummary{At: started, Took: f.clock.Now().Sub(started), Notes: res.Notes,
+			Added: res.Sync.Added, Changed: res.Sync.Changed, Removed: res.Sync.Deleted, Kept: len(res.Kept),
+			Incomplete: len(res.Incomplete), Skipped: len(res.Skipped)}
+	})
+	if f.opts.OnReconcile != nil {
+		f.opts.OnReconcile(res)
 	}
 	f.since, f.scanSince, f.needScan, f.identity = res.Since, res.Since, false, res.Identity
 	if f.opts.ReconcileInterval > 0 {
 		f.nextReconcile = f.clock.Now().Add(f.opts.ReconcileInterval)
 	}
-	f.withStats(func(s *FollowerStats) { s.Reconciles++; s.Checkpoint = res.Since })
+	f.withStats(func(s *FollowerStats) { s.Reconciles++; s.Checkpoint = res.Since; s.NextReconcile = f.nextReconcile })
 	if err := f.loadOwners(ctx); err != nil {
 		return err
 	}
@@ -382,6 +418,18 @@ func (f *Follower) restoreParked(ctx context.Context) error {
 	return nil
 }
 
+// checkCaughtUp marks the follower caught up once its checkpoint reached the
+// sequence the database had when the connection opened. A sequence that is
+// not a number (another server's opaque kind) counts once the connection is
+// healthy.
+func (f *Follower) checkCaughtUp(healthy bool) {
+	at, okAt := seqNumber(f.since)
+	want, okWant := seqNumber(f.target)
+	if okAt && okWant && at >= want || (!okAt || !okWant) && healthy {
+		f.withStats(func(s *FollowerStats) { s.CaughtUp = true })
+	}
+}
+
 // countParked publishes the parked notes in the stats.
 func (f *Follower) countParked() {
 	parked, incomplete := f.parking.counts()
@@ -398,6 +446,7 @@ func (f *Follower) checkDatabase(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	f.target = st.UpdateSeq
 	f.withStats(func(s *FollowerStats) { s.UpdateSeq = st.UpdateSeq })
 	now, nowOK := seqNumber(st.UpdateSeq)
 	at, atOK := seqNumber(f.since)

@@ -53,6 +53,8 @@ type ReconcileOptions struct {
 	// ResetCheckpoint saves the scan's starting sequence as the feed's
 	// checkpoint even when one exists: the server rejected the old one.
 	ResetCheckpoint bool
+	// Progress, when set, is told how many of the listed notes are written.
+	Progress func(done, total int)
 }
 
 // ReconcileResult is what a reconcile found and did.
@@ -122,7 +124,7 @@ func (r *Reconciler) Run(ctx context.Context, opts ReconcileOptions) (ReconcileR
 		}
 		return res, nil
 	}
-	if res.Sync, err = r.store.Sync(ctx, l.Notes, res.Plan, opts.Force); err != nil {
+	if res.Sync, err = r.store.Sync(ctx, l.Notes, res.Plan, index.SyncOptions{Force: opts.Force, Progress: opts.Progress}); err != nil {
 		return res, fatal(fmt.Errorf("reconcile: %w", err))
 	}
 	res.Reclassified = res.Sync.Reclassified

@@ -409,7 +409,7 @@ func TestSyncIsACompareAndSetOnItsPlan(t *testing.T) {
 	newer.Rev = "2-b"
 	mustApply(t, s, Batch{Upserts: []NoteInput{newer}, Deletes: []string{"gone.md"}})
 
-	res, err := s.Sync(ctx, listing, plan, false)
+	res, err := s.Sync(ctx, listing, plan, SyncOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,15 @@ import (
 	"fmt"
 )
 
+// SyncOptions change how Sync writes.
+type SyncOptions struct {
+	// Force re-chunks every note, changed or not (`--rebuild`).
+	Force bool
+	// Progress, when set, is called after each batch with the notes of the
+	// listing written so far and their total.
+	Progress func(done, total int)
+}
+
 // SyncResult is what Sync did.
 type SyncResult struct {
 	ApplyResult
@@ -19,18 +28,20 @@ const syncBatch = 200
 // (Plan(listing), its removals confirmed by the source) says: upserts in
 // batches (unchanged notes cost one lookup each), then plan.Remove, each
 // write only while the index still holds what plan.Expect says it held, then
-// recomputes every note's sensitivity. force re-chunks every note
-// (`--rebuild`).
-func (s *Store) Sync(ctx context.Context, listing []NoteInput, plan Plan, force bool) (SyncResult, error) {
+// recomputes every note's sensitivity.
+func (s *Store) Sync(ctx context.Context, listing []NoteInput, plan Plan, opts SyncOptions) (SyncResult, error) {
 	var out SyncResult
 	var err error
 	for start := 0; start < len(listing); start += syncBatch {
 		end := min(start+syncBatch, len(listing))
-		res, err := s.Apply(ctx, Batch{Upserts: listing[start:end], Force: force, Expect: plan.Expect})
+		res, err := s.Apply(ctx, Batch{Upserts: listing[start:end], Force: opts.Force, Expect: plan.Expect})
 		if err != nil {
 			return out, err
 		}
 		out.ApplyResult = out.ApplyResult.Add(res)
+		if opts.Progress != nil {
+			opts.Progress(end, len(listing))
+		}
 	}
 	if len(plan.Remove) > 0 {
 		res, err := s.Apply(ctx, Batch{Deletes: plan.Remove, Expect: plan.Expect})
