@@ -102,10 +102,23 @@ type Web struct {
 	ThinDistance float64 `yaml:"thin_distance" validate:"gte=0"`
 }
 
-// API is the HTTP server.
+// API is the HTTP server of `vaultask serve`.
 type API struct {
-	Listen   string `yaml:"listen" validate:"required"`
+	Listen string `yaml:"listen" validate:"required"`
+	// Key, when set, is required as a bearer token on the API, MCP, the
+	// events and the status endpoints.
+	Key      Secret `yaml:"key"`
 	AdminKey Secret `yaml:"admin_key"`
+	// MaxConcurrent bounds the answers generated at once (429 beyond).
+	MaxConcurrent int `yaml:"max_concurrent" validate:"min=1,max=256"`
+	// MaxRequestBytes bounds a request body (413 beyond).
+	MaxRequestBytes int `yaml:"max_request_bytes" validate:"min=1024"`
+	// CORSOrigins are the browser origins allowed to call the API, such as
+	// app://obsidian.md; empty sends no CORS headers.
+	CORSOrigins []string `yaml:"cors_origins" validate:"dive,required"`
+	// TrustedHosts are the Host names a reverse proxy on this machine
+	// forwards, accepted on loopback connections beside localhost.
+	TrustedHosts []string `yaml:"trusted_hosts" validate:"dive,required,hostname_rfc1123"`
 }
 
 // Log configures the process-wide slog handler.
@@ -161,7 +174,7 @@ func Default() Config {
 			ThinHits:     3,
 			ThinDistance: 0.65,
 		},
-		API: API{Listen: ":8080"},
+		API: API{Listen: ":8080", MaxConcurrent: 4, MaxRequestBytes: 1 << 20, CORSOrigins: []string{}, TrustedHosts: []string{}},
 		Log: Log{Level: "info", Format: "text"},
 	}
 }
