@@ -133,6 +133,29 @@ func (c Config) WithEnv(env []string) (Config, error) {
 	return c, nil
 }
 
+// Set parses value into the key at path, such as "retrieval.fts_weight", the
+// way an environment variable's text is parsed (lists are JSON arrays,
+// booleans take strconv.ParseBool's syntax, durations Go's), with the same
+// error texts, so that a caller setting keys by name (an A/B arm) needs no
+// list of its own and a new key is settable as soon as it exists. A secret
+// is refused: secrets are read only from the environment. It does not
+// validate, because a later key may still fix a value: validate the result.
+func (c *Config) Set(path, value string) error {
+	f, known := fieldsByPath[path]
+	switch section, _, _ := strings.Cut(path, "."); {
+	case !known && !sections[section]:
+		return fmt.Errorf("unknown section %q", section)
+	case !known:
+		return fmt.Errorf("unknown key %q", path)
+	case f.secret():
+		return fmt.Errorf("%s is a secret, and secrets are read only from the environment: set %s instead", path, f.envName())
+	}
+	if err := f.setFromEnv(c, value); err != nil {
+		return fmt.Errorf("%s=%q: %w", path, value, err)
+	}
+	return nil
+}
+
 func (c *Config) applyYAML(data []byte, source string) error {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node

@@ -517,3 +517,51 @@ func TestWithOverridesProposal(t *testing.T) {
 		t.Errorf("WithOverrides with a secret: err = %v", err)
 	}
 }
+
+// Set parses a key's text as its environment variable would, with the same
+// error after the variable's name, for every key but the secrets.
+func TestSetMatchesEnv(t *testing.T) {
+	texts := []string{"2", "0.5", "true", "90m", `["a/**"]`, "plain", "x"}
+	for _, f := range fields {
+		for _, text := range texts {
+			viaSet := Default()
+			setErr := viaSet.Set(f.path(), text)
+			if f.secret() {
+				if setErr == nil || !strings.Contains(setErr.Error(), f.path()+" is a secret") || !strings.Contains(setErr.Error(), f.envName()) {
+					t.Errorf("Set(%s) of a secret: %v, want a refusal naming %s", f.path(), setErr, f.envName())
+				}
+				if viaSet.String() != Default().String() {
+					t.Errorf("Set(%s) of a secret changed the config", f.path())
+				}
+				continue
+			}
+			viaEnv, envErr := Default().WithEnv([]string{f.envName() + "=" + text})
+			switch {
+			case (setErr == nil) != (envErr == nil):
+				t.Errorf("%s=%q: Set error %v, env error %v", f.path(), text, setErr, envErr)
+			case setErr != nil:
+				want := strings.Replace(envErr.Error(), "environment variable "+f.envName(), f.path(), 1)
+				if setErr.Error() != want {
+					t.Errorf("%s=%q: Set error %q, want %q", f.path(), text, setErr, want)
+				}
+			default:
+				if diff := cmp.Diff(viaEnv, viaSet); diff != "" {
+					t.Errorf("%s=%q: Set and the environment differ (-env +Set):\n%s", f.path(), text, diff)
+				}
+			}
+		}
+	}
+	c := Default()
+	for path, want := range map[string]string{
+		"retrieval.fts_wieght": `unknown key "retrieval.fts_wieght"`,
+		"retreival.fts_weight": `unknown section "retreival"`,
+		"fts_weight":           `unknown section "fts_weight"`,
+	} {
+		if err := c.Set(path, "2"); err == nil || err.Error() != want {
+			t.Errorf("Set(%q): %v, want %s", path, err, want)
+		}
+	}
+	if err := c.Set("retrieval.fts_weight", "2"); err != nil || c.Retrieval.FTSWeight != 2 {
+		t.Errorf("Set(retrieval.fts_weight, 2): %v, weight %v", err, c.Retrieval.FTSWeight)
+	}
+}
