@@ -44,20 +44,17 @@ func TestAskEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"scope:    open notes only", "#  score", "sensitivity", "en/Plugins/File recovery.md", "open"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("dry run lacks %q:\n%s", want, out)
-		}
-	}
-	if !strings.Contains(out, "fts") {
-		t.Errorf("dry run shows no provenance:\n%s", out)
-	}
+	golden(t, "dry-run/stdout", out, nil)
 	if strings.Contains(out, "Private/Diary.md") {
 		t.Fatalf("allow_web dry run shows a personal note:\n%s", out)
 	}
 	out, _, err = run(t, env, "ask", "--dry-run", "--allow-web=false", question)
-	if err != nil || !strings.Contains(out, "Private/Diary.md") || !strings.Contains(out, "personal") {
-		t.Fatalf("vault-only dry run should include the personal note: %v\n%s", err, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "dry-run-vault-only/stdout", out, nil)
+	if !strings.Contains(out, "Private/Diary.md") || !strings.Contains(out, "personal") {
+		t.Fatalf("vault-only dry run should include the personal note:\n%s", out)
 	}
 
 	// No API key: the answer is extractive, said so, and streamed to stdout.
@@ -65,8 +62,10 @@ func TestAskEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(out, rag.ExtractiveHeading) || !strings.Contains(out, "[[en/Plugins/File recovery|File recovery]]") {
-		t.Fatalf("extractive answer:\n%s", out)
+	golden(t, "extractive/stdout", out, nil)
+	golden(t, "extractive/stderr", stderr, nil)
+	if !strings.HasPrefix(out, rag.ExtractiveHeading) {
+		t.Fatalf("extractive answer without its heading:\n%s", out)
 	}
 	if strings.Contains(out, "secret-diary-text") {
 		t.Fatalf("personal text in an allow_web answer:\n%s", out)
@@ -80,6 +79,7 @@ func TestAskEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	golden(t, "json-trace/stdout", out, nil)
 	var got struct {
 		Scope string `json:"scope"`
 		Hits  []struct {
@@ -111,21 +111,33 @@ func TestAskEndToEnd(t *testing.T) {
 		}
 	}
 
+	// The dry run's JSON: the same keys, without an answer or a trace.
+	out, _, err = run(t, env, "ask", question, "--dry-run", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "dry-run-json/stdout", out, nil)
+
 	// --trace in text shows each stage after the answer.
 	out, _, err = run(t, env, "ask", "--trace", question, "--dry-run")
-	if err != nil || !strings.Contains(out, "[diversity]") || !strings.Contains(out, "[quota]") {
-		t.Fatalf("--trace: %v\n%s", err, out)
+	if err != nil {
+		t.Fatal(err)
 	}
+	golden(t, "dry-run-trace/stdout", out, nil)
 }
 
 func TestAskUsage(t *testing.T) {
 	env := []string{"VAULTASK_OVERRIDES_FILE=/nonexistent/overrides.json"}
-	if _, stderr, err := run(t, env, "ask"); !errors.Is(err, errUsage) || !strings.Contains(stderr, "--allow-web") {
+	_, stderr, err := run(t, env, "ask")
+	if !errors.Is(err, errUsage) {
 		t.Fatalf("ask without a question: %v\n%s", err, stderr)
 	}
-	if _, stderr, err := run(t, env, "ask", "--help"); err != nil || !strings.Contains(stderr, "--dry-run") {
+	golden(t, "no-question/stderr", stderr, nil)
+	_, stderr, err = run(t, env, "ask", "--help")
+	if err != nil {
 		t.Fatalf("ask --help: %v\n%s", err, stderr)
 	}
+	golden(t, "help/stderr", stderr, nil)
 	env = append(env, "VAULTASK_INDEX__PATH="+filepath.Join(t.TempDir(), "absent.db"))
 	if _, _, err := run(t, env, "ask", "anything"); err == nil || !strings.Contains(err.Error(), "vaultask index") {
 		t.Fatalf("ask without an index: %v", err)

@@ -42,17 +42,20 @@ func fakeOllama(t *testing.T) (string, *atomic.Int64) {
 func TestIndexEmbedsWithOllamaAndRefusesAModelChange(t *testing.T) {
 	url, texts := fakeOllama(t)
 	vault := writeVault(t, map[string]string{"a.md": "alpha\n", "b.md": "beta\n", "c.md": "gamma\n"})
+	dbPath := filepath.Join(t.TempDir(), "i.db")
+	paths := map[string]string{vault: "$VAULT", dbPath: "$INDEX"}
 	base := []string{
-		"VAULTASK_INDEX__PATH=" + filepath.Join(t.TempDir(), "i.db"),
+		"VAULTASK_INDEX__PATH=" + dbPath,
 		"VAULTASK_MODELS__EMBEDDING_BASE_URL=" + url,
 		"VAULTASK_MODELS__EMBEDDING_DIM=4",
 		"VAULTASK_OVERRIDES_FILE=/nonexistent/overrides.json",
 	}
 	env := append(base, "VAULTASK_MODELS__EMBEDDING=ollama/bge-m3")
 	out, stderr, err := run(t, env, "index", "--from-dir", vault)
-	if err != nil || !strings.Contains(out, "embedded 3 chunks with ollama/bge-m3") || texts.Load() != 3 {
+	if err != nil || texts.Load() != 3 {
 		t.Fatalf("index with ollama: %v (%d texts)\n%s\n%s", err, texts.Load(), out, stderr)
 	}
+	golden(t, "index/stdout", out, paths)
 
 	other := append(base, "VAULTASK_MODELS__EMBEDDING=ollama/nomic-embed-text")
 	_, _, err = run(t, other, "index", "--from-dir", vault)
@@ -66,11 +69,13 @@ func TestIndexEmbedsWithOllamaAndRefusesAModelChange(t *testing.T) {
 	}
 
 	out, _, err = run(t, other, "index", "--from-dir", vault, "--rebuild")
-	if err != nil || !strings.Contains(out, "embedded 3 chunks with ollama/nomic-embed-text") || texts.Load() != 6 {
+	if err != nil || texts.Load() != 6 {
 		t.Fatalf("--rebuild: %v (%d texts)\n%s", err, texts.Load(), out)
 	}
+	golden(t, "rebuild/stdout", out, paths)
 	out, _, err = run(t, other, "stats", "--json")
-	if err != nil || !strings.Contains(out, `"vectors":3`) || !strings.Contains(out, `"embedding_model":"ollama/nomic-embed-text"`) {
-		t.Fatalf("stats after rebuild: %v %s", err, out)
+	if err != nil {
+		t.Fatalf("stats after rebuild: %v", err)
 	}
+	golden(t, "stats-json/stdout", out, paths)
 }
