@@ -530,7 +530,7 @@ func (m *Main) evalWebTrigger(ctx context.Context, args []string) error {
 		if r.FullTextOnly {
 			return fmt.Errorf("%s:%d: no query vector (no embedder, or it failed: see stderr): the trigger reads vector distances", s.file, q.line)
 		}
-		st := thinStat{q: q, value: thinStatistic(r.Vector, settings.ThinHits)}
+		st := thinStat{q: q, value: rag.ThinStatistic(r.Vector, settings.ThinHits)}
 		if q.covered() {
 			covered = append(covered, st)
 		} else {
@@ -545,24 +545,6 @@ func (m *Main) evalWebTrigger(ctx context.Context, args []string) error {
 type thinStat struct {
 	q     evalQuestion
 	value float64
-}
-
-// thinStatistic is what rag.Thin compares with thin_distance: the thinHits-th
-// smallest distance among the vector search's hits. Coverage is thin exactly
-// when it is above thin_distance; it is +Inf when fewer than thinHits hits
-// have a distance.
-func thinStatistic(vector []rag.Hit, thinHits int) float64 {
-	var ds []float64
-	for _, h := range vector {
-		if h.HasDistance {
-			ds = append(ds, h.Distance)
-		}
-	}
-	if len(ds) < thinHits {
-		return math.Inf(1)
-	}
-	slices.Sort(ds)
-	return ds[thinHits-1]
 }
 
 func values(stats []thinStat) []float64 {

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/rag"
 )
 
@@ -262,27 +261,6 @@ func TestBestSplit(t *testing.T) {
 		if got.threshold != tc.threshold || got.mistakes() != tc.mistakes {
 			t.Errorf("%s: threshold %v with %d mistakes, want %v with %d", tc.name, got.threshold, got.mistakes(), tc.threshold, tc.mistakes)
 		}
-	}
-}
-
-// thinStatistic must be exactly what rag.Thin compares: coverage is thin
-// just above it and not at it.
-func TestThinStatisticMatchesThin(t *testing.T) {
-	hit := func(d float64, has bool) rag.Hit {
-		return rag.Hit{Chunk: index.Hit{RowID: 1}, Distance: d, HasDistance: has}
-	}
-	hits := []rag.Hit{hit(0.5, true), hit(0.2, true), hit(0.05, false), hit(0.9, true), hit(0.3, true), hit(0.3, true)}
-	for n := 1; n <= 5; n++ {
-		stat := thinStatistic(hits, n)
-		if rag.Thin(hits, n, stat) {
-			t.Errorf("n=%d: thin at its statistic %v", n, stat)
-		}
-		if !math.IsInf(stat, 1) && !rag.Thin(hits, n, math.Nextafter(stat, 0)) {
-			t.Errorf("n=%d: not thin just below its statistic %v", n, stat)
-		}
-	}
-	if got := thinStatistic(hits, 6); !math.IsInf(got, 1) || !rag.Thin(hits, 6, 2) {
-		t.Errorf("six hits wanted, five have a distance: statistic %v", got)
 	}
 }
 
