@@ -396,3 +396,39 @@ func TestQuestionOverridesSizes(t *testing.T) {
 		t.Fatal("final_top_k 0 should be refused")
 	}
 }
+
+func TestRankNotesRaisesFinalTopK(t *testing.T) {
+	settings := testSettings()
+	settings.FusionTopK, settings.FinalTopK = 4, 2
+	p := mustPipeline(t, Options{Searcher: quasarVault(t), Embedder: &bagEmbedder{}, Settings: settings})
+	q := Question{Text: "quasar", AllowWeb: true}
+	ranked, inContext, err := p.RankNotes(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer := mustRetrieve(t, p, q)
+	if diff := cmp.Diff(answer.Notes(), inContext); diff != "" {
+		t.Errorf("inContext is not the answer's notes (-want +got):\n%s", diff)
+	}
+	// Every direct hit plus the graph quota: the whole ranking.
+	whole := mustRetrieve(t, p, Question{Text: q.Text, AllowWeb: true, K: Overrides{FinalTopK: len(answer.Direct) + settings.GraphMaxSlots}})
+	if diff := cmp.Diff(whole.Notes(), ranked); diff != "" {
+		t.Errorf("ranked is not the whole ranking (-want +got):\n%s", diff)
+	}
+	if len(ranked) <= len(inContext) || countGraph(whole.Hits) > settings.GraphMaxSlots {
+		t.Errorf("ranked %v beyond inContext %v, %d expanded hits (quota %d)", ranked, inContext, countGraph(whole.Hits), settings.GraphMaxSlots)
+	}
+	for _, h := range answer.Direct {
+		if !slices.Contains(ranked, h.Chunk.Path) {
+			t.Errorf("direct hit %s is not ranked: %v", h.Chunk.Path, ranked)
+		}
+	}
+
+	// When final_top_k holds every direct hit and the quota, the answer's
+	// list is the ranking.
+	q.K.FinalTopK = 10
+	ranked, inContext, err = p.RankNotes(context.Background(), q)
+	if err != nil || !cmp.Equal(ranked, inContext) || !cmp.Equal(inContext, mustRetrieve(t, p, q).Notes()) {
+		t.Errorf("final_top_k 10: ranked %v, inContext %v, %v", ranked, inContext, err)
+	}
+}

@@ -233,6 +233,38 @@ func (p *Pipeline) Retrieve(ctx context.Context, q Question) (*Retrieval, error)
 	return r, nil
 }
 
+// RankNotes is retrieval's whole ranking of notes for q, for measuring
+// retrieval (recall@k, MRR) rather than answering it. inContext are the
+// distinct notes of Retrieve(q)'s final hits, best first: what the answer
+// sees, final_top_k chunks. ranked are the distinct notes, best first, of
+// the final hits of a second Retrieve whose final_top_k is raised to the
+// number of direct hits plus graph_max_slots, so that the list is the
+// pipeline's ranking rather than what fits in final_top_k chunks: every
+// direct hit has a place (and graph expansion starts from all of their
+// notes), expanded hits still take at most graph_max_slots places, and the
+// thin-answer exception (expanded hits filling places that direct hits
+// leave empty) fires exactly where it fires for the answer, because it
+// needs fewer direct hits than that raised final_top_k can hold. When
+// final_top_k already holds them all, there is no second run and ranked is
+// inContext.
+func (p *Pipeline) RankNotes(ctx context.Context, q Question) (ranked, inContext []string, err error) {
+	r, err := p.Retrieve(ctx, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	inContext = r.Notes()
+	s := p.opts.Settings.with(q.K)
+	all := len(r.Direct) + s.GraphMaxSlots
+	if all <= s.FinalTopK {
+		return inContext, inContext, nil
+	}
+	q.K.FinalTopK = all
+	if r, err = p.Retrieve(ctx, q); err != nil {
+		return nil, nil, err
+	}
+	return r.Notes(), inContext, nil
+}
+
 // direct finds r's direct hits: vector and full-text search under r's
 // scope, fused, capped per note and cut to fusion_top_k. It returns the
 // query vector, nil when there is none (no embedder, or it failed: the

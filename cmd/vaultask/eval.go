@@ -404,30 +404,16 @@ func evaluate(ctx context.Context, s *evalSession, arms []evalArm, k int) (*retr
 	return rep, nil
 }
 
-// rankAcceptable retrieves q with p, over all notes (the eval measures
-// retrieval, not the web), twice. The first run is the answer's own: its
-// context holds final_top_k chunks. The second raises final_top_k to every
-// direct hit plus the graph quota, so that the distinct notes are the
-// pipeline's whole ranking rather than what fits in final_top_k chunks:
-// expanded hits still take at most graph_max_slots places, and the
-// thin-answer exception fires only where it fires in the first run. It
-// returns the rank of the first acceptable note in that ranking (0: not
-// ranked), whether one was in the first run's context, and how many notes
-// were ranked.
+// rankAcceptable ranks the notes for q with p, over all notes (the eval
+// measures retrieval, not the web; see rag.RankNotes). It returns the rank
+// of the first acceptable note (0: not ranked), whether one was in the
+// answer's context, and how many notes were ranked.
 func rankAcceptable(ctx context.Context, p *rag.Pipeline, q evalQuestion) (rank int, inContext bool, notes int, err error) {
-	r, err := p.Retrieve(ctx, rag.Question{Text: q.text})
+	ranked, answered, err := p.RankNotes(ctx, rag.Question{Text: q.text})
 	if err != nil {
 		return 0, false, 0, err
 	}
-	inContext = firstAcceptable(r.Notes(), q.acceptable) > 0
-	s := p.Settings()
-	if all := len(r.Direct) + s.GraphMaxSlots; all > s.FinalTopK {
-		if r, err = p.Retrieve(ctx, rag.Question{Text: q.text, K: rag.Overrides{FinalTopK: all}}); err != nil {
-			return 0, false, 0, err
-		}
-	}
-	ranked := r.Notes()
-	return firstAcceptable(ranked, q.acceptable), inContext, len(ranked), nil
+	return firstAcceptable(ranked, q.acceptable), firstAcceptable(answered, q.acceptable) > 0, len(ranked), nil
 }
 
 // firstAcceptable is the 1-based position of the first acceptable path in
