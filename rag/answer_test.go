@@ -2,7 +2,9 @@ package rag
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -430,5 +432,45 @@ func TestRankNotesRaisesFinalTopK(t *testing.T) {
 	ranked, inContext, err = p.RankNotes(context.Background(), q)
 	if err != nil || !cmp.Equal(ranked, inContext) || !cmp.Equal(inContext, mustRetrieve(t, p, q).Notes()) {
 		t.Errorf("final_top_k 10: ranked %v, inContext %v, %v", ranked, inContext, err)
+	}
+}
+
+// A result's keys are what ask --json prints and later surfaces serve.
+func TestResultKeys(t *testing.T) {
+	p := mustPipeline(t, Options{Searcher: quasarVault(t), Embedder: &bagEmbedder{}})
+	keys := func(v any) []string {
+		t.Helper()
+		data, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatal(err)
+		}
+		return slices.Sorted(maps.Keys(m))
+	}
+	r := mustRetrieve(t, p, Question{Text: "quasar", AllowWeb: true})
+	res := NewResult(r, nil, false)
+	if diff := cmp.Diff([]string{"full_text_only", "hits", "query", "question", "scope", "silent", "thin"}, keys(res)); diff != "" {
+		t.Errorf("retrieval-only keys (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"citation", "distance", "path", "score", "section", "sensitivity", "sources"}, keys(res.Hits[0])); diff != "" {
+		t.Errorf("hit keys (-want +got):\n%s", diff)
+	}
+	if h := res.Hits[0]; h.Citation != Link(r.Hits[0].Chunk.Path, r.Hits[0].Chunk.Title) || res.Scope != "open" {
+		t.Errorf("hit %+v, scope %q", h, res.Scope)
+	}
+	a, err := p.Ask(context.Background(), Question{Text: "quasar", AllowWeb: true}, func(string) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	res = NewResult(a.Retrieval, a, true)
+	if !slices.Contains(keys(res), "answer") || !slices.Contains(keys(res), "trace") || res.Trace != &a.Retrieval.Trace {
+		t.Errorf("with an answer and the trace: keys %v", keys(res))
+	}
+	// No hits is an empty list, not null.
+	if data, _ := json.Marshal(NewResult(&Retrieval{}, nil, false)); !strings.Contains(string(data), `"hits":[]`) {
+		t.Errorf("no hits: %s", data)
 	}
 }

@@ -317,7 +317,7 @@ func (c *countingSearcher) Neighbours(ctx context.Context, ids []string, scope i
 }
 
 // stageHits are the hits the trace shows for the named stage.
-func stageHits(r *Retrieval, name string) []TraceHit {
+func stageHits(r *Retrieval, name string) []HitView {
 	for _, s := range r.Trace.Stages {
 		if s.Name == name {
 			return s.Hits

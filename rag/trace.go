@@ -18,40 +18,10 @@ type Trace struct {
 
 // Stage is one step of the pipeline as the trace shows it.
 type Stage struct {
-	Name    string     `json:"name"`
-	Note    string     `json:"note,omitempty"`
-	Changes []string   `json:"changes,omitempty"`
-	Hits    []TraceHit `json:"hits,omitempty"`
-}
-
-// TraceHit is a hit as the trace shows it.
-type TraceHit struct {
-	Path        string   `json:"path"`
-	Section     string   `json:"section,omitempty"`
-	Sensitivity string   `json:"sensitivity"`
-	Sources     []Source `json:"sources"`
-	Score       float64  `json:"score"`
-	Distance    *float64 `json:"distance,omitempty"`
-	Rerank      *float64 `json:"rerank,omitempty"`
-	Reach       string   `json:"reach,omitempty"`
-}
-
-func traceHits(hits []Hit) []TraceHit {
-	out := make([]TraceHit, len(hits))
-	for i, h := range hits {
-		t := TraceHit{Path: h.Chunk.Path, Section: h.Chunk.HeadingPath, Sensitivity: h.Chunk.Sensitivity,
-			Sources: h.Sources, Score: h.Score, Reach: h.Reach()}
-		if h.HasDistance {
-			d := h.Distance
-			t.Distance = &d
-		}
-		if h.Reranked {
-			r := h.Rerank
-			t.Rerank = &r
-		}
-		out[i] = t
-	}
-	return out
+	Name    string    `json:"name"`
+	Note    string    `json:"note,omitempty"`
+	Changes []string  `json:"changes,omitempty"`
+	Hits    []HitView `json:"hits,omitempty"`
 }
 
 // Reach describes how an expanded hit was reached ("sibling of A via T"),
@@ -71,7 +41,7 @@ func (h Hit) Reach() string {
 func (h Hit) Provenance() string { return joinSources(h.Sources) }
 
 func (t *Trace) stage(name string, hits []Hit, note string, changes ...string) {
-	t.Stages = append(t.Stages, Stage{Name: name, Note: note, Changes: changes, Hits: traceHits(hits)})
+	t.Stages = append(t.Stages, Stage{Name: name, Note: note, Changes: changes, Hits: views(hits)})
 }
 
 // changeList describes hits one per line with a verb: "dropped a.md › B".

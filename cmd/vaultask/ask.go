@@ -249,45 +249,8 @@ func printRetrieval(w io.Writer, r *rag.Retrieval) {
 	tw.Flush()
 }
 
-type askOutput struct {
-	Question     string      `json:"question"`
-	Query        string      `json:"query"`
-	Scope        string      `json:"scope"` // "open" or "all"
-	FullTextOnly bool        `json:"full_text_only"`
-	Thin         bool        `json:"thin"`
-	Silent       bool        `json:"silent"`
-	Hits         []hitOutput `json:"hits"`
-	Answer       *rag.Answer `json:"answer,omitempty"`
-	Trace        *rag.Trace  `json:"trace,omitempty"`
-}
-
-type hitOutput struct {
-	Path        string       `json:"path"`
-	Section     string       `json:"section,omitempty"`
-	Citation    string       `json:"citation"`
-	Sensitivity string       `json:"sensitivity"`
-	Sources     []rag.Source `json:"sources"`
-	Score       float64      `json:"score"`
-	Distance    *float64     `json:"distance,omitempty"`
-	Reach       string       `json:"reach,omitempty"`
-}
-
 func writeAskJSON(w io.Writer, r *rag.Retrieval, a *rag.Answer, withTrace bool) error {
-	out := askOutput{Question: r.Question, Query: r.Query, Scope: r.Trace.Scope, FullTextOnly: r.FullTextOnly,
-		Thin: r.Thin, Silent: r.Silent, Hits: []hitOutput{}, Answer: a}
-	for _, h := range r.Hits {
-		o := hitOutput{Path: h.Chunk.Path, Section: h.Chunk.HeadingPath, Citation: rag.Link(h.Chunk.Path, h.Chunk.Title),
-			Sensitivity: h.Chunk.Sensitivity, Sources: h.Sources, Score: h.Score, Reach: h.Reach()}
-		if h.HasDistance {
-			d := h.Distance
-			o.Distance = &d
-		}
-		out.Hits = append(out.Hits, o)
-	}
-	if withTrace {
-		out.Trace = &r.Trace
-	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return enc.Encode(rag.NewResult(r, a, withTrace))
 }
