@@ -3,5 +3,6 @@
 // variables. Every layer is strict: an unknown key is an error naming the key
 // and its source. Secrets come from the environment only.
 //
-// It is a leaf: it may import no sibling package; only cmd/vaultask imports it.
+// It is a leaf: it may import no sibling package; cmd/vaultask imports it,
+// and eval, to set A/B arms' keys with Set.
 package config

@@ -1,9 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/vaultask/vaultask/rag"
 )
 
 // evalVault is a small vault indexed by the real `index --from-dir`. Only
@@ -75,29 +74,35 @@ func TestEvalRetrieval(t *testing.T) {
 	}
 	golden(t, "json/stdout", out, paths)
 	var rep struct {
-		K         int `json:"k"`
-		Uncovered int `json:"uncovered_skipped"`
-		Arms      []struct {
+		K    int `json:"k"`
+		Arms []struct {
 			Label, Settings string
-			RecallAtK       float64 `json:"recall_at_k"`
-			MRR             float64 `json:"mrr"`
-			InContext       float64 `json:"in_context"`
 		} `json:"arms"`
-		Results []struct {
-			Line      int    `json:"line"`
-			Ranks     []int  `json:"ranks"`
-			InContext []bool `json:"in_context"`
-		} `json:"results"`
+		Total struct {
+			Uncovered int `json:"uncovered_skipped"`
+			Arms      []struct {
+				RecallAtK float64 `json:"recall_at_k"`
+				MRR       float64 `json:"mrr"`
+				InContext float64 `json:"in_context"`
+			} `json:"arms"`
+		} `json:"total"`
+		Files []struct {
+			Results []struct {
+				Line      int    `json:"line"`
+				Ranks     []int  `json:"ranks"`
+				InContext []bool `json:"in_context"`
+			} `json:"results"`
+		} `json:"files"`
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("--json: %v\n%s", err, out)
 	}
-	if rep.K != 8 || rep.Uncovered != 1 || len(rep.Arms) != 2 || rep.Arms[1].Settings != "graph_enabled=false" ||
-		!strings.Contains(rep.Arms[0].Settings, "vector_top_k=0") {
+	if rep.K != 8 || rep.Total.Uncovered != 1 || len(rep.Arms) != 2 || len(rep.Total.Arms) != 2 || rep.Arms[1].Settings != "graph_enabled=false" ||
+		!strings.Contains(rep.Arms[0].Settings, "vector_top_k=0") || len(rep.Files) != 1 {
 		t.Fatalf("report: %+v", rep)
 	}
 	var lines [][]int
-	for _, r := range rep.Results {
+	for _, r := range rep.Files[0].Results {
 		lines = append(lines, append([]int{r.Line}, r.Ranks...))
 	}
 	// line, rank with the graph (A), rank without (B)
@@ -105,7 +110,7 @@ func TestEvalRetrieval(t *testing.T) {
 		t.Fatalf("ranks (-want +got):\n%s", diff)
 	}
 	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-9 }
-	a, b := rep.Arms[0], rep.Arms[1]
+	a, b := rep.Total.Arms[0], rep.Total.Arms[1]
 	if !near(a.RecallAtK, 2.0/3) || !near(a.MRR, (1+0.5)/3) || !near(a.InContext, 2.0/3) {
 		t.Errorf("arm A: recall@8 %v, MRR %v, in context %v; want 2/3, 1/2, 2/3", a.RecallAtK, a.MRR, a.InContext)
 	}
@@ -121,12 +126,79 @@ func TestEvalRetrieval(t *testing.T) {
 	golden(t, "text/stdout", out, paths)
 }
 
+// Several files in one run, each reported with its groups, then the total
+// over all of them.
+func TestEvalRetrievalGroupsAndFiles(t *testing.T) {
+	env, indexPath := evalVault(t)
+	env = append(env, "VAULTASK_RETRIEVAL__VECTOR_TOP_K=0", "VAULTASK_RETRIEVAL__GRAPH_MAX_SLOTS=1")
+	birds := writeQuestions(t, `# questions before the first group line form a group of their own
+which bird wades in shallow water?	Birds/Heron.md
+# group: hover
+which bird hovers over meadows?	Birds/Kestrel.md
+what drops onto a vole?	Birds/Falconry.md
+# group: absent
+what is a good recipe for sourdough bread?	
+`)
+	fish := writeQuestions(t, "how does a pike ambush roach?\tFish/Pike.md\n")
+	paths := map[string]string{birds: "$BIRDS", fish: "$FISH", indexPath: "$INDEX"}
+	args := []string{"eval", "retrieval", "--questions", birds, "--questions", fish, "--ab", "graph_enabled=false"}
+
+	out, stderr, err := run(t, env, args...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	golden(t, "text/stdout", out, paths)
+
+	out, _, err = run(t, env, append(args, "--json")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "json/stdout", out, paths)
+	type tally struct {
+		Covered   int `json:"covered"`
+		Uncovered int `json:"uncovered_skipped"`
+		Arms      []struct {
+			RecallAtK float64 `json:"recall_at_k"`
+		} `json:"arms"`
+	}
+	var rep struct {
+		Total tally `json:"total"`
+		Files []struct {
+			tally
+			Groups []struct {
+				Group string `json:"group"`
+				tally
+			} `json:"groups"`
+		} `json:"files"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("--json: %v\n%s", err, out)
+	}
+	if len(rep.Files) != 2 || rep.Total.Covered != 4 || rep.Total.Uncovered != 1 || rep.Files[0].Covered != 3 || rep.Files[1].Covered != 1 {
+		t.Fatalf("files and total: %+v", rep)
+	}
+	var groups []string
+	for _, g := range rep.Files[0].Groups {
+		groups = append(groups, fmt.Sprintf("%s %d+%d", g.Group, g.Covered, g.Uncovered))
+	}
+	if diff := cmp.Diff([]string{" 1+0", "hover 2+0", "absent 0+1"}, groups); diff != "" {
+		t.Errorf("groups (-want +got):\n%s", diff)
+	}
+	if rep.Files[1].Groups != nil {
+		t.Errorf("a file without group lines has groups: %+v", rep.Files[1].Groups)
+	}
+	// Kestrel is found with and without the graph, Falconry only with it.
+	if hover := rep.Files[0].Groups[1].Arms; len(hover) != 2 || hover[0].RecallAtK != 1 || hover[1].RecallAtK != 0.5 {
+		t.Errorf("group hover: %+v", hover)
+	}
+}
+
 func TestEvalArmErrorsNameTheKey(t *testing.T) {
 	// Arms are checked before the index is opened.
 	env := []string{"VAULTASK_OVERRIDES_FILE=" + filepath.Join(t.TempDir(), "none.json")}
 	questions := writeQuestions(t, "which bird hovers?\tBirds/Kestrel.md\n")
 	for spec, want := range map[string]string{
-		"graph_enabld=false":      `unknown key "graph_enabld"`,
+		"graph_enabld=false":      `unknown key "retrieval.graph_enabld"`,
 		"graph_discount=abc":      `graph_discount="abc": not a number`,
 		"graph_discount=1.5":      "retrieval.graph_discount (1.5) must be <= 1",
 		"graph_enabled=maybe":     `graph_enabled="maybe": not a boolean`,
@@ -156,13 +228,6 @@ func TestEvalQuestionsFileErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: got %v, want an error with %q", text, err, want)
 		}
-	}
-	qs, err := readQuestions(writeQuestions(t, "# c\r\n\r\nq one?\ta.md | b/c.md\r\nq two?\t\r\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(qs) != 2 || qs[0].line != 3 || !cmp.Equal(qs[0].acceptable, []string{"a.md", "b/c.md"}) || qs[1].covered() {
-		t.Fatalf("readQuestions = %+v", qs)
 	}
 }
 
@@ -212,94 +277,4 @@ func TestEvalWebTriggerOverlap(t *testing.T) {
 	if _, _, err := run(t, env, "eval", "web-trigger", "--questions", questions); err == nil || !strings.Contains(err.Error(), "web.thin_hits is 0") {
 		t.Fatalf("thin_hits 0: %v", err)
 	}
-}
-
-func TestWriteWebTriggerGap(t *testing.T) {
-	stat := func(line int, covered bool, v float64) thinStat {
-		q := evalQuestion{line: line, text: "q"}
-		if covered {
-			q.acceptable = []string{"a.md"}
-		}
-		return thinStat{q: q, value: v}
-	}
-	var out bytes.Buffer
-	writeWebTrigger(&out, rag.Settings{ThinHits: 2, ThinDistance: 0.5},
-		[]thinStat{stat(1, true, 0.3), stat(2, true, 0.4), stat(3, true, 0.5)},
-		[]thinStat{stat(4, false, 0.8), stat(5, false, 0.7)})
-	for _, want := range []string{"2nd smallest", "covered          3  0.300  0.350   0.400  0.450  0.500",
-		"uncovered          2  0.700  0.725   0.750  0.775  0.800", "gap: covered questions reach 0.500, uncovered ones start at 0.700",
-		"threshold: web.thin_distance 0.600 (the midpoint of the gap) sorts all 5 questions right",
-		"configured web.thin_distance 0.500: the web fires on 0 of 3 covered questions and stays off for 0 of 2"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("output lacks %q:\n%s", want, out.String())
-		}
-	}
-	if strings.Contains(out.String(), "OVERLAP") || strings.Contains(out.String(), "sorted wrong") {
-		t.Errorf("no overlap here:\n%s", out.String())
-	}
-}
-
-func TestBestSplit(t *testing.T) {
-	inf := math.Inf(1)
-	for _, tc := range []struct {
-		name               string
-		covered, uncovered []float64
-		threshold          float64
-		mistakes           int
-	}{
-		{"gap", []float64{0.25, 0.375}, []float64{0.625, 0.75}, 0.5, 0},
-		// Two equally good intervals of equal width: the lower.
-		{"overlap", []float64{0.25, 0.75}, []float64{0.5, 1}, 0.375, 1},
-		// The wider of two equally good intervals.
-		{"widest", []float64{0.125, 0.5}, []float64{0.25, 1}, 0.75, 1},
-		// +Inf (too few distances) is always thin.
-		{"inf", []float64{0.25, inf}, []float64{0.5, inf}, 0.375, 1},
-		// Below every value: everything is thin.
-		{"below", []float64{inf}, []float64{0.25}, math.Nextafter(0.25, 0), 1},
-	} {
-		got := bestSplit(tc.covered, tc.uncovered)
-		if got.threshold != tc.threshold || got.mistakes() != tc.mistakes {
-			t.Errorf("%s: threshold %v with %d mistakes, want %v with %d", tc.name, got.threshold, got.mistakes(), tc.threshold, tc.mistakes)
-		}
-	}
-}
-
-func TestFiveNumbers(t *testing.T) {
-	if got := fiveNumbers([]float64{1, 2, 3, 4, 5}); got != [5]float64{1, 2, 3, 4, 5} {
-		t.Errorf("1..5: %v", got)
-	}
-	if got := fiveNumbers([]float64{0.7}); got != [5]float64{0.7, 0.7, 0.7, 0.7, 0.7} {
-		t.Errorf("one value: %v", got)
-	}
-	inf := math.Inf(1)
-	if got := fiveNumbers([]float64{0, 1, inf, inf, inf}); got != [5]float64{0, 1, inf, inf, inf} {
-		t.Errorf("with +Inf: %v", got)
-	}
-}
-
-// FuzzParseQuestions: any file either parses into questions that each have
-// text and only non-empty paths, or is an error naming a line.
-func FuzzParseQuestions(f *testing.F) {
-	f.Add([]byte("# header\nhow do I link notes?\ten/Internal links.md|en/Aliases.md\nwhat is the capital of Australia?\t\n"))
-	f.Add([]byte("no tab here\n"))
-	f.Add([]byte("a\tb\tc\r\n\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		qs, err := parseQuestions("q.tsv", data)
-		if err != nil {
-			if !strings.HasPrefix(err.Error(), "q.tsv") {
-				t.Fatalf("error %q does not name the file", err)
-			}
-			return
-		}
-		for _, q := range qs {
-			if strings.TrimSpace(q.text) == "" || q.line < 1 {
-				t.Fatalf("question %+v has no text or line", q)
-			}
-			for _, p := range q.acceptable {
-				if strings.TrimSpace(p) == "" {
-					t.Fatalf("question %+v has an empty path", q)
-				}
-			}
-		}
-	})
 }

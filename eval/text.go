@@ -1,0 +1,235 @@
+package eval
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"unicode/utf8"
+)
+
+// noGroup names, in text, the questions above a file's first group line.
+const noGroup = "(no group)"
+
+// WriteText writes the report for a person: the arms, then for each file
+// its questions' ranks per arm with the file's measures below them and its
+// groups' measures, then, for more than one file, the measures over all.
+func (rep *RetrievalReport) WriteText(w io.Writer) {
+	from := rep.Files[0].Questions
+	if len(rep.Files) > 1 {
+		from = fmt.Sprintf("%d files", len(rep.Files))
+	}
+	fmt.Fprintf(w, "eval retrieval: %d covered questions from %s (%d uncovered left out), index %s, all notes\n",
+		rep.Total.Covered, from, rep.Total.Uncovered, rep.Index)
+	fmt.Fprintf(w, "rank: of the first acceptable note among the distinct notes retrieval ranks, final_top_k raised to hold every direct hit\n")
+	fmt.Fprintf(w, "      and the graph quota (see eval/RESULTS.md); \"-\": not ranked\n\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, a := range rep.Arms {
+		fmt.Fprintf(tw, "%s\t%s\n", a.Label, a.Settings)
+	}
+	tw.Flush()
+
+	for _, f := range rep.Files {
+		fmt.Fprintln(w)
+		if len(rep.Files) > 1 {
+			fmt.Fprintf(w, "%s: %d covered questions (%d uncovered left out)\n", f.Questions, f.Covered, f.Uncovered)
+		}
+		rep.writeFile(w, f)
+	}
+	if len(rep.Files) > 1 {
+		fmt.Fprintf(w, "\nall %d files: %d covered questions (%d uncovered left out)\n", len(rep.Files), rep.Total.Covered, rep.Total.Uncovered)
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		row(tw, []string{"measure"}, rep.labels()...)
+		for _, m := range rep.measureRows(rep.Total) {
+			row(tw, nil, m...)
+		}
+		tw.Flush()
+	}
+}
+
+// writeFile writes one file's table: a row per question, with its group
+// when the file has groups, its measures below, then its groups' measures.
+func (rep *RetrievalReport) writeFile(w io.Writer, f FileReport) {
+	grouped := len(f.Groups) > 0
+	labels := rep.labels()
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	lead := []string{"line"}
+	if grouped {
+		lead = append(lead, "group")
+	}
+	row(tw, lead, append([]string{"question"}, labels...)...)
+	for _, r := range f.Results {
+		lead := []string{strconv.Itoa(r.Line)}
+		if grouped {
+			lead = append(lead, groupName(r.Group))
+		}
+		cells := []string{clip(r.Question, 60)}
+		for _, rank := range r.Ranks {
+			cells = append(cells, rankText(rank))
+		}
+		row(tw, lead, cells...)
+	}
+	blank := make([]string, len(lead))
+	for _, m := range rep.measureRows(f.Tally) {
+		row(tw, blank, m...)
+	}
+	tw.Flush()
+	if !grouped {
+		return
+	}
+
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row(tw, []string{"group", "covered", "uncovered", "measure"}, labels...)
+	for _, g := range f.Groups {
+		lead := []string{groupName(g.Group), strconv.Itoa(g.Covered), strconv.Itoa(g.Uncovered)}
+		for _, m := range rep.measureRows(g.Tally) {
+			row(tw, lead, m...)
+			lead = []string{"", "", ""}
+		}
+	}
+	tw.Flush()
+}
+
+func (rep *RetrievalReport) labels() []string {
+	var out []string
+	for _, a := range rep.Arms {
+		out = append(out, a.Label)
+	}
+	return out
+}
+
+// measureRows are a tally's measure rows: the measure's name, then one
+// cell per arm, "-" when the tally has no covered question to measure.
+func (rep *RetrievalReport) measureRows(t Tally) [][]string {
+	measures := []struct {
+		name  string
+		value func(Scores) string
+	}{
+		{fmt.Sprintf("recall@%d", rep.K), func(s Scores) string { return fmt.Sprintf("%.3f", s.RecallAtK) }},
+		{"MRR", func(s Scores) string { return fmt.Sprintf("%.3f", s.MRR) }},
+		{"in context (final_top_k chunks)", func(s Scores) string { return fmt.Sprintf("%.3f", s.InContext) }},
+		{fmt.Sprintf("lists under %d notes", rep.K), func(s Scores) string { return strconv.Itoa(s.ShortLists) }},
+	}
+	rows := make([][]string, len(measures))
+	for i, m := range measures {
+		rows[i] = []string{m.name}
+		for _, s := range t.Arms {
+			v := "-"
+			if t.Covered > 0 {
+				v = m.value(s)
+			}
+			rows[i] = append(rows[i], v)
+		}
+	}
+	return rows
+}
+
+// row writes one tabwriter row of cells after lead, the cells before them.
+func row(w io.Writer, lead []string, cells ...string) {
+	fmt.Fprintln(w, strings.Join(slices.Concat(lead, cells), "\t"))
+}
+
+func groupName(g string) string {
+	if g == "" {
+		return noGroup
+	}
+	return g
+}
+
+func rankText(rank int) string {
+	if rank == 0 {
+		return "-"
+	}
+	return strconv.Itoa(rank)
+}
+
+// clip shortens s to n runes for a table cell.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
+// WriteText writes the report for a person: the two distributions' five
+// numbers, then the threshold that separates them or, when they overlap,
+// the best split and the questions it sorts wrong, and what the
+// configured threshold does.
+func (rep *WebTriggerReport) WriteText(w io.Writer) {
+	fmt.Fprintf(w, "web trigger: coverage is thin, and the web fires, when fewer than web.thin_hits=%d vector hits lie within\n", rep.ThinHits)
+	fmt.Fprintf(w, "web.thin_distance of the question: when the %s smallest distance among the vector search's hits (open\n", ordinal(rep.ThinHits))
+	fmt.Fprintf(w, "notes only, as for a request that allows the web) is above it.\n\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "\tquestions\tmin\tq1\tmedian\tq3\tmax\t")
+	cv, uv := values(rep.Covered), values(rep.Uncovered)
+	for _, set := range []struct {
+		name string
+		vs   []float64
+	}{{"covered", cv}, {"uncovered", uv}} {
+		fmt.Fprintf(tw, "%s\t%d\t", set.name, len(set.vs))
+		if len(set.vs) > 0 {
+			for _, x := range fiveNumbers(set.vs) {
+				fmt.Fprintf(tw, "%.3f\t", x)
+			}
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	if len(cv) == 0 || len(uv) == 0 {
+		fmt.Fprintln(w, "no threshold: the file needs both covered questions and uncovered ones (an empty path list)")
+		return
+	}
+
+	total := len(cv) + len(uv)
+	best := bestSplit(cv, uv)
+	if maxCovered, minUncovered := cv[len(cv)-1], uv[0]; maxCovered >= minUncovered {
+		fmt.Fprintf(w, "OVERLAP: covered questions reach %.3f and uncovered ones start at %.3f: no web.thin_distance separates them\n", maxCovered, minUncovered)
+		fmt.Fprintf(w, "best split: web.thin_distance %.3f sorts %d of %d right (%.1f%%): the web fires on %d of %d covered questions\n",
+			best.threshold, total-best.mistakes(), total, 100*float64(total-best.mistakes())/float64(total), best.webOnCovered, len(cv))
+		fmt.Fprintf(w, "            and stays off for %d of %d uncovered ones\n", best.quietOnUncovered, len(uv))
+	} else {
+		fmt.Fprintf(w, "gap: covered questions reach %.3f, uncovered ones start at %.3f\n", maxCovered, minUncovered)
+		where := "the midpoint of the gap"
+		if math.IsInf(minUncovered, 1) {
+			where = "every uncovered question has too few distances"
+		}
+		fmt.Fprintf(w, "threshold: web.thin_distance %.3f (%s) sorts all %d questions right\n", best.threshold, where, total)
+	}
+	now := splitAt(rep.ThinDistance, cv, uv)
+	fmt.Fprintf(w, "configured web.thin_distance %.3f: the web fires on %d of %d covered questions and stays off for %d of %d uncovered ones\n",
+		rep.ThinDistance, now.webOnCovered, len(cv), now.quietOnUncovered, len(uv))
+
+	var wrong []string
+	for _, st := range rep.Covered {
+		if st.Value > best.threshold {
+			wrong = append(wrong, fmt.Sprintf("  line %d, covered, %.3f: %s", st.Question.Line, st.Value, clip(st.Question.Text, 80)))
+		}
+	}
+	for _, st := range rep.Uncovered {
+		if st.Value <= best.threshold {
+			wrong = append(wrong, fmt.Sprintf("  line %d, uncovered, %.3f: %s", st.Question.Line, st.Value, clip(st.Question.Text, 80)))
+		}
+	}
+	if len(wrong) > 0 {
+		fmt.Fprintf(w, "\nsorted wrong at %.3f:\n%s\n", best.threshold, strings.Join(wrong, "\n"))
+	}
+}
+
+func ordinal(n int) string {
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+		return fmt.Sprintf("%dth", n)
+	case n%10 == 1:
+		return fmt.Sprintf("%dst", n)
+	case n%10 == 2:
+		return fmt.Sprintf("%dnd", n)
+	case n%10 == 3:
+		return fmt.Sprintf("%drd", n)
+	}
+	return fmt.Sprintf("%dth", n)
+}
