@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -109,8 +110,31 @@ type FolderFollower struct {
 	// Debounce is how long the folder must be quiet before a rescan.
 	// Default 500ms.
 	Debounce time.Duration
+	// OnSync, when set, is called from the follower's goroutine after each
+	// rescan that changed the index.
+	OnSync func(index.SyncResult)
 
 	life routine.Routine // the follower's goroutine
+
+	mu    sync.Mutex
+	stats FolderStats
+}
+
+// FolderStats is what a FolderFollower has done.
+type FolderStats struct {
+	// CaughtUp is set once the folder was indexed whole.
+	CaughtUp bool
+	// LastSync is when the folder was last rescanned, LastChangeAt when a
+	// rescan last changed the index.
+	LastSync, LastChangeAt time.Time
+	LastError              string
+}
+
+// Stats returns a snapshot of the follower's state.
+func (f *FolderFollower) Stats() FolderStats {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.stats
 }
 
 // NewFolderFollower returns a follower of the folder dir; Open starts it.
@@ -185,11 +209,26 @@ func (f *FolderFollower) run(ctx context.Context, w *fsnotify.Watcher) error {
 // sync makes the index equal the folder.
 func (f *FolderFollower) sync(ctx context.Context) error {
 	_, res, err := SyncFolder(ctx, f.store, f.dir, f.corpus, false)
+	now := time.Now()
+	f.mu.Lock()
+	f.stats.LastSync, f.stats.LastError = now, ""
+	if err != nil {
+		f.stats.LastError = err.Error()
+	} else {
+		f.stats.CaughtUp = true
+		if res.Written() {
+			f.stats.LastChangeAt = now
+		}
+	}
+	f.mu.Unlock()
 	if err != nil {
 		return err
 	}
 	if res.Written() {
 		f.log.Info("vault folder indexed", keyPath, f.dir, keyAdded, res.Added, keyChanged, res.Changed, keyRemoved, res.Deleted)
+		if f.OnSync != nil {
+			f.OnSync(res)
+		}
 	}
 	return nil
 }

@@ -31,6 +31,9 @@ type VectorizerOptions struct {
 	Logger      *slog.Logger
 	// Clock times the waits, so tests control them; default retry.System.
 	Clock retry.Clock
+	// OnCaughtUp, when set, is called from the vectorizer's goroutine each
+	// time it has embedded chunks and none is left waiting.
+	OnCaughtUp func(embedded int)
 }
 
 // VectorizerStatus is the embedder's health, for stats and the status endpoint.
@@ -157,9 +160,12 @@ func (v *Vectorizer) Close(ctx context.Context) error { return v.life.Close(ctx)
 func (v *Vectorizer) run(ctx context.Context) {
 	bo := &retry.Backoff{Min: v.opts.MinBackoff, Max: v.opts.MaxBackoff}
 	for {
-		_, err := v.Drain(ctx)
+		n, err := v.Drain(ctx)
 		if ctx.Err() != nil {
 			return
+		}
+		if err == nil && n > 0 && v.opts.OnCaughtUp != nil {
+			v.opts.OnCaughtUp(n)
 		}
 		wait := v.opts.Idle
 		if err != nil {

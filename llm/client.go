@@ -136,27 +136,40 @@ func (c *Client) Chat(ctx context.Context, msgs []Message) (string, error) {
 	return res.Choices[0].Message.Content, nil
 }
 
-// Stream calls onDelta with each piece of the reply as the server sends it.
-// An error from onDelta stops the stream and is returned.
-func (c *Client) Stream(ctx context.Context, msgs []Message, onDelta func(string) error) error {
+// Usage is what a reply cost in tokens, as the server reports it (zero
+// when it does not).
+type Usage struct {
+	PromptTokens     int
+	CompletionTokens int
+}
+
+// Stream calls onDelta with each piece of the reply as the server sends it,
+// and returns the usage the server reports at the end. An error from
+// onDelta stops the stream and is returned.
+func (c *Client) Stream(ctx context.Context, msgs []Message, onDelta func(string) error) (Usage, error) {
+	var u Usage
 	params, err := chatParams(c.model.Name, msgs)
 	if err != nil {
-		return err
+		return u, err
 	}
+	params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
 	stream := c.api.Chat.Completions.NewStreaming(ctx, params)
 	defer stream.Close()
 	for stream.Next() {
 		chunk := stream.Current()
+		if chunk.Usage.TotalTokens > 0 || chunk.Usage.PromptTokens > 0 {
+			u = Usage{PromptTokens: int(chunk.Usage.PromptTokens), CompletionTokens: int(chunk.Usage.CompletionTokens)}
+		}
 		for _, ch := range chunk.Choices {
 			if ch.Delta.Content == "" {
 				continue
 			}
 			if err := onDelta(ch.Delta.Content); err != nil {
-				return err
+				return u, err
 			}
 		}
 	}
-	return c.wrap("chat stream", stream.Err())
+	return u, c.wrap("chat stream", stream.Err())
 }
 
 // Embed returns one vector per text, in order.

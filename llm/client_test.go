@@ -56,8 +56,11 @@ func newFakeAPI(t *testing.T, failN int32, status int) *fakeAPI {
 			return
 		}
 		var req struct {
-			Model    string `json:"model"`
-			Stream   bool   `json:"stream"`
+			Model         string `json:"model"`
+			Stream        bool   `json:"stream"`
+			StreamOptions *struct {
+				IncludeUsage bool `json:"include_usage"`
+			} `json:"stream_options"`
 			Messages []struct {
 				Role    string `json:"role"`
 				Content string `json:"content"`
@@ -75,11 +78,17 @@ func newFakeAPI(t *testing.T, failN int32, status int) *fakeAPI {
 			return
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
-		for _, word := range strings.SplitAfter(reply, " ") {
+		words := strings.SplitAfter(reply, " ")
+		for _, word := range words {
 			chunk, _ := json.Marshal(map[string]any{"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": req.Model,
 				"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": word}}}})
 			fmt.Fprintf(w, "data: %s\n\n", chunk)
 			w.(http.Flusher).Flush()
+		}
+		if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
+			chunk, _ := json.Marshal(map[string]any{"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": req.Model, "choices": []any{},
+				"usage": map[string]int{"prompt_tokens": 10 * len(req.Messages), "completion_tokens": len(words), "total_tokens": 10*len(req.Messages) + len(words)}})
+			fmt.Fprintf(w, "data: %s\n\n", chunk)
 		}
 		fmt.Fprint(w, "data: [DONE]\n\n")
 	})
@@ -172,7 +181,7 @@ func TestStreamDeliversDeltas(t *testing.T) {
 		t.Fatal(err)
 	}
 	var deltas []string
-	err = c.Stream(context.Background(), []Message{{Role: "user", Content: "stream please"}}, func(d string) error {
+	u, err := c.Stream(context.Background(), []Message{{Role: "user", Content: "stream please"}}, func(d string) error {
 		deltas = append(deltas, d)
 		return nil
 	})
@@ -181,6 +190,9 @@ func TestStreamDeliversDeltas(t *testing.T) {
 	}
 	if len(deltas) < 3 || strings.Join(deltas, "") != `llama3 heard 1 messages, last "stream please"` {
 		t.Fatalf("deltas = %q", deltas)
+	}
+	if u != (Usage{PromptTokens: 10, CompletionTokens: len(deltas)}) {
+		t.Fatalf("usage = %+v, want the server's final usage chunk", u)
 	}
 }
 

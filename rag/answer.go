@@ -303,7 +303,10 @@ type Answer struct {
 	Citations  []Citation  `json:"citations"`
 	Web        []WebResult `json:"web,omitempty"`
 	Notes      []string    `json:"notes,omitempty"` // degradations the reader should know of
-	Retrieval  *Retrieval  `json:"-"`
+	// Usage is what the generation model reported the answer cost; zero
+	// for an extractive answer.
+	Usage     llm.Usage  `json:"-"`
+	Retrieval *Retrieval `json:"-"`
 }
 
 // Ask answers q, passing the answer to onDelta piece by piece as it is
@@ -388,7 +391,8 @@ func (p *Pipeline) generate(ctx context.Context, q Question, r *Retrieval, a *An
 		passages = nil // nothing relevant: the model is told the vault has nothing
 	}
 	f := &citationFilter{emit: emit, check: func(link string) Citation { return p.checkCitation(ctx, link, passages, r.Scope) }}
-	err := p.opts.Generator.Stream(ctx, answerMessages(q, r.Query, passages, a.Web), f.Write)
+	usage, err := p.opts.Generator.Stream(ctx, answerMessages(q, r.Query, passages, a.Web), f.Write)
+	a.Usage = usage
 	if err == nil {
 		err = f.Close()
 	}

@@ -283,12 +283,12 @@ func (f fakeChat) Chat(ctx context.Context, msgs []llm.Message) (string, error) 
 	return f.chat(ctx, msgs)
 }
 
-func (f fakeChat) Stream(ctx context.Context, msgs []llm.Message, onDelta func(string) error) error {
+func (f fakeChat) Stream(ctx context.Context, msgs []llm.Message, onDelta func(string) error) (llm.Usage, error) {
 	s, err := f.chat(ctx, msgs)
 	if err != nil {
-		return err
+		return llm.Usage{}, err
 	}
-	return onDelta(s)
+	return llm.Usage{PromptTokens: len(msgs), CompletionTokens: len(s)}, onDelta(s)
 }
 
 // fakeWeb is a WebSearcher with a function field that records its queries.

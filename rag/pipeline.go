@@ -34,7 +34,7 @@ type Embedder interface {
 // ChatModel is a generation model; *llm.Client implements it.
 type ChatModel interface {
 	Chat(ctx context.Context, msgs []llm.Message) (string, error)
-	Stream(ctx context.Context, msgs []llm.Message, onDelta func(string) error) error
+	Stream(ctx context.Context, msgs []llm.Message, onDelta func(string) error) (llm.Usage, error)
 }
 
 // Settings size each stage; cmd fills them from config's retrieval and web

@@ -60,6 +60,7 @@ func commands() []command {
 		{"reconcile", "make the index equal the whole vault, catching what the follower missed", runReconcile},
 		{"stats", "print what the index holds", runStats},
 		{"ask", "answer a question from the vault (--dry-run: retrieval only)", runAsk},
+		{"serve", "follow the vault and answer over HTTP: OpenAI-compatible API, MCP, status, events", runServe},
 		{"eval", "measure retrieval (recall@k, MRR, A/B arms) or the web trigger on a questions file", runEval},
 	}
 }

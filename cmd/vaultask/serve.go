@@ -1,0 +1,296 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/vaultask/vaultask/config"
+	"github.com/vaultask/vaultask/feed"
+	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/transport"
+)
+
+// version is the build's version, stamped with -ldflags "-X main.version=…".
+var version = "dev"
+
+// Shutdown bounds: running answers get drainTimeout to finish once a signal
+// comes; the feed then finishes its batch and its checkpoint.
+const drainTimeout = 10 * time.Second
+
+// source is the vault's source as serve runs it: the LiveSync follower or
+// the folder watch.
+type source interface {
+	Open(ctx context.Context) error
+	Done() <-chan struct{}
+	Close(ctx context.Context) error
+}
+
+// service is everything `vaultask serve` runs, under one owner: the index,
+// the source that follows the vault into it, the background embedder, the
+// answering pipeline and the HTTP surface. start brings them up in order,
+// stop takes them down in reverse.
+type service struct {
+	cfg    config.Config
+	log    *slog.Logger
+	store  *index.Store
+	couch  *feed.Couch
+	couchF *feed.Follower
+	folder *feed.FolderFollower
+	src    source
+	vec    *index.Vectorizer
+	events *transport.Events
+	http   *http.Server
+	ln     net.Listener
+	base   context.CancelCauseFunc
+	start  time.Time
+}
+
+func runServe(ctx context.Context, m *Main, args []string) error {
+	fset, cfgPath := m.newFlagSet("serve", "serve")
+	cfg, log, err := m.configure(fset, cfgPath, args)
+	if err != nil {
+		return err
+	}
+	svc := &service{cfg: cfg, log: log, start: time.Now(), events: transport.NewEvents(1000, 256)}
+	if err := svc.open(ctx, m); err != nil {
+		svc.close(context.WithoutCancel(ctx))
+		return err
+	}
+	fmt.Fprintf(m.Stdout, "vaultask %s serving on http://%s (OpenAI-compatible API at /v1, MCP at /mcp, status at /status)\n", version, svc.ln.Addr())
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- svc.http.Serve(svc.ln) }()
+	var stopErr error
+	select {
+	case <-ctx.Done():
+		// A second signal now kills the process at once.
+		signal.Reset(os.Interrupt, syscall.SIGTERM)
+		log.Info("stopping: letting running answers finish", "within", drainTimeout)
+	case <-svc.src.Done():
+		log.Error("the vault's feed stopped, and retrying cannot help: stopping")
+	case err := <-serveErr:
+		stopErr = fmt.Errorf("http server: %w", err)
+	}
+	return errors.Join(stopErr, svc.close(context.WithoutCancel(ctx)))
+}
+
+// open starts everything; on error the caller closes what was started.
+func (svc *service) open(ctx context.Context, m *Main) error {
+	cfg, log := svc.cfg, svc.log
+	var err error
+	if svc.store, err = openIndex(ctx, storeOptions(cfg, log)); err != nil {
+		return err
+	}
+	p, err := m.newPipeline(cfg, svc.store, log, true)
+	if err != nil {
+		return err
+	}
+	if cfg.Vault.Source == "folder" {
+		svc.folder = feed.NewFolderFollower(cfg.Vault.Path, corpusOf(cfg), svc.store, log)
+		svc.folder.OnSync = func(res index.SyncResult) { svc.publishNotes(res.Notes, "") }
+		svc.src = svc.folder
+	} else {
+		if svc.couch, err = connectCouch(ctx, cfg, log); err != nil {
+			return err
+		}
+		svc.couchF = feed.NewFollower(svc.couch, svc.store, feed.FollowerOptions{
+			ReconcileInterval: cfg.Index.ReconcileInterval,
+			OnBatch:           func(b feed.BatchResult) { svc.publishNotes(b.Notes, b.Checkpoint) },
+			OnReconcile: func(r feed.ReconcileResult) {
+				svc.publishNotes(r.Sync.Notes, r.Since)
+				svc.events.Publish(transport.Event{Type: transport.EventReconcileDone, Data: map[string]any{
+					"notes": r.Notes, "added": r.Sync.Added, "changed": r.Sync.Changed, "removed": r.Sync.Deleted,
+					"incomplete": len(r.Incomplete), "skipped": len(r.Skipped), "seq": r.Since}})
+			},
+		})
+		svc.src = svc.couchF
+	}
+	if emb, err := newEmbedder(cfg, m.getenv); err != nil {
+		log.Warn("no embedder: notes are searchable by full text only", "model", cfg.Models.Embedding, "err", err)
+	} else {
+		svc.vec = index.NewVectorizer(svc.store, emb, index.VectorizerOptions{Logger: log, OnCaughtUp: func(n int) {
+			svc.events.Publish(transport.Event{Type: transport.EventEmbeddingDone, Data: map[string]int{"embedded": n}})
+		}})
+	}
+	apiKey := cfg.API.Key.Reveal()
+	if apiKey == "" {
+		log.Warn("no API key (VAULTASK_API__KEY): the API, MCP, events and status are open to anyone who can reach " + cfg.API.Listen)
+	}
+	handler, err := transport.New(transport.Options{
+		Answerer: p, Vault: svc.store, Status: svc.status, Events: svc.events,
+		APIKey: apiKey, MaxConcurrent: cfg.API.MaxConcurrent, MaxBodyBytes: int64(cfg.API.MaxRequestBytes),
+		CORSOrigins: cfg.API.CORSOrigins, TrustedHosts: cfg.API.TrustedHosts, Version: version, Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	if svc.ln, err = net.Listen("tcp", cfg.API.Listen); err != nil {
+		return fmt.Errorf("listen on %s (api.listen, VAULTASK_API__LISTEN): %w", cfg.API.Listen, err)
+	}
+	base, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	svc.base = cancel
+	svc.http = &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		// No WriteTimeout: it would cut a long answer's stream; the SSE
+		// handlers clear their deadlines anyway.
+		BaseContext: func(net.Listener) context.Context { return base },
+		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+	}
+	// The feed and the embedder follow the vault from here on; the API
+	// answers meanwhile from what is indexed so far.
+	if err := svc.src.Open(ctx); err != nil {
+		return err
+	}
+	if svc.vec != nil {
+		if err := svc.vec.Open(ctx); err != nil {
+			return err
+		}
+	}
+	go svc.watchFeed(base)
+	return nil
+}
+
+// close stops everything open, in reverse order: no new requests and the
+// running answers finished (or cut after drainTimeout, their streams told
+// why), the event streams ended with a last event, then the feed finishes
+// its batch and checkpoint, the embedder stops, the index closes.
+func (svc *service) close(ctx context.Context) error {
+	var errs []error
+	svc.events.Close()
+	if svc.http != nil {
+		drain, cancel := context.WithTimeout(ctx, drainTimeout)
+		err := svc.http.Shutdown(drain)
+		cancel()
+		if errors.Is(err, context.DeadlineExceeded) {
+			svc.log.Warn("answers still running after the drain time: cutting them off", "after", drainTimeout)
+			svc.base(transport.ErrShutdown)
+			errs = append(errs, svc.http.Close())
+		}
+		svc.base(transport.ErrShutdown)
+	}
+	closing, cancel := context.WithTimeout(ctx, closeTimeout)
+	defer cancel()
+	if svc.src != nil {
+		errs = append(errs, feedSetting(svc.src.Close(closing)))
+	}
+	if svc.vec != nil {
+		errs = append(errs, svc.vec.Close(closing))
+	}
+	if svc.couch != nil {
+		errs = append(errs, svc.couch.Close())
+	}
+	if svc.store != nil {
+		errs = append(errs, svc.store.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// publishNotes sends an event per note a write added, changed or removed.
+func (svc *service) publishNotes(notes []index.NoteChange, seq string) {
+	for _, n := range notes {
+		typ := transport.EventNoteIndexed
+		switch n.Change {
+		case index.ChangeChanged:
+			typ = transport.EventNoteReindexed
+		case index.ChangeRemoved:
+			typ = transport.EventNoteRemoved
+		}
+		svc.events.Publish(transport.Event{Type: typ, Personal: n.Sensitivity != index.SensitivityOpen,
+			Data: transport.NoteEvent{Path: n.Path, Title: n.Title, Seq: seq, At: time.Now().UTC().Format(time.RFC3339)}})
+	}
+}
+
+// watchFeed turns the LiveSync follower's state into connected and error
+// events, checking it every second until ctx ends.
+func (svc *service) watchFeed(ctx context.Context) {
+	if svc.couchF == nil {
+		return
+	}
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	connected, failing := false, false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-svc.couchF.Done():
+			return
+		case <-t.C:
+		}
+		st := svc.couchF.Stats()
+		if st.Connected != connected {
+			connected = st.Connected
+			svc.events.Publish(transport.Event{Type: transport.EventFeedConnected, Data: map[string]bool{"connected": connected}})
+		}
+		if st.Failing != failing {
+			failing = st.Failing
+			svc.events.Publish(transport.Event{Type: transport.EventFeedFailing, Data: map[string]any{"failing": failing, "error": st.LastError}})
+		}
+	}
+}
+
+// status assembles /status from the feed, the index and the embedder.
+func (svc *service) status(ctx context.Context) transport.Status {
+	st := transport.Status{Version: version, StartedAt: svc.start, Feed: transport.FeedStatus{Source: svc.cfg.Vault.Source, Lag: -1}}
+	st.Embedder.Model = svc.cfg.Models.Embedding
+	if svc.vec != nil {
+		vs := svc.vec.Status()
+		st.Embedder.Available, st.Embedder.LastError, st.Embedder.Since = vs.Available, vs.LastError, vs.Since
+	}
+	switch {
+	case svc.couchF != nil:
+		fs := svc.couchF.Stats()
+		f := &st.Feed
+		f.Database = svc.cfg.Vault.Database
+		f.Connected, f.CaughtUp, f.LastSeq, f.UpdateSeq = fs.Connected, fs.CaughtUp, fs.Checkpoint, fs.UpdateSeq
+		f.LastChangeAt, f.Scanning, f.ScanDone, f.ScanTotal = fs.LastChangeAt, fs.Scanning, fs.ScanDone, fs.ScanTotal
+		f.Failing, f.LastError, f.LastErrorAt = fs.Failing, fs.LastError, fs.LastErrorAt
+		if lag, ok := seqLag(fs.UpdateSeq, fs.Checkpoint); ok {
+			f.Lag = lag
+		}
+		r := fs.LastReconcile
+		st.Reconcile = transport.ReconcileStatus{LastRun: r.At, NextRun: fs.NextReconcile, TookSeconds: r.Took.Seconds(), Notes: r.Notes,
+			Added: r.Added, Changed: r.Changed, Removed: r.Removed, Incomplete: r.Incomplete, Skipped: r.Skipped}
+	case svc.folder != nil:
+		fs := svc.folder.Stats()
+		st.Feed.Connected, st.Feed.CaughtUp, st.Feed.LastChangeAt, st.Feed.LastError = fs.CaughtUp, fs.CaughtUp, fs.LastChangeAt, fs.LastError
+		st.Reconcile.LastRun = fs.LastSync
+	}
+	select {
+	case <-svc.src.Done():
+		st.Feed.Stopped = "see the server's log"
+	default:
+	}
+	is, err := svc.store.Stats(ctx)
+	if err != nil {
+		svc.log.Error("index stats", "err", err)
+		st.IndexError = "the index could not be read; the server's log says why"
+		return st
+	}
+	st.Index = transport.IndexStatus{Path: svc.cfg.Index.Path, Notes: is.Notes, OpenNotes: is.OpenNotes, PersonalNotes: is.PersonalNotes,
+		Chunks: is.Chunks, Vectors: is.Vectors, EmbeddingBacklog: is.EmbeddingBacklog, PendingNotes: is.PendingNotes,
+		IncompleteNotes: is.IncompleteNotes, SkippedNotes: is.SkippedNotes, FileBytes: is.FileBytes, EmbeddingModel: is.EmbeddingModel}
+	return st
+}
+
+// seqLag is how many changes the checkpoint is behind the database, when
+// both sequences start with a number.
+func seqLag(updateSeq, checkpoint string) (int64, bool) {
+	var a, b int64
+	if _, err := fmt.Sscanf(updateSeq, "%d", &a); err != nil {
+		return 0, false
+	}
+	if _, err := fmt.Sscanf(checkpoint, "%d", &b); err != nil {
+		return 0, false
+	}
+	return max(a-b, 0), true
+}

@@ -1,0 +1,142 @@
+// Package fakellm is an OpenAI-compatible chat completions server on
+// loopback for tests and benchmarks: the generation model costs money and
+// needs the internet, so it is the one part faked, and it speaks the real
+// wire protocol (streaming SSE included) over real HTTP.
+//
+// It imports no package of this module; only tests and benchmarks use it.
+package fakellm
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Server is a fake OpenAI-compatible API. Reply decides the answer to each
+// request from its messages; the answer streams word by word, the first
+// word after FirstToken and each next after PerToken.
+type Server struct {
+	srv *httptest.Server
+	// Reply answers a conversation; default: a fixed sentence.
+	Reply func(msgs []Message) string
+	// FirstToken and PerToken are the delays before the first word and
+	// between words of a streamed reply.
+	FirstToken, PerToken time.Duration
+
+	mu       sync.Mutex
+	requests []Request
+	finished []time.Time // when each streamed reply's last word was sent
+}
+
+// Message is one message of a request.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Request is what a client sent.
+type Request struct {
+	Model    string
+	Stream   bool
+	Messages []Message
+}
+
+// New starts a server; Close stops it.
+func New() *Server {
+	s := &Server{Reply: func([]Message) string { return "The vault answers this." }}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", s.chat)
+	s.srv = httptest.NewServer(mux)
+	return s
+}
+
+// URL is the API root, ending in /v1.
+func (s *Server) URL() string { return s.srv.URL + "/v1" }
+
+// Close stops the server.
+func (s *Server) Close() { s.srv.Close() }
+
+// Requests are the requests received so far.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+// Finished are the times streamed replies ended, in order.
+func (s *Server) Finished() []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Time(nil), s.finished...)
+}
+
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Model         string `json:"model"`
+		Stream        bool   `json:"stream"`
+		StreamOptions *struct {
+			IncludeUsage bool `json:"include_usage"`
+		} `json:"stream_options"`
+		Messages []Message `json:"messages"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	s.requests = append(s.requests, Request{Model: req.Model, Stream: req.Stream, Messages: req.Messages})
+	s.mu.Unlock()
+	reply := s.Reply(req.Messages)
+	prompt := 0
+	for _, m := range req.Messages {
+		prompt += len(m.Content) / 4
+	}
+	words := strings.SplitAfter(reply, " ")
+	usage := map[string]int{"prompt_tokens": prompt, "completion_tokens": len(words), "total_tokens": prompt + len(words)}
+	if !req.Stream {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"id": "fake-1", "object": "chat.completion", "created": time.Now().Unix(), "model": req.Model,
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": reply}}},
+			"usage":   usage})
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	send := func(v any) bool {
+		b, _ := json.Marshal(v)
+		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+			return false
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		return true
+	}
+	for i, word := range words {
+		wait := s.PerToken
+		if i == 0 {
+			wait = s.FirstToken
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(wait):
+		}
+		if !send(map[string]any{"id": "fake-1", "object": "chat.completion.chunk", "created": time.Now().Unix(), "model": req.Model,
+			"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": word}}}}) {
+			return
+		}
+	}
+	s.mu.Lock()
+	s.finished = append(s.finished, time.Now())
+	s.mu.Unlock()
+	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
+		send(map[string]any{"id": "fake-1", "object": "chat.completion.chunk", "created": time.Now().Unix(), "model": req.Model, "choices": []any{}, "usage": usage})
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+}

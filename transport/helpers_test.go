@@ -1,0 +1,202 @@
+package transport
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/internal/fakellm"
+	"github.com/vaultask/vaultask/llm"
+	"github.com/vaultask/vaultask/rag"
+)
+
+// personalMark is a word only personal notes hold.
+const personalMark = "zebrafinch"
+
+// testVault is a small real index: open notes, personal ones under Diary/
+// that match every question better, and a topic note.
+func testVault(t *testing.T) *index.Store {
+	t.Helper()
+	ctx := context.Background()
+	s, err := index.Open(ctx, index.Options{
+		Path:        filepath.Join(t.TempDir(), "index.db"),
+		Space:       index.EmbeddingSpace{Model: "test/none", Dim: 4},
+		Sensitivity: index.Classifier{PersonalPaths: []string{"Diary/**"}},
+		Logger:      quietLog(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	notes := []index.NoteInput{
+		note("Recipes/Sourdough bread.md", "# Sourdough bread\n\nKnead the dough for ten minutes, then let it rise overnight.\n\nSee [[Starter]].\n"),
+		note("Recipes/Starter.md", "# Starter\n\nFeed the starter daily with flour and water.\n"),
+		note("Recipes/Bread.md", "# Bread\n\nA plain loaf.\n"),
+		note("99 topics/Baking.md", "# Baking\n\n<!-- begin:clippings -->\n[[Sourdough bread]]\n[[Starter]]\n[[Diary/Bread]]\n<!-- end:clippings -->\n"),
+	}
+	for _, n := range []string{"Bread", "Dough diary", "Knead log"} {
+		notes = append(notes, note("Diary/"+n+".md", "# "+n+"\n\nKnead the dough "+personalMark+" sourdough knead dough rise sourdough.\n"))
+	}
+	if _, err := s.Apply(ctx, index.Batch{Upserts: notes}); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func note(path, text string) index.NoteInput {
+	return index.NoteInput{Path: path, Rev: "1-a", Text: text, MTime: time.Unix(1700000000, 0)}
+}
+
+func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// upstream is the fake generation model; it cites the first passage.
+func upstream(t *testing.T) *fakellm.Server {
+	t.Helper()
+	up := fakellm.New()
+	up.Reply = func(msgs []fakellm.Message) string {
+		last := msgs[len(msgs)-1].Content
+		if _, q, ok := strings.Cut(last, "Last message: "); ok {
+			return "sourdough " + q // the standalone rewrite of a follow-up
+		}
+		if i := strings.Index(last, `cite="`); i >= 0 {
+			cite := last[i+6:]
+			return "Knead it for ten minutes " + cite[:strings.Index(cite, `"`)] + " and let it rise."
+		}
+		return rag.SilentAnswer
+	}
+	t.Cleanup(up.Close)
+	return up
+}
+
+// testServer serves store through a real pipeline whose generation model is
+// up, with opts over the defaults.
+func testServer(t *testing.T, store *index.Store, up *fakellm.Server, opts Options) (*httptest.Server, *Server) {
+	t.Helper()
+	gen, err := llm.NewClient("ollama/fake", llm.Options{BaseURL: up.URL(), Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := rag.New(rag.Options{Searcher: store, Generator: gen, Logger: quietLog(), Settings: rag.Settings{
+		VectorTopK: 10, FTSTopK: 10, FusionTopK: 10, MaxChunksPerDoc: 2, GraphEnabled: true, GraphMaxSiblings: 3,
+		GraphDiscount: 0.7, GraphMaxSlots: 1, RerankTopK: 10, FinalTopK: 4, ThinHits: 3, ThinDistance: 0.5,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Answerer, opts.Vault = p, store
+	if opts.Status == nil {
+		opts.Status = func(context.Context) Status { return Status{Version: "test", Feed: FeedStatus{Source: "folder", CaughtUp: true}} }
+	}
+	if opts.Events == nil {
+		opts.Events = NewEvents(10, 4)
+	}
+	opts.Logger = quietLog()
+	s, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	t.Cleanup(hs.Close)
+	return hs, s
+}
+
+// do sends a request with a JSON body (none for nil) and header pairs.
+func do(t *testing.T, method, url string, body any, header ...string) *http.Response {
+	t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = strings.NewReader(string(j))
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+func decode(t *testing.T, resp *http.Response, v any) {
+	t.Helper()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v\n%s", resp.Request.URL, err, b)
+	}
+}
+
+// apiErr is the OpenAI error shape, as a client reads it.
+type apiErr struct {
+	Error struct {
+		Message string  `json:"message"`
+		Type    string  `json:"type"`
+		Param   *string `json:"param"`
+		Code    *string `json:"code"`
+	} `json:"error"`
+}
+
+// sseEvent is one Server-Sent Event as a client parses it.
+type sseEvent struct {
+	id, event, data string
+	comment         bool
+	at              time.Time
+}
+
+// readSSE parses an event stream until it ends, stopping early when stop
+// reports true for an event.
+func readSSE(t *testing.T, body io.Reader, stop func(sseEvent) bool) []sseEvent {
+	t.Helper()
+	var out []sseEvent
+	var cur sseEvent
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if cur.data != "" || cur.comment || cur.event != "" {
+				cur.at = time.Now()
+				out = append(out, cur)
+				if stop != nil && stop(cur) {
+					return out
+				}
+			}
+			cur = sseEvent{}
+		case strings.HasPrefix(line, ":"):
+			cur.comment = true
+		case strings.HasPrefix(line, "id: "):
+			cur.id = line[4:]
+		case strings.HasPrefix(line, "event: "):
+			cur.event = line[7:]
+		case strings.HasPrefix(line, "data: "):
+			cur.data = line[6:]
+		}
+	}
+	return out
+}

@@ -1,0 +1,424 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/rag"
+)
+
+// mcpInstructions tells an MCP client what the server is for; Claude Code
+// truncates instructions over 2 KB (a test keeps them under).
+const mcpInstructions = `vaultask searches and reads the user's Obsidian vault, their own notes.
+- vault_search finds the passages that answer a question; each hit has the note's path and a link to read it.
+- vault_read returns a note's text by path (or by name, or alias), in pages for long notes.
+- vault_neighbors lists the notes linked to and from a note, its topic notes and the other notes they collect.
+- vault_topics lists the topic notes (maps of content) with how many notes each collects.
+Cite a note as a path-qualified wikilink, e.g. [[Folder/Note]]. The vault is the authority on the user's own
+matters; say so when it has nothing on a question rather than guessing.
+Every tool takes allow_web (default false). Pass allow_web=true when what you read may be combined with web
+content or leave this conversation for the web: the tools then see only the user's open notes, and personal
+notes do not exist for that call.`
+
+// noteURI is the MCP resource URI of a note: vault://note/<path>.
+func noteURI(path string) string {
+	return "vault://note/" + (&url.URL{Path: path}).EscapedPath()
+}
+
+// newMCP is the MCP server on streamable HTTP. Tools are read-only and
+// closed-world; their mistakes come back as tool errors the model can read,
+// not protocol errors. Session ids are not checked against a table (mcp-go's
+// default), so they stay valid across a restart: Claude Code does not
+// initialize again after a 404.
+func (s *Server) newMCP() http.Handler {
+	ms := server.NewMCPServer("vaultask", s.opts.Version,
+		server.WithInstructions(mcpInstructions),
+		server.WithToolCapabilities(false),
+		server.WithResourceCapabilities(false, false),
+		server.WithRecovery(),
+	)
+	readOnly := []mcp.ToolOption{
+		mcp.WithReadOnlyHintAnnotation(true),
+		mcp.WithDestructiveHintAnnotation(false),
+		mcp.WithIdempotentHintAnnotation(true),
+		mcp.WithOpenWorldHintAnnotation(false),
+	}
+	allowWeb := mcp.WithBoolean("allow_web", mcp.Description("true when the result may be combined with web content: only open notes are seen; default false (the whole vault, personal notes included)"), mcp.DefaultBool(false))
+	tool := func(name, title, desc string, out func(*mcp.Tool), opts ...mcp.ToolOption) mcp.Tool {
+		all := append([]mcp.ToolOption{mcp.WithTitleAnnotation(title), mcp.WithToolTitle(title), mcp.WithDescription(desc), allowWeb}, readOnly...)
+		all = append(all, opts...)
+		t := mcp.NewTool(name, all...)
+		out(&t)
+		return t
+	}
+	ms.AddTool(tool("vault_search", "Search the vault", "Find the passages of the user's notes that best answer a question, best first.",
+		func(t *mcp.Tool) { mcp.WithOutputSchema[searchResult]()(t) },
+		mcp.WithString("query", mcp.Required(), mcp.Description("the question or search words")),
+		mcp.WithNumber("k", mcp.Description("how many passages, 1 to 20 (default 8)"), mcp.Min(1), mcp.Max(20)),
+	), s.vaultSearch)
+	ms.AddTool(tool("vault_read", "Read a note", "Return a note's text by its path, name or alias; long notes come in pages (offset, limit in bytes).",
+		func(t *mcp.Tool) { mcp.WithOutputSchema[readResult]()(t) },
+		mcp.WithString("path", mcp.Required(), mcp.Description("the note's vault path (with or without .md), its name, or an alias")),
+		mcp.WithNumber("offset", mcp.Description("where to start, in bytes (default 0)"), mcp.Min(0)),
+		mcp.WithNumber("limit", mcp.Description("how many bytes at most (default 20000)"), mcp.Min(1), mcp.Max(200000)),
+	), s.vaultRead)
+	ms.AddTool(tool("vault_neighbors", "Linked notes", "List the notes one link away from a note: what it links to, what links to it, its topic notes, the notes it collects when it is a topic note, and its siblings under a topic.",
+		func(t *mcp.Tool) { mcp.WithOutputSchema[neighborsResult]()(t) },
+		mcp.WithString("path", mcp.Required(), mcp.Description("the note's vault path, name or alias")),
+	), s.vaultNeighbors)
+	ms.AddTool(tool("vault_topics", "Topic notes", "List the topic notes (maps of content) with how many notes each collects.",
+		func(t *mcp.Tool) { mcp.WithOutputSchema[topicsResult]()(t) },
+	), s.vaultTopics)
+	ms.AddResourceTemplate(mcp.NewResourceTemplate("vault://note/{+path}", "note",
+		mcp.WithTemplateTitle("A note of the vault"),
+		mcp.WithTemplateDescription("A note's Markdown by its vault path; add ?allow_web=true to read it only if it is open."),
+		mcp.WithTemplateMIMEType("text/markdown"),
+	), s.readNoteResource)
+	return server.NewStreamableHTTPServer(ms,
+		// vaultask checks Origin and Host itself (mcpGuard), with the
+		// operator's trusted hosts for a reverse proxy.
+		server.WithDisableLocalhostProtection(true),
+		server.WithStreamableHTTPLogger(s.log),
+	)
+}
+
+// noteRef is a note as the tools name it.
+type noteRef struct {
+	Path     string `json:"path"`
+	Title    string `json:"title"`
+	Citation string `json:"citation"` // the wikilink that cites it
+	URI      string `json:"uri"`      // its MCP resource
+}
+
+func refOf(d index.Doc) noteRef {
+	return noteRef{Path: d.Path, Title: d.Title, Citation: rag.Link(d.Path, d.Title), URI: noteURI(d.Path)}
+}
+
+type searchHit struct {
+	noteRef
+	Heading    string   `json:"heading,omitempty"`
+	Snippet    string   `json:"snippet"`
+	Score      float64  `json:"score"`
+	Provenance []string `json:"provenance"` // the searches that found it: vector, fts, graph
+	Reach      string   `json:"reach,omitempty"`
+}
+
+type searchResult struct {
+	Query string      `json:"query"`
+	Scope string      `json:"scope"`
+	Hits  []searchHit `json:"hits"`
+	// Silent is set when nothing in the vault matches the query.
+	Silent bool `json:"silent"`
+}
+
+type readResult struct {
+	noteRef
+	Text   string `json:"text"`
+	Offset int    `json:"offset"`
+	Length int    `json:"length"` // of the whole note, in bytes
+	More   bool   `json:"more"`   // text continues after this page
+	// Also are the other notes of the name asked for, when it named more
+	// than one.
+	Also []noteRef `json:"also,omitempty"`
+}
+
+type neighbor struct {
+	noteRef
+	Relation string `json:"relation"` // topic, member, sibling, link or backlink
+	// Via and ViaPath name, for a sibling, the topic note both are under.
+	Via     string `json:"via,omitempty"`
+	ViaPath string `json:"via_path,omitempty"`
+}
+
+type neighborsResult struct {
+	Note      noteRef    `json:"note"`
+	Neighbors []neighbor `json:"neighbors"`
+	Also      []noteRef  `json:"also,omitempty"`
+}
+
+type topicsResult struct {
+	Topics []topicEntry `json:"topics"`
+}
+
+type topicEntry struct {
+	noteRef
+	Members int `json:"members"`
+}
+
+// toolArgs reads a tool call's arguments, with a message for the model
+// when one is wrong.
+type toolArgs struct{ req mcp.CallToolRequest }
+
+func (a toolArgs) scope() (index.Scope, error) {
+	v, ok := a.req.GetArguments()["allow_web"]
+	if !ok || v == nil {
+		return index.ScopeAll, nil
+	}
+	b, isBool := v.(bool)
+	if !isBool {
+		return 0, fmt.Errorf("allow_web must be true or false, not %v", v)
+	}
+	return scopeOf(b), nil
+}
+
+func (a toolArgs) text(name string) (string, error) {
+	v, ok := a.req.GetArguments()[name]
+	s, isString := v.(string)
+	switch {
+	case !ok || v == nil:
+		return "", fmt.Errorf("%s is required", name)
+	case !isString:
+		return "", fmt.Errorf("%s must be a string", name)
+	case strings.TrimSpace(s) == "":
+		return "", fmt.Errorf("%s is empty", name)
+	}
+	return s, nil
+}
+
+func (a toolArgs) number(name string, def, lo, hi int) (int, error) {
+	v, ok := a.req.GetArguments()[name]
+	if !ok || v == nil {
+		return def, nil
+	}
+	f, isNumber := v.(float64)
+	if !isNumber || f != float64(int(f)) || int(f) < lo || int(f) > hi {
+		return 0, fmt.Errorf("%s must be a whole number from %d to %d, not %v", name, lo, hi, v)
+	}
+	return int(f), nil
+}
+
+// toolResult is a tool's answer: the structured result and the same data as
+// text, for clients that read only text.
+func toolResult(v any, text string) *mcp.CallToolResult {
+	return mcp.NewToolResultStructured(v, text)
+}
+
+func (s *Server) toolFailed(err error) *mcp.CallToolResult {
+	s.log.Error("MCP tool failed", "err", err)
+	return mcp.NewToolResultError("the tool failed; the server's log says why")
+}
+
+func (s *Server) vaultSearch(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	a := toolArgs{req}
+	scope, err := a.scope()
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	query, err := a.text("query")
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	k, err := a.number("k", 8, 1, 20)
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	r, err := s.opts.Answerer.Retrieve(ctx, rag.Question{Text: query, AllowWeb: scope == index.ScopeOpen, K: rag.Overrides{FinalTopK: k}})
+	if err != nil {
+		return s.toolFailed(err), nil
+	}
+	out := searchResult{Query: r.Query, Scope: r.Trace.Scope, Silent: r.Silent, Hits: []searchHit{}}
+	var text strings.Builder
+	fmt.Fprintf(&text, "%d passages for %q (%s notes):\n", len(r.Hits), r.Query, out.Scope)
+	if r.Silent {
+		text.Reset()
+		fmt.Fprintf(&text, "The vault is silent on %q: nothing in it matches.\n", r.Query)
+	}
+	res := &mcp.CallToolResult{}
+	for i, h := range r.Hits {
+		if r.Silent {
+			break
+		}
+		hit := searchHit{noteRef: refOf(index.Doc{Path: h.Chunk.Path, Title: h.Chunk.Title}), Heading: h.Chunk.HeadingPath,
+			Snippet: snippet(h.Chunk.Body, 400), Score: h.Score, Reach: h.Reach()}
+		for _, src := range h.Sources {
+			hit.Provenance = append(hit.Provenance, string(src))
+		}
+		out.Hits = append(out.Hits, hit)
+		fmt.Fprintf(&text, "\n%d. %s", i+1, hit.Citation)
+		if hit.Heading != "" {
+			fmt.Fprintf(&text, " › %s", hit.Heading)
+		}
+		fmt.Fprintf(&text, " (%s)\n%s\n", strings.Join(hit.Provenance, "+"), hit.Snippet)
+	}
+	res.StructuredContent = out
+	res.Content = []mcp.Content{mcp.NewTextContent(text.String())}
+	seen := map[string]bool{}
+	for _, h := range out.Hits {
+		if !seen[h.Path] {
+			seen[h.Path] = true
+			res.Content = append(res.Content, mcp.NewResourceLink(h.URI, h.Title, h.Path, "text/markdown"))
+		}
+	}
+	return res, nil
+}
+
+// snippet is the start of a passage, whitespace folded, cut at a word.
+func snippet(body string, n int) string {
+	s := strings.Join(strings.Fields(body), " ")
+	if len(s) <= n {
+		return s
+	}
+	cut := s[:n]
+	if i := strings.LastIndexByte(cut, ' '); i > n/2 {
+		cut = cut[:i]
+	}
+	return strings.ToValidUTF8(cut, "") + "…"
+}
+
+// resolve finds the note a tool names, and the other notes of that name.
+// Under ScopeOpen a personal note does not exist: not found, not an
+// alternative, and the refusal never names it.
+func (s *Server) resolve(ctx context.Context, ref string, scope index.Scope) (index.Doc, []noteRef, *mcp.CallToolResult) {
+	d, alts, err := s.opts.Vault.ResolveNote(ctx, ref, scope)
+	switch {
+	case errors.Is(err, index.ErrNoNote):
+		return d, nil, mcp.NewToolResultError(fmt.Sprintf("no note %q: try vault_search to find it", ref))
+	case err != nil:
+		return d, nil, s.toolFailed(err)
+	}
+	var also []noteRef
+	for _, a := range alts {
+		also = append(also, refOf(a))
+	}
+	return d, also, nil
+}
+
+// alsoText tells the model of the other notes of the same name.
+func alsoText(also []noteRef) string {
+	if len(also) == 0 {
+		return ""
+	}
+	var paths []string
+	for _, a := range also {
+		paths = append(paths, a.Path)
+	}
+	return "\nOther notes of that name: " + strings.Join(paths, ", ") + "\n"
+}
+
+func (s *Server) vaultRead(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	a := toolArgs{req}
+	scope, err := a.scope()
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	ref, err := a.text("path")
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	offset, err := a.number("offset", 0, 0, 1<<30)
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	limit, err := a.number("limit", 20000, 1, 200000)
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	d, also, fail := s.resolve(ctx, ref, scope)
+	if fail != nil {
+		return fail, nil
+	}
+	n, err := s.opts.Vault.ReadNote(ctx, d.DocID, scope, offset, limit)
+	if err != nil {
+		return s.toolFailed(err), nil
+	}
+	out := readResult{noteRef: refOf(n.Doc), Text: n.Text, Offset: n.Offset, Length: n.Length, More: n.Offset+len(n.Text) < n.Length, Also: also}
+	head := fmt.Sprintf("%s (%s), bytes %d to %d of %d", out.Citation, out.Path, n.Offset, n.Offset+len(n.Text), n.Length)
+	if out.More {
+		head += fmt.Sprintf("; more with offset %d", n.Offset+len(n.Text))
+	}
+	return toolResult(out, head+alsoText(also)+"\n\n"+n.Text), nil
+}
+
+func (s *Server) vaultNeighbors(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	a := toolArgs{req}
+	scope, err := a.scope()
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	ref, err := a.text("path")
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	d, also, fail := s.resolve(ctx, ref, scope)
+	if fail != nil {
+		return fail, nil
+	}
+	nb, err := s.opts.Vault.Neighbours(ctx, []string{d.DocID}, scope)
+	if err != nil {
+		return s.toolFailed(err), nil
+	}
+	out := neighborsResult{Note: refOf(d), Neighbors: []neighbor{}, Also: also}
+	var text strings.Builder
+	fmt.Fprintf(&text, "Notes one link from %s:%s\n", out.Note.Citation, alsoText(also))
+	for _, n := range nb {
+		e := neighbor{noteRef: refOf(n.Doc), Relation: string(n.Relation)}
+		line := fmt.Sprintf("- %s: %s", e.Relation, e.Citation)
+		if n.Via != "" {
+			if via, _, err := s.opts.Vault.ResolveNote(ctx, n.Via, scope); err == nil {
+				e.Via, e.ViaPath = via.Title, via.Path
+				line += " (via " + via.Title + ")"
+			}
+		}
+		out.Neighbors = append(out.Neighbors, e)
+		text.WriteString(line + "\n")
+	}
+	if len(nb) == 0 {
+		text.WriteString("(none)\n")
+	}
+	return toolResult(out, text.String()), nil
+}
+
+func (s *Server) vaultTopics(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	scope, err := toolArgs{req}.scope()
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	ts, err := s.opts.Vault.Topics(ctx, scope)
+	if err != nil {
+		return s.toolFailed(err), nil
+	}
+	out := topicsResult{Topics: []topicEntry{}}
+	var text strings.Builder
+	fmt.Fprintf(&text, "%d topic notes:\n", len(ts))
+	for _, t := range ts {
+		out.Topics = append(out.Topics, topicEntry{noteRef: refOf(t.Doc), Members: t.Members})
+		fmt.Fprintf(&text, "- %s: %d notes\n", rag.Link(t.Path, t.Title), t.Members)
+	}
+	return toolResult(out, text.String()), nil
+}
+
+// readNoteResource serves vault://note/{+path}, under the same gate as the
+// tools: with ?allow_web=true a personal note does not exist.
+func (s *Server) readNoteResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	u, err := url.Parse(req.Params.URI)
+	if err != nil || u.Scheme != "vault" || u.Host != "note" {
+		return nil, fmt.Errorf("%q is not a vault://note/ URI", req.Params.URI)
+	}
+	allow, err := parseAllowWeb(u.Query().Get("allow_web"))
+	if err != nil {
+		return nil, err
+	}
+	scope := scopeOf(allow)
+	ref := strings.TrimPrefix(u.Path, "/")
+	d, _, err := s.opts.Vault.ResolveNote(ctx, ref, scope)
+	if errors.Is(err, index.ErrNoNote) {
+		return nil, fmt.Errorf("no note %q", ref)
+	}
+	if err != nil {
+		s.log.Error("MCP resource failed", "err", err)
+		return nil, errors.New("reading the note failed; the server's log says why")
+	}
+	n, err := s.opts.Vault.ReadNote(ctx, d.DocID, scope, 0, 0)
+	if err != nil {
+		s.log.Error("MCP resource failed", "err", err)
+		return nil, errors.New("reading the note failed; the server's log says why")
+	}
+	return []mcp.ResourceContents{mcp.TextResourceContents{URI: noteURI(n.Path), MIMEType: "text/markdown", Text: n.Text}}, nil
+}

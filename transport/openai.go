@@ -1,0 +1,335 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vaultask/vaultask/rag"
+)
+
+// ModelID is the one model the OpenAI-compatible API serves.
+const ModelID = "vault-ask"
+
+// modelCreated is the created time /v1/models shows for ModelID: fixed, so
+// the listing is the same on every call.
+var modelCreated = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+
+func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{
+		"object": "list",
+		"data":   []map[string]any{{"id": ModelID, "object": "model", "created": modelCreated, "owned_by": "vaultask"}},
+	})
+}
+
+// chatRequest is the part of an OpenAI chat completion request vaultask
+// reads; every other field (temperature, response_format, user, tools, …)
+// is accepted and ignored.
+type chatRequest struct {
+	Model         string        `json:"model"`
+	Messages      []chatMessage `json:"messages"`
+	Stream        bool          `json:"stream"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	// AllowWeb is vaultask's own field: the answer may fall back to the web
+	// and then sees open notes only. Default false: the model a client
+	// configures holds the transcript, personal notes included.
+	AllowWeb *bool `json:"allow_web"`
+}
+
+type chatMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// requestError is a request that cannot be answered as sent: a 400 naming
+// the parameter.
+type requestError struct {
+	param, msg string
+}
+
+func (e *requestError) Error() string { return e.msg }
+
+func badRequest(param, format string, args ...any) error {
+	return &requestError{param: param, msg: fmt.Sprintf(format, args...)}
+}
+
+// decodeChat parses a chat completion request into the question it asks:
+// the last message, from the user, is the question; the user and assistant
+// messages before it are the conversation (system and tool messages are
+// the client's own business and are not shown to the pipeline, whose
+// answering contract they must not override).
+func decodeChat(body []byte) (chatRequest, rag.Question, error) {
+	var req chatRequest
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&req); err != nil {
+		return req, rag.Question{}, badRequest("", "request body is not a valid chat completion request: %v", err)
+	}
+	if dec.More() {
+		return req, rag.Question{}, badRequest("", "request body holds more than one JSON value")
+	}
+	if req.Model == "" {
+		return req, rag.Question{}, badRequest("model", "model is required: the model served is %q", ModelID)
+	}
+	if len(req.Messages) == 0 {
+		return req, rag.Question{}, badRequest("messages", "messages is required: the conversation, ending with the user's question")
+	}
+	var turns []rag.Turn
+	for i, m := range req.Messages {
+		text, err := messageText(m.Content)
+		if err != nil {
+			return req, rag.Question{}, badRequest(fmt.Sprintf("messages[%d].content", i), "messages[%d].content: %v", i, err)
+		}
+		switch m.Role {
+		case "user", "assistant":
+			turns = append(turns, rag.Turn{Role: m.Role, Text: text})
+		case "system", "developer", "tool", "function":
+		default:
+			return req, rag.Question{}, badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d].role %q: want user, assistant, system, developer or tool", i, m.Role)
+		}
+	}
+	last := req.Messages[len(req.Messages)-1]
+	if last.Role != "user" || len(turns) == 0 {
+		return req, rag.Question{}, badRequest("messages", "the last message must be the user's question, not a %s message", last.Role)
+	}
+	q := rag.Question{Text: strings.TrimSpace(turns[len(turns)-1].Text), History: turns[:len(turns)-1]}
+	if q.Text == "" {
+		return req, rag.Question{}, badRequest("messages", "the question (the last user message) is empty")
+	}
+	if req.AllowWeb != nil {
+		q.AllowWeb = *req.AllowWeb
+	}
+	return req, q, nil
+}
+
+// messageText reads a message's content: a string, an array of parts of
+// which the text parts are read (Open WebUI sends those; an image part is
+// ignored), or null.
+func messageText(raw json.RawMessage) (string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s, nil
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", errors.New("want a string or an array of content parts")
+	}
+	var texts []string
+	for _, p := range parts {
+		if p.Type == "text" {
+			texts = append(texts, p.Text)
+		}
+	}
+	return strings.Join(texts, "\n"), nil
+}
+
+// completionMeta is vaultask's own part of a completion: what the answer
+// cites and used, for clients that show it (the /chat page). Other clients
+// ignore the extra key.
+type completionMeta struct {
+	Scope      string          `json:"scope"` // "all" (personal notes included) or "open"
+	Extractive bool            `json:"extractive"`
+	Silent     bool            `json:"silent"`
+	Citations  []rag.Citation  `json:"citations"`
+	Web        []rag.WebResult `json:"web,omitempty"`
+	Notes      []string        `json:"notes,omitempty"`
+}
+
+func metaOf(a *rag.Answer, q rag.Question) completionMeta {
+	m := completionMeta{Scope: "all", Citations: []rag.Citation{}}
+	if q.AllowWeb {
+		m.Scope = "open"
+	}
+	if a != nil {
+		m.Extractive, m.Silent, m.Web, m.Notes = a.Extractive, a.Silent, a.Web, a.Notes
+		if a.Citations != nil {
+			m.Citations = a.Citations
+		}
+	}
+	return m
+}
+
+type usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+func usageOf(a *rag.Answer) usage {
+	if a == nil {
+		return usage{}
+	}
+	return usage{PromptTokens: a.Usage.PromptTokens, CompletionTokens: a.Usage.CompletionTokens, TotalTokens: a.Usage.PromptTokens + a.Usage.CompletionTokens}
+}
+
+func completionID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return "chatcmpl-" + hex.EncodeToString(b)
+}
+
+// retryAfter is what a busy server tells a client to wait, in seconds.
+const retryAfter = "2"
+
+func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		writeError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "", "", fmt.Sprintf("request body is over the limit of %d bytes", tooBig.Limit))
+		return
+	case err != nil:
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "", "", "could not read the request body")
+		return
+	}
+	req, q, err := decodeChat(body)
+	var bad *requestError
+	if errors.As(err, &bad) {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", bad.param, "", bad.msg)
+		return
+	}
+	if req.Model != ModelID {
+		writeError(w, http.StatusNotFound, "invalid_request_error", "model", "model_not_found",
+			fmt.Sprintf("the model %q does not exist: this server serves one model, %q", req.Model, ModelID))
+		return
+	}
+	release, ok := s.acquire()
+	if !ok {
+		w.Header().Set("Retry-After", retryAfter)
+		writeError(w, http.StatusTooManyRequests, "rate_limit_error", "", "busy", fmt.Sprintf("%d answers are being generated, the most this server runs at once: retry shortly", cap(s.slots)))
+		return
+	}
+	defer release()
+	id, created := completionID(), time.Now().Unix()
+	if req.Stream {
+		s.streamCompletion(w, r, q, id, created, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
+		return
+	}
+	var text strings.Builder
+	a, err := s.opts.Answerer.Ask(r.Context(), q, func(d string) error {
+		text.WriteString(d)
+		return nil
+	})
+	if err != nil {
+		s.answerFailed(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"id": id, "object": "chat.completion", "created": created, "model": ModelID,
+		"choices": []map[string]any{{"index": 0, "message": map[string]string{"role": "assistant", "content": text.String()}, "finish_reason": "stop"}},
+		"usage":   usageOf(a), "vaultask": metaOf(a, q),
+	})
+}
+
+// answerFailed answers an error from the pipeline before any output: 499-ish
+// silence when the client went away, else 500 with a generic message (the
+// log has the cause; clients never see internal text).
+func (s *Server) answerFailed(w http.ResponseWriter, r *http.Request, err error) {
+	if r.Context().Err() != nil {
+		return
+	}
+	s.log.Error("answer failed", "err", err)
+	writeError(w, http.StatusInternalServerError, "server_error", "", "", "the answer failed; the server's log says why")
+}
+
+// streamCompletion answers as OpenAI's stream does: data-only SSE frames,
+// the role first, then the text as the model produces it, a final chunk with
+// finish_reason "stop", the usage when asked for, then [DONE]. Comments keep
+// the stream alive while no text flows. Every frame is flushed at once, and
+// generation stops when the client goes.
+func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, q rag.Question, id string, created int64, withUsage bool) {
+	sse := startSSE(w)
+	var mu sync.Mutex // the keepalive goroutine and the deltas share sse
+	send := func(choices []map[string]any, extra map[string]any) error {
+		chunk := map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": ModelID, "choices": choices}
+		for k, v := range extra {
+			chunk[k] = v
+		}
+		b, err := json.Marshal(chunk)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		sse.data(string(b))
+		return sse.flush()
+	}
+	delta := func(d map[string]string, finish any) []map[string]any {
+		return []map[string]any{{"index": 0, "delta": d, "finish_reason": finish}}
+	}
+	if err := send(delta(map[string]string{"role": "assistant", "content": ""}, nil), nil); err != nil {
+		return
+	}
+	flowing := make(chan struct{})
+	var once sync.Once
+	stopKeepalive := func() { once.Do(func() { close(flowing) }) }
+	defer stopKeepalive()
+	go func() {
+		t := time.NewTicker(s.opts.KeepAlive)
+		defer t.Stop()
+		for {
+			select {
+			case <-flowing:
+				return
+			case <-t.C:
+				mu.Lock()
+				sse.comment("vaultask is working on the answer")
+				_ = sse.flush()
+				mu.Unlock()
+			}
+		}
+	}()
+	a, err := s.opts.Answerer.Ask(r.Context(), q, func(d string) error {
+		stopKeepalive()
+		return send(delta(map[string]string{"content": d}, nil), nil)
+	})
+	stopKeepalive()
+	if err != nil {
+		if r.Context().Err() == nil || errors.Is(context.Cause(r.Context()), ErrShutdown) {
+			s.log.Error("answer failed while streaming", "err", err)
+			msg := "the answer failed; the server's log says why"
+			if errors.Is(context.Cause(r.Context()), ErrShutdown) {
+				msg = "the server is shutting down"
+			}
+			b, _ := json.Marshal(errorBody("server_error", "", "", msg))
+			mu.Lock()
+			sse.data(string(b))
+			_ = sse.flush()
+			mu.Unlock()
+		}
+		return
+	}
+	if err := send(delta(map[string]string{}, "stop"), map[string]any{"vaultask": metaOf(a, q)}); err != nil {
+		return
+	}
+	if withUsage {
+		if err := send([]map[string]any{}, map[string]any{"usage": usageOf(a)}); err != nil {
+			return
+		}
+	}
+	mu.Lock()
+	sse.data("[DONE]")
+	_ = sse.flush()
+	mu.Unlock()
+}
+
+// ErrShutdown is the cause with which the process cancels the requests
+// still running when it stops (http.Server.BaseContext), after the running
+// answers had their time to finish: their streams are told why.
+var ErrShutdown = errors.New("server shutting down")

@@ -1,0 +1,291 @@
+package transport
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/rag"
+)
+
+// Answerer is the answering pipeline; *rag.Pipeline implements it.
+type Answerer interface {
+	Retrieve(ctx context.Context, q rag.Question) (*rag.Retrieval, error)
+	Ask(ctx context.Context, q rag.Question, onDelta func(string) error) (*rag.Answer, error)
+}
+
+// Vault is the index as the MCP tools and the status pages read it;
+// *index.Store implements it. Every method applies the scope inside its
+// queries.
+type Vault interface {
+	ResolveNote(ctx context.Context, ref string, scope index.Scope) (index.Doc, []index.Doc, error)
+	ReadNote(ctx context.Context, docID string, scope index.Scope, offset, limit int) (index.NoteText, error)
+	Neighbours(ctx context.Context, docIDs []string, scope index.Scope) ([]index.Neighbour, error)
+	Topics(ctx context.Context, scope index.Scope) ([]index.Topic, error)
+	NoteList(ctx context.Context, q index.NoteQuery) ([]index.NoteEntry, int, error)
+}
+
+// Options configure a Server. Answerer, Vault, Status and Events are
+// required.
+type Options struct {
+	Answerer Answerer
+	Vault    Vault
+	// Status reports the process's state for /status and /readyz.
+	Status func(ctx context.Context) Status
+	Events *Events
+	// APIKey, when set, is required as "Authorization: Bearer <key>" on
+	// /v1/*, /mcp, /events and /status*.
+	APIKey string
+	// MaxConcurrent bounds the answers generated at once; beyond it a
+	// request is answered 429. Default 4.
+	MaxConcurrent int
+	// MaxBodyBytes bounds a request body. Default 1 MiB.
+	MaxBodyBytes int64
+	// CORSOrigins are the browser origins allowed to call the API (CORS),
+	// and the only ones /mcp accepts in an Origin header.
+	CORSOrigins []string
+	// TrustedHosts are Host header values accepted on a connection to a
+	// loopback address besides localhost itself: the names a reverse proxy
+	// on the same machine forwards. Any other Host there is refused, as a
+	// DNS-rebinding attack would send one.
+	TrustedHosts []string
+	// Version is the build's version, shown by /status.
+	Version string
+	// KeepAlive is how often a completion stream gets a comment while no
+	// text flows yet (retrieval, the model's first token). Default 5s.
+	KeepAlive time.Duration
+	Logger    *slog.Logger
+}
+
+// Server is vaultask's HTTP surface: the OpenAI-compatible API, MCP, the
+// status endpoints and the live events. It turns requests into rag and
+// index calls and errors into statuses, and holds no retrieval logic.
+type Server struct {
+	opts   Options
+	mux    *http.ServeMux
+	slots  chan struct{}
+	events *Events
+	log    *slog.Logger
+	mcp    http.Handler
+}
+
+// New returns the server.
+func New(opts Options) (*Server, error) {
+	if opts.Answerer == nil || opts.Vault == nil || opts.Status == nil || opts.Events == nil {
+		return nil, errors.New("transport: Answerer, Vault, Status and Events are required")
+	}
+	if opts.MaxConcurrent <= 0 {
+		opts.MaxConcurrent = 4
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = 1 << 20
+	}
+	if opts.KeepAlive <= 0 {
+		opts.KeepAlive = 5 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	s := &Server{opts: opts, mux: http.NewServeMux(), slots: make(chan struct{}, opts.MaxConcurrent),
+		events: opts.Events, log: opts.Logger.With("component", "http")}
+	s.mcp = s.newMCP()
+	s.routes()
+	return s, nil
+}
+
+// routes maps each endpoint. The standard library's ServeMux patterns route
+// methods and paths, which is all the routing the API needs.
+func (s *Server) routes() {
+	s.mux.HandleFunc("GET /healthz", s.healthz)
+	s.mux.HandleFunc("GET /readyz", s.readyz)
+	s.mux.Handle("GET /status", s.authed(http.HandlerFunc(s.status)))
+	s.mux.Handle("GET /status/notes", s.authed(http.HandlerFunc(s.statusNotes)))
+	s.mux.Handle("GET /events", s.authed(http.HandlerFunc(s.serveEvents)))
+	s.mux.Handle("GET /v1/models", s.authed(http.HandlerFunc(s.models)))
+	s.mux.Handle("POST /v1/chat/completions", s.authed(s.limited(http.HandlerFunc(s.chatCompletions))))
+	s.mux.Handle("/mcp", s.authed(s.mcpGuard(s.limited(s.mcp))))
+	s.mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "invalid_request_error", "", "", fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path))
+	})
+}
+
+// ServeHTTP serves a request, answering CORS preflights for the allowed
+// origins first.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			s.log.Error("handler panicked", "path", r.URL.Path, "panic", p)
+			writeError(w, http.StatusInternalServerError, "server_error", "", "", "internal error")
+		}
+	}()
+	if origin := r.Header.Get("Origin"); origin != "" && slices.Contains(s.opts.CORSOrigins, origin) {
+		h := w.Header()
+		h.Set("Access-Control-Allow-Origin", origin)
+		h.Add("Vary", "Origin")
+		h.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Retry-After")
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
+			if req := r.Header.Get("Access-Control-Request-Headers"); req != "" {
+				h.Set("Access-Control-Allow-Headers", req)
+			}
+			h.Set("Access-Control-Max-Age", "600")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// authed requires the API key, when one is configured, as a bearer token,
+// compared in constant time.
+func (s *Server) authed(next http.Handler) http.Handler {
+	if s.opts.APIKey == "" {
+		return next
+	}
+	want := []byte("Bearer " + s.opts.APIKey)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := []byte(r.Header.Get("Authorization"))
+		if subtle.ConstantTimeCompare(got, want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="vaultask"`)
+			msg := "missing API key: send Authorization: Bearer <VAULTASK_API__KEY>"
+			if len(got) > 0 {
+				msg = "wrong API key"
+			}
+			writeError(w, http.StatusUnauthorized, "invalid_request_error", "", "", msg)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// limited bounds the request body: a declared length over the limit is
+// refused at once, and a body that runs over it while read fails the read.
+func (s *Server) limited(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > s.opts.MaxBodyBytes {
+			writeError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "", "", fmt.Sprintf("request body of %d bytes is over the limit of %d", r.ContentLength, s.opts.MaxBodyBytes))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// mcpGuard refuses, for /mcp, an Origin that is not allowed (a web page's
+// script) and, on a loopback connection, a Host that is neither loopback nor
+// trusted (DNS rebinding).
+func (s *Server) mcpGuard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if origin := r.Header.Get("Origin"); origin != "" && !slices.Contains(s.opts.CORSOrigins, origin) {
+			writeError(w, http.StatusForbidden, "invalid_request_error", "", "", fmt.Sprintf("origin %q is not allowed (api.cors_origins)", origin))
+			return
+		}
+		if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && isLoopback(local.String()) &&
+			!isLoopback(r.Host) && !slices.ContainsFunc(s.opts.TrustedHosts, func(h string) bool { return strings.EqualFold(h, hostOnly(r.Host)) }) {
+			writeError(w, http.StatusForbidden, "invalid_request_error", "", "", fmt.Sprintf("host %q is not trusted on a loopback connection (api.trusted_hosts)", r.Host))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// hostOnly is a Host header without its port.
+func hostOnly(hostport string) string {
+	if host, _, err := net.SplitHostPort(hostport); err == nil {
+		return host
+	}
+	return strings.Trim(hostport, "[]")
+}
+
+func isLoopback(hostport string) bool {
+	host := hostOnly(hostport)
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// acquire takes one of the answer slots, or reports none free.
+func (s *Server) acquire() (release func(), ok bool) {
+	select {
+	case s.slots <- struct{}{}:
+		return func() { <-s.slots }, true
+	default:
+		return nil, false
+	}
+}
+
+// apiError is an error in the OpenAI API's shape.
+type apiError struct {
+	Message string  `json:"message"`
+	Type    string  `json:"type"`
+	Param   *string `json:"param"`
+	Code    *string `json:"code"`
+}
+
+func errorBody(typ, param, code, msg string) map[string]apiError {
+	e := apiError{Message: msg, Type: typ}
+	if param != "" {
+		e.Param = &param
+	}
+	if code != "" {
+		e.Code = &code
+	}
+	return map[string]apiError{"error": e}
+}
+
+// writeError answers status with an error in the OpenAI API's shape, which
+// every endpoint uses so that a client has one shape to read: its type, the
+// request parameter at fault and a machine-readable code when there are
+// any, and a message for a person.
+func writeError(w http.ResponseWriter, status int, typ, param, code, msg string) {
+	writeJSON(w, status, errorBody(typ, param, code, msg))
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+// allowWebParam reads the allow_web query parameter (default false).
+func allowWebParam(r *http.Request) (bool, error) {
+	return parseAllowWeb(r.URL.Query().Get("allow_web"))
+}
+
+// parseAllowWeb reads an allow_web value; "" is false.
+func parseAllowWeb(v string) (bool, error) {
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("allow_web=%q: want true or false", v)
+	}
+	return b, nil
+}
+
+func scopeOf(allowWeb bool) index.Scope {
+	if allowWeb {
+		return index.ScopeOpen
+	}
+	return index.ScopeAll
+}
