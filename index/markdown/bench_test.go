@@ -32,3 +32,21 @@ func BenchmarkParseAndChunk(b *testing.B) {
 		ChunkBody(n.Body, DefaultChunkOptions())
 	}
 }
+
+// BenchmarkHostile times what indexing one note costs, Parse and chunking,
+// for each hostile input at three sizes. The quadratic ones take minutes at
+// 1MB; -bench 'Hostile/.*/(10|100)KB' leaves that size out.
+func BenchmarkHostile(b *testing.B) {
+	for _, in := range hostileInputs {
+		for _, size := range []int{10_000, 100_000, 1_000_000} {
+			src := []byte(in.gen(size))
+			b.Run(fmt.Sprintf("%s/%dKB", in.name, size/1000), func(b *testing.B) {
+				b.SetBytes(int64(len(src)))
+				for b.Loop() {
+					n := Parse("Notes/Hostile.md", src, "sensitivity")
+					ChunkBody(n.Body, DefaultChunkOptions())
+				}
+			})
+		}
+	}
+}
