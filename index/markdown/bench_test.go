@@ -29,7 +29,7 @@ func BenchmarkParseAndChunk(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		n := Parse("Notes/Benchmark.md", src, "sensitivity")
-		ChunkBody(n.Body, DefaultChunkOptions())
+		n.Chunks(DefaultChunkOptions())
 	}
 }
 
@@ -44,7 +44,7 @@ func BenchmarkHostile(b *testing.B) {
 				b.SetBytes(int64(len(src)))
 				for b.Loop() {
 					n := Parse("Notes/Hostile.md", src, "sensitivity")
-					ChunkBody(n.Body, DefaultChunkOptions())
+					n.Chunks(DefaultChunkOptions())
 				}
 			})
 		}

@@ -92,7 +92,12 @@ func ChunkID(docID, headingPath string, ordinal int) string {
 // chunks together hold all of the body's non-whitespace text in order. An
 // empty or blank body has no chunks.
 func ChunkBody(body string, opts ChunkOptions) []Chunk {
-	c := chunker{m: parseMarkup(body), o: opts.withDefaults()}
+	return parseMarkup(body).chunks(opts)
+}
+
+// chunks cuts the parsed text into chunks as ChunkBody describes.
+func (m *markup) chunks(opts ChunkOptions) []Chunk {
+	c := chunker{m: m, o: opts.withDefaults()}
 	c.blockStarts = c.m.blockStarts()
 	secs := c.m.sections()
 	var chunks []Chunk
@@ -102,7 +107,7 @@ func ChunkBody(body string, opts ChunkOptions) []Chunk {
 			if t.start == t.end {
 				continue
 			}
-			text := body[t.start:t.end]
+			text := m.body[t.start:t.end]
 			chunks = append(chunks, Chunk{
 				Ordinal:     len(chunks),
 				HeadingPath: pathAt(secs, t.start),

@@ -119,7 +119,7 @@ func TestChunkBodySections(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := ChunkBody(tt.body, tt.opts)
+			got := checkNoteChunks(t, Parse("n.md", []byte(tt.body), ""), tt.opts)
 			if diff := cmp.Diff(tt.want, chunkWants(got), cmp.AllowUnexported(chunkWant{})); diff != "" {
 				t.Errorf("chunks (-want +got):\n%s", diff)
 			}
@@ -205,7 +205,7 @@ func TestChunkBodyHardSplit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := ChunkBody(tt.body, small)
+			got := checkNoteChunks(t, Parse("n.md", []byte(tt.body), ""), small)
 			if diff := cmp.Diff(tt.want, chunkWants(got), cmp.AllowUnexported(chunkWant{})); diff != "" {
 				t.Errorf("chunks (-want +got):\n%s", diff)
 			}
@@ -247,6 +247,30 @@ func TestChunkBodyDeterministic(t *testing.T) {
 			t.Errorf("duplicate chunk id %s", id)
 		}
 		ids[id] = true
+	}
+}
+
+func TestNoteChunks(t *testing.T) {
+	srcs := [][]byte{syntheticNote()}
+	for _, s := range fuzzSeeds {
+		srcs = append(srcs, []byte(s))
+	}
+	for _, in := range hostileInputs {
+		srcs = append(srcs, []byte(in.gen(4000)))
+	}
+	for _, src := range srcs {
+		for _, opts := range []ChunkOptions{small, noMerge, DefaultChunkOptions()} {
+			checkNoteChunks(t, Parse("n.md", src, "sensitivity"), opts)
+		}
+	}
+
+	n := Parse("n.md", []byte("# Old\nold text\n"), "")
+	n.Body = "# New\nnew text\n"
+	if diff := cmp.Diff(ChunkBody(n.Body, small), n.Chunks(small)); diff != "" {
+		t.Errorf("Chunks after Body changed (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(ChunkBody("# A\na\n", small), Note{Body: "# A\na\n"}.Chunks(small)); diff != "" {
+		t.Errorf("Chunks of a Note not from Parse (-want +got):\n%s", diff)
 	}
 }
 
@@ -308,6 +332,17 @@ func checkChunks(t *testing.T, body string, opts ChunkOptions, chunks []Chunk) {
 	if got, want := withoutSpace(joined.String()), withoutSpace(body); got != want {
 		t.Errorf("chunks hold %q, body has %q", got, want)
 	}
+}
+
+// checkNoteChunks asserts that a parsed note's Chunks are the chunks
+// ChunkBody makes of its Body, and returns them.
+func checkNoteChunks(t *testing.T, n Note, opts ChunkOptions) []Chunk {
+	t.Helper()
+	got := n.Chunks(opts)
+	if diff := cmp.Diff(ChunkBody(n.Body, opts), got); diff != "" {
+		t.Errorf("Note.Chunks differs from ChunkBody of its Body (-ChunkBody +Chunks):\n%s", diff)
+	}
+	return got
 }
 
 // withoutSpace drops the whitespace runes of s, keeping every other byte as

@@ -52,7 +52,7 @@ func FuzzParse(f *testing.F) {
 		if n.Sensitivity != "" && n.Sensitivity != SensitivityOpen && n.Sensitivity != SensitivityPersonal {
 			t.Errorf("Sensitivity = %q", n.Sensitivity)
 		}
-		checkChunks(t, n.Body, small, ChunkBody(n.Body, small))
+		checkChunks(t, n.Body, small, checkNoteChunks(t, n, small))
 	})
 }
 

@@ -19,15 +19,16 @@ var commonMark = goldmark.DefaultParser()
 // of the bytes that are code, where links, tags and sentence ends mean
 // nothing.
 type markup struct {
-	src   []byte
+	body  string // the text, for slicing chunks out of it without copies
+	src   []byte // the text as goldmark reads it
 	root  ast.Node
 	code  []bool // code[i] is true when byte i is in a code block or code span
 	lines []int  // the offset of each line's first byte, in order
 }
 
-func parseMarkup(s string) *markup {
-	src := []byte(s)
-	m := &markup{src: src, root: commonMark.Parse(text.NewReader(src)), code: make([]bool, len(src)), lines: []int{0}}
+func parseMarkup(body string) *markup {
+	src := []byte(body)
+	m := &markup{body: body, src: src, root: commonMark.Parse(text.NewReader(src)), code: make([]bool, len(src)), lines: []int{0}}
 	for i, b := range src {
 		if b == '\n' {
 			m.lines = append(m.lines, i+1)

@@ -44,6 +44,20 @@ type Note struct {
 	// trimmed and lower-cased, when that is SensitivityOpen or
 	// SensitivityPersonal; otherwise "".
 	Sensitivity string
+
+	// markup is Body as Parse parsed it, kept so that Chunks need not parse
+	// it again.
+	markup *markup
+}
+
+// Chunks cuts the note's Body into chunks: the same chunks as
+// ChunkBody(n.Body, opts), without parsing the body a second time when n
+// comes from Parse and its Body is unchanged.
+func (n Note) Chunks(opts ChunkOptions) []Chunk {
+	if n.markup == nil || n.markup.body != n.Body {
+		return ChunkBody(n.Body, opts)
+	}
+	return n.markup.chunks(opts)
 }
 
 // Parse reads one note. path is its vault-relative path ("Folder/Note.md"),
@@ -77,6 +91,7 @@ func Parse(path string, src []byte, sensitivityKey string) Note {
 		Tags:        unique(tags, normalizeTag, strings.ToLower),
 		Links:       m.links(wikilinks, isTopicNote(path)),
 		Sensitivity: sensitivity(fm, sensitivityKey),
+		markup:      m,
 	}
 }
 
