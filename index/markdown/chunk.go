@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/util"
 )
 
 // Chunk is one piece of a note's body: the unit that is embedded and searched.
@@ -88,11 +89,16 @@ func ChunkID(docID, headingPath string, ordinal int) string {
 //     Pieces are packed greedily up to TargetTokens, and a piece under
 //     MinTokens joins a neighbour when the two fit in MaxTokens.
 //
+// A body too costly to parse as markdown (see Note.PlainText) is plain
+// text: one section with no heading, whose blocks are its paragraphs, the
+// runs of lines between blank lines.
+//
 // The result is deterministic, every chunk is at most MaxTokens, and the
 // chunks together hold all of the body's non-whitespace text in order. An
-// empty or blank body has no chunks.
+// empty or blank body has no chunks. Note.Chunks gives the same chunks
+// without parsing the body again.
 func ChunkBody(body string, opts ChunkOptions) []Chunk {
-	return parseMarkup(body).chunks(opts)
+	return parseMarkup(body, 1).chunks(opts)
 }
 
 // chunks cuts the parsed text into chunks as ChunkBody describes.
@@ -142,7 +148,8 @@ const (
 	cutRunes
 )
 
-// sections splits the body at its top-level H1–H3 headings.
+// sections splits the body at its top-level H1–H3 headings. Plain text is
+// one section.
 func (m *markup) sections() []section {
 	type heading struct {
 		level int
@@ -153,7 +160,11 @@ func (m *markup) sections() []section {
 		stack []heading
 		cur   section
 	)
-	for n := m.root.FirstChild(); n != nil; n = n.NextSibling() {
+	var first ast.Node
+	if m.root != nil {
+		first = m.root.FirstChild()
+	}
+	for n := first; n != nil; n = n.NextSibling() {
 		h, ok := n.(*ast.Heading)
 		if !ok || h.Level > 3 {
 			continue
@@ -189,8 +200,11 @@ func pathAt(secs []section, pos int) string {
 
 // blockStarts returns the sorted line starts of all blocks, nested ones too,
 // except a block that directly follows a heading: a heading stays with its
-// first block.
+// first block. The blocks of plain text are its paragraphs.
 func (m *markup) blockStarts() []int {
+	if m.root == nil {
+		return m.paragraphStarts()
+	}
 	var starts []int
 	_ = ast.Walk(m.root, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering || n.Type() != ast.TypeBlock || n == m.root {
@@ -203,6 +217,26 @@ func (m *markup) blockStarts() []int {
 	})
 	slices.Sort(starts)
 	return slices.Compact(starts)
+}
+
+// paragraphStarts returns the starts of the lines that follow a blank line
+// or begin the text and are not blank themselves.
+func (m *markup) paragraphStarts() []int {
+	var starts []int
+	blank := true
+	for i, at := range m.lines {
+		end := len(m.src)
+		if i+1 < len(m.lines) {
+			end = m.lines[i+1]
+		}
+		if b := util.IsBlank(m.src[at:end]); b != blank {
+			if blank {
+				starts = append(starts, at)
+			}
+			blank = b
+		}
+	}
+	return starts
 }
 
 // mergeRunts drops blank sections and joins each small section to the one

@@ -7,6 +7,9 @@
 // Everything here is a pure function of its arguments: no I/O, no clock, no
 // globals that change. Code blocks, code spans and headings are found with
 // goldmark's CommonMark parser, so a [[link]] or #tag inside code is not one.
+// A body on which goldmark would be slow (deep nesting, or markup that makes
+// it do quadratic work) is never given to it: it is read as plain text, and
+// Note.PlainText says why.
 //
 // It imports nothing from this module; the index package stores what it
 // returns.

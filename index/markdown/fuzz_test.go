@@ -1,11 +1,13 @@
 package markdown
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
 
-var fuzzSeeds = []string{
+// ordinaryNotes are notes as people write them, markdown to the parser.
+var ordinaryNotes = []string{
 	"",
 	"---\ntitle: T\ntags: [a, b]\naliases: x, y\n---\n# H\n\ntext [[Link#Head|alias]] ![[Embed.png]] #tag\n",
 	"---\r\nbad: [yaml\r\n---\r\n\ufeffbody\r\n",
@@ -16,6 +18,8 @@ var fuzzSeeds = []string{
 	"``` unclosed\n" + strings.Repeat("x", 300),
 	strings.Repeat("日本語のテキスト。", 60),
 }
+
+var fuzzSeeds = slices.Concat(ordinaryNotes, hostileSeeds())
 
 func FuzzParse(f *testing.F) {
 	for _, s := range fuzzSeeds {
@@ -52,7 +56,13 @@ func FuzzParse(f *testing.F) {
 		if n.Sensitivity != "" && n.Sensitivity != SensitivityOpen && n.Sensitivity != SensitivityPersonal {
 			t.Errorf("Sensitivity = %q", n.Sensitivity)
 		}
-		checkChunks(t, n.Body, small, checkNoteChunks(t, n, small))
+		chunks := checkNoteChunks(t, n, small)
+		checkChunks(t, n.Body, small, chunks)
+		for _, c := range chunks {
+			if n.PlainText != "" && c.HeadingPath != "" {
+				t.Errorf("plain text (%s) has a heading path %q", n.PlainText, c.HeadingPath)
+			}
+		}
 	})
 }
 
@@ -65,5 +75,7 @@ func FuzzChunkBody(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string, target, minimum, maximum uint8) {
 		opts := ChunkOptions{TargetTokens: int(target), MinTokens: int(minimum), MaxTokens: int(maximum)}
 		checkChunks(t, body, opts, ChunkBody(body, opts))
+		// What a costly body gets, whatever the body.
+		checkChunks(t, body, opts, plainMarkup(body).chunks(opts))
 	})
 }

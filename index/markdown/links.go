@@ -166,8 +166,12 @@ func parseWikilink(inner string) (Link, bool) {
 // markdownLinks returns the [text](dest) links and ![alt](dest) images whose
 // destination is a local .md file: no URL scheme, percent-escapes decoded, a
 // leading "./" dropped, the fragment taken as heading or ^block. Links that
-// goldmark found inside a wikilink's brackets are skipped.
+// goldmark found inside a wikilink's brackets are skipped. Plain text has
+// none.
 func (m *markup) markdownLinks(wikilinks []located) []located {
+	if m.root == nil {
+		return nil
+	}
 	var out []located
 	_ = ast.Walk(m.root, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {

@@ -61,6 +61,7 @@ func TestParseLinks(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			n := Parse("Notes/n.md", []byte(tt.src), "")
+			checkMarkdown(t, n)
 			if diff := cmp.Diff(tt.want, n.Links); diff != "" {
 				t.Errorf("Links of %q (-want +got):\n%s", tt.src, diff)
 			}
@@ -115,6 +116,7 @@ func TestParseTopicLinks(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			n := Parse(tt.path, []byte(src), "")
+			checkMarkdown(t, n)
 			if diff := cmp.Diff(tt.want, n.Links); diff != "" {
 				t.Errorf("Links (-want +got):\n%s", diff)
 			}

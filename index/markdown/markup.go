@@ -17,23 +17,26 @@ var commonMark = goldmark.DefaultParser()
 
 // markup is one markdown text parsed once: goldmark's tree over it and a mask
 // of the bytes that are code, where links, tags and sentence ends mean
-// nothing.
+// nothing. A text too costly to parse (see tooCostly) is plain text: no
+// tree, no code, no headings; its blocks are the runs of lines between
+// blank lines.
 type markup struct {
-	body  string // the text, for slicing chunks out of it without copies
-	src   []byte // the text as goldmark reads it
-	root  ast.Node
-	code  []bool // code[i] is true when byte i is in a code block or code span
-	lines []int  // the offset of each line's first byte, in order
+	body  string   // the text, for slicing chunks out of it without copies
+	src   []byte   // the text as goldmark reads it
+	root  ast.Node // nil for plain text
+	plain string   // why the text is plain text, "" when it is markdown
+	code  []bool   // code[i] is true when byte i is in a code block or code span
+	lines []int    // the offset of each line's first byte, in order
 }
 
-func parseMarkup(body string) *markup {
-	src := []byte(body)
-	m := &markup{body: body, src: src, root: commonMark.Parse(text.NewReader(src)), code: make([]bool, len(src)), lines: []int{0}}
-	for i, b := range src {
-		if b == '\n' {
-			m.lines = append(m.lines, i+1)
-		}
+// parseMarkup parses body, whose first line is line firstLine of its note
+// (for the reason a costly text is plain text).
+func parseMarkup(body string, firstLine int) *markup {
+	m := plainMarkup(body)
+	if m.plain = tooCostly(m.src, firstLine); m.plain != "" {
+		return m
 	}
+	m.root = commonMark.Parse(text.NewReader(m.src))
 	_ = ast.Walk(m.root, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {
 			return ast.WalkContinue, nil
@@ -48,6 +51,17 @@ func parseMarkup(body string) *markup {
 		}
 		return ast.WalkContinue, nil
 	})
+	return m
+}
+
+// plainMarkup is body as plain text.
+func plainMarkup(body string) *markup {
+	m := &markup{body: body, src: []byte(body), code: make([]bool, len(body)), lines: []int{0}}
+	for i, b := range m.src {
+		if b == '\n' {
+			m.lines = append(m.lines, i+1)
+		}
+	}
 	return m
 }
 

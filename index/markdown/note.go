@@ -40,6 +40,14 @@ type Note struct {
 	Tags []string
 	// Links are the links in the body outside code, in document order.
 	Links []Link
+	// PlainText is "" when the body was parsed as markdown. Otherwise it
+	// says why it was not, naming the construct and its line in the note,
+	// e.g. "line 3 nests 100000 block levels (limit 32): indexed as plain
+	// text": some texts would take the markdown parser seconds or minutes.
+	// The body is then plain text: no code, no headings, no markdown links;
+	// wikilinks and tags are still found, and Chunks cuts it at blank
+	// lines and sizes.
+	PlainText string
 	// Sensitivity is the frontmatter value of the key Parse was given,
 	// trimmed and lower-cased, when that is SensitivityOpen or
 	// SensitivityPersonal; otherwise "".
@@ -69,7 +77,7 @@ func Parse(path string, src []byte, sensitivityKey string) Note {
 	text := strings.TrimPrefix(string(src), "\ufeff")
 	text = strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n")
 	fm, body := splitFrontmatter(text)
-	m := parseMarkup(body)
+	m := parseMarkup(body, 1+strings.Count(text[:len(text)-len(body)], "\n"))
 	wikilinks := m.wikilinks()
 
 	var tags []string
@@ -90,6 +98,7 @@ func Parse(path string, src []byte, sensitivityKey string) Note {
 		Aliases:     unique(aliases, normalizeAlias, func(s string) string { return s }),
 		Tags:        unique(tags, normalizeTag, strings.ToLower),
 		Links:       m.links(wikilinks, isTopicNote(path)),
+		PlainText:   m.plain,
 		Sensitivity: sensitivity(fm, sensitivityKey),
 		markup:      m,
 	}

@@ -173,6 +173,7 @@ func TestParseFrontmatter(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			n := Parse(tt.path, []byte(tt.src), "visibility")
+			checkMarkdown(t, n)
 			if diff := cmp.Diff(tt.frontmatter, n.Frontmatter); diff != "" {
 				t.Errorf("Frontmatter (-want +got):\n%s", diff)
 			}
@@ -228,6 +229,7 @@ func TestParseTags(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			n := Parse("n.md", []byte(tt.src), "")
+			checkMarkdown(t, n)
 			if diff := cmp.Diff(tt.want, n.Tags); diff != "" {
 				t.Errorf("Tags of %q (-want +got):\n%s", tt.src, diff)
 			}
