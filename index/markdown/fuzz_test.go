@@ -11,6 +11,8 @@ var ordinaryNotes = []string{
 	"",
 	"---\ntitle: T\ntags: [a, b]\naliases: x, y\n---\n# H\n\ntext [[Link#Head|alias]] ![[Embed.png]] #tag\n",
 	"---\r\nbad: [yaml\r\n---\r\n\ufeffbody\r\n",
+	"---\nsensitivity: [personal]\nSensitivity: open\n---\nx",
+	"---\nsensitivity: open\nbad: : :\n---\nx",
 	"## A\n```\n[[no]] #no\n## no\n```\n### B\n- [[x\\|y]] `[[no]]` [m](M%20N.md#^b)\n",
 	"<!-- begin:clippings -->\n[[Clip]]\n<!-- end:clippings -->\n[[After]]",
 	"[[a [[b]] [[#]] [[|x]] ![[ ]] #123 #a/b/ http://x/#y [t](#h) (#p)",
@@ -55,6 +57,9 @@ func FuzzParse(f *testing.F) {
 		}
 		if n.Sensitivity != "" && n.Sensitivity != SensitivityOpen && n.Sensitivity != SensitivityPersonal {
 			t.Errorf("Sensitivity = %q", n.Sensitivity)
+		}
+		if n.SensitivityProblem != "" && n.Sensitivity != SensitivityPersonal {
+			t.Errorf("Sensitivity = %q with the problem %q, want personal", n.Sensitivity, n.SensitivityProblem)
 		}
 		chunks := checkNoteChunks(t, n, small)
 		checkChunks(t, n.Body, small, chunks)

@@ -1,8 +1,10 @@
 package markdown
 
 import (
+	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -48,10 +50,20 @@ type Note struct {
 	// wikilinks and tags are still found, and Chunks cuts it at blank
 	// lines and sizes.
 	PlainText string
-	// Sensitivity is the frontmatter value of the key Parse was given,
-	// trimmed and lower-cased, when that is SensitivityOpen or
-	// SensitivityPersonal; otherwise "".
+	// Sensitivity is the override the frontmatter sets with the key Parse
+	// was given: SensitivityOpen or SensitivityPersonal when its value is
+	// that word (trimmed, in any case); SensitivityPersonal too when the
+	// override is there but wrong, as SensitivityProblem says; "" when there
+	// is none (no frontmatter, no such key in any case, or invalid YAML
+	// that does not mention the key).
 	Sensitivity string
+	// SensitivityProblem is "" unless the override is wrong: then it says
+	// how, and Sensitivity is SensitivityPersonal, so that a mistake never
+	// opens a note. Wrong are a frontmatter that is not valid YAML (a key
+	// given twice included) but has a line where the key, in any case, is
+	// followed by ':'; a value that is not a string, or none; a string
+	// other than open or personal; and the key spelled in another case.
+	SensitivityProblem string
 
 	// markup is Body as Parse parsed it, kept so that Chunks need not parse
 	// it again.
@@ -76,7 +88,9 @@ func (n Note) Chunks(opts ChunkOptions) []Chunk {
 func Parse(path string, src []byte, sensitivityKey string) Note {
 	text := strings.TrimPrefix(string(src), "\ufeff")
 	text = strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n")
-	fm, body := splitFrontmatter(text)
+	y, body := splitFrontmatter(text)
+	fm, yamlErr := decodeFrontmatter(y)
+	sens, problem := sensitivity(fm, y, yamlErr, sensitivityKey)
 	m := parseMarkup(body, 1+strings.Count(text[:len(text)-len(body)], "\n"))
 	wikilinks := m.wikilinks()
 
@@ -92,41 +106,42 @@ func Parse(path string, src []byte, sensitivityKey string) Note {
 	}
 
 	return Note{
-		Title:       title(path, fm),
-		Frontmatter: fm,
-		Body:        body,
-		Aliases:     unique(aliases, normalizeAlias, func(s string) string { return s }),
-		Tags:        unique(tags, normalizeTag, strings.ToLower),
-		Links:       m.links(wikilinks, isTopicNote(path)),
-		PlainText:   m.plain,
-		Sensitivity: sensitivity(fm, sensitivityKey),
-		markup:      m,
+		Title:              title(path, fm),
+		Frontmatter:        fm,
+		Body:               body,
+		Aliases:            unique(aliases, normalizeAlias, func(s string) string { return s }),
+		Tags:               unique(tags, normalizeTag, strings.ToLower),
+		Links:              m.links(wikilinks, isTopicNote(path)),
+		PlainText:          m.plain,
+		Sensitivity:        sens,
+		SensitivityProblem: problem,
+		markup:             m,
 	}
 }
 
 // splitFrontmatter separates a leading "---" ... "---" block (trailing spaces
-// on the delimiter lines allowed) from the body. Without a closing line there
-// is no frontmatter and the whole text is body.
-func splitFrontmatter(text string) (map[string]any, string) {
+// on the delimiter lines allowed) from the body and returns the YAML between
+// the delimiters. Without a closing line there is no frontmatter: the YAML is
+// "" and the whole text is body.
+func splitFrontmatter(text string) (yamlText, body string) {
 	first, rest, ok := strings.Cut(text, "\n")
 	if !ok || !isDelimiter(first) {
-		return nil, text
+		return "", text
 	}
 	for off := 0; off <= len(rest); {
 		line, _, more := strings.Cut(rest[off:], "\n")
 		if isDelimiter(line) {
-			body := ""
 			if more {
 				body = rest[off+len(line)+1:]
 			}
-			return decodeFrontmatter(rest[:off]), body
+			return rest[:off], body
 		}
 		if !more {
 			break
 		}
 		off += len(line) + 1
 	}
-	return nil, text
+	return "", text
 }
 
 func isDelimiter(line string) bool {
@@ -134,13 +149,13 @@ func isDelimiter(line string) bool {
 }
 
 // decodeFrontmatter returns the YAML mapping, or nil when the YAML is empty,
-// malformed or not a mapping.
-func decodeFrontmatter(y string) map[string]any {
+// malformed or not a mapping, with the error that made it malformed.
+func decodeFrontmatter(y string) (map[string]any, error) {
 	var fm map[string]any
 	if err := yaml.Unmarshal([]byte(y), &fm); err != nil || len(fm) == 0 {
-		return nil
+		return nil, err
 	}
-	return fm
+	return fm, nil
 }
 
 func title(p string, fm map[string]any) string {
@@ -217,15 +232,80 @@ func normalizeAlias(alias string) (string, bool) {
 	return alias, alias != ""
 }
 
-func sensitivity(fm map[string]any, key string) string {
-	if key == "" {
-		return ""
+// sensitivity returns the override the frontmatter sets with key, and what
+// is wrong with it. fm is the decoded frontmatter, y its YAML and yamlErr
+// why y could not be decoded. Whatever is wrong makes the note personal.
+func sensitivity(fm map[string]any, y string, yamlErr error, key string) (string, string) {
+	const personal = ": treated as personal"
+	switch {
+	case key == "":
+		return "", ""
+	case yamlErr != nil:
+		if !mentionsKey(y, key) {
+			return "", ""
+		}
+		return SensitivityPersonal, fmt.Sprintf("frontmatter mentions %q but its YAML is not valid (%s)%s", key, yamlProblem(yamlErr), personal)
 	}
-	v, _ := fm[key].(string)
-	switch v = strings.ToLower(strings.TrimSpace(v)); v {
-	case SensitivityOpen, SensitivityPersonal:
-		return v
+	var variants []string
+	for k := range fm {
+		if k != key && strings.EqualFold(k, key) {
+			variants = append(variants, k)
+		}
+	}
+	if len(variants) > 0 {
+		slices.Sort(variants)
+		return SensitivityPersonal, fmt.Sprintf("frontmatter key %q is not spelled %q (keys are case-sensitive)%s", variants[0], key, personal)
+	}
+	v, ok := fm[key]
+	if !ok {
+		return "", ""
+	}
+	switch v := v.(type) {
+	case nil:
+		return SensitivityPersonal, fmt.Sprintf("frontmatter %q has no value%s", key, personal)
+	case string:
+		switch s := strings.ToLower(strings.TrimSpace(v)); s {
+		case SensitivityOpen, SensitivityPersonal:
+			return s, ""
+		}
+		return SensitivityPersonal, fmt.Sprintf("frontmatter %q is %q, not %s or %s%s", key, v, SensitivityOpen, SensitivityPersonal, personal)
 	default:
-		return ""
+		return SensitivityPersonal, fmt.Sprintf("frontmatter %q is %v, not a string%s", key, v, personal)
 	}
+}
+
+// mentionsKey reports whether a line of the YAML y holds key, in any case and
+// not inside a longer name, followed by ':' (a closing quote and spaces
+// between allowed): malformed frontmatter that may mean to set it.
+func mentionsKey(y, key string) bool {
+	y, key = strings.ToLower(y), strings.ToLower(key)
+	for from := 0; ; {
+		i := strings.Index(y[from:], key)
+		if i < 0 {
+			return false
+		}
+		i += from
+		from = i + 1
+		if i > 0 && isNameByte(y[i-1]) {
+			continue
+		}
+		rest := strings.TrimLeft(y[i+len(key):], "\"' \t")
+		if strings.HasPrefix(rest, ":") {
+			return true
+		}
+	}
+}
+
+func isNameByte(b byte) bool {
+	return b == '_' || b == '-' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 0x80
+}
+
+// yamlProblem is a YAML error on one line: the decoder lists several
+// problems on lines of their own.
+func yamlProblem(err error) string {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		return strings.Join(te.Errors, "; ")
+	}
+	return strings.TrimPrefix(err.Error(), "yaml: ")
 }

@@ -1,6 +1,7 @@
 package markdown
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -83,20 +84,22 @@ func TestParseFrontmatter(t *testing.T) {
 			sensitivity: "open",
 		},
 		{
-			name:        "sensitivity other value ignored",
+			name:        "sensitivity other value is personal",
 			path:        "n.md",
 			src:         "---\nvisibility: secret\n---\nx",
 			frontmatter: map[string]any{"visibility": "secret"},
 			body:        "x",
 			title:       "n",
+			sensitivity: "personal",
 		},
 		{
-			name:        "sensitivity non-string ignored",
+			name:        "sensitivity non-string is personal",
 			path:        "n.md",
 			src:         "---\nvisibility: [open]\n---\nx",
 			frontmatter: map[string]any{"visibility": []any{"open"}},
 			body:        "x",
 			title:       "n",
+			sensitivity: "personal",
 		},
 		{
 			name:        "sensitivity under another key ignored",
@@ -188,6 +191,64 @@ func TestParseFrontmatter(t *testing.T) {
 			}
 			if n.Sensitivity != tt.sensitivity {
 				t.Errorf("Sensitivity = %q, want %q", n.Sensitivity, tt.sensitivity)
+			}
+		})
+	}
+}
+
+func TestParseSensitivity(t *testing.T) {
+	tests := []struct {
+		name        string
+		src         string
+		sensitivity string
+		problem     string // a part of SensitivityProblem, "" for none
+	}{
+		{"personal", "---\nsensitivity: personal\n---\nx", "personal", ""},
+		{"open", "---\nsensitivity: open\n---\nx", "open", ""},
+		{"value case and spaces", "---\nsensitivity: ' Personal '\n---\nx", "personal", ""},
+		{"upper-case value", "---\nsensitivity: OPEN\n---\nx", "open", ""},
+		{"CRLF line endings", "---\r\nsensitivity: personal\r\n---\r\nx\r\n", "personal", ""},
+		{"byte-order mark", "\ufeff---\nsensitivity: open\n---\nx", "open", ""},
+		{"quoted key", "---\n\"sensitivity\": open\n---\nx", "open", ""},
+
+		{"no frontmatter", "# Title\n\nsensitivity: personal\n", "", ""},
+		{"frontmatter without the key", "---\ntitle: T\n---\nx", "", ""},
+		{"empty frontmatter", "---\n---\nx", "", ""},
+		{"no closing delimiter", "---\nsensitivity: personal\n\nx", "", ""},
+		{"invalid YAML without the key", "---\ntitle: [unclosed\n---\nx", "", ""},
+		{"invalid YAML with the key inside another word", "---\ntitle: [unclosed\nhypersensitivity: open\n---\nx", "", ""},
+
+		{"invalid YAML mentioning the key", "---\ntitle: [unclosed\nsensitivity: open\n---\nx", "personal", "YAML is not valid"},
+		{"invalid YAML mentioning the key in another case", "---\nSensitivity : open\ntitle: [unclosed\n---\nx", "personal", "YAML is not valid"},
+		{"invalid YAML mentioning the quoted key", "---\n'sensitivity': open\nbad: : :\n---\nx", "personal", "YAML is not valid"},
+		{"not a mapping, mentioning the key", "---\n- sensitivity: personal\n---\nx", "personal", "YAML is not valid"},
+		{"key given twice", "---\nsensitivity: open\nsensitivity: open\n---\nx", "personal", `mapping key "sensitivity" already defined`},
+		{"a list", "---\nsensitivity: [personal]\n---\nx", "personal", "not a string"},
+		{"a boolean", "---\nsensitivity: true\n---\nx", "personal", "not a string"},
+		{"a number", "---\nsensitivity: 3\n---\nx", "personal", "not a string"},
+		{"a mapping", "---\nsensitivity:\n  level: open\n---\nx", "personal", "not a string"},
+		{"a date", "---\nsensitivity: 2024-01-01\n---\nx", "personal", "not a string"},
+		{"empty", "---\nsensitivity:\n---\nx", "personal", "no value"},
+		{"null", "---\nsensitivity: null\n---\nx", "personal", "no value"},
+		{"other word", "---\nsensitivity: secret\n---\nx", "personal", `"secret"`},
+		{"private", "---\nsensitivity: private\n---\nx", "personal", `"private"`},
+		{"almost personal", "---\nsensitivity: Personal-ish\n---\nx", "personal", `"Personal-ish"`},
+		{"empty string", "---\nsensitivity: ''\n---\nx", "personal", `""`},
+		{"key capitalised", "---\nSensitivity: open\n---\nx", "personal", `"Sensitivity"`},
+		{"key upper-case", "---\nSENSITIVITY: personal\n---\nx", "personal", `"SENSITIVITY"`},
+		{"key also in another case", "---\nsensitivity: open\nSensitivity: open\n---\nx", "personal", `"Sensitivity"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := Parse("n.md", []byte(tt.src), "sensitivity")
+			if n.Sensitivity != tt.sensitivity {
+				t.Errorf("Sensitivity = %q, want %q", n.Sensitivity, tt.sensitivity)
+			}
+			switch {
+			case tt.problem == "" && n.SensitivityProblem != "":
+				t.Errorf("SensitivityProblem = %q, want none", n.SensitivityProblem)
+			case tt.problem != "" && !strings.Contains(n.SensitivityProblem, tt.problem):
+				t.Errorf("SensitivityProblem = %q, want one holding %q", n.SensitivityProblem, tt.problem)
 			}
 		})
 	}
