@@ -283,16 +283,23 @@ func (w *applier) insert(docID, hash string, n NoteInput) error {
 	// Keep topics already known for this note (from topic notes indexed
 	// earlier) so its prelude is right without waiting for refreshTopics.
 	_ = w.tx.QueryRowContext(w.ctx, `SELECT topics FROM docs WHERE doc_id = ?`, docID).Scan(&topics)
-	_, err = w.tx.ExecContext(w.ctx, `INSERT INTO docs(doc_id, path, name, source_id, title, rev, content_hash, sensitivity, sensitivity_override, topics, mtime, frontmatter, indexed_at, text)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	_, err = w.tx.ExecContext(w.ctx, `INSERT INTO docs(doc_id, path, name, source_id, title, rev, content_hash, sensitivity, sensitivity_override, topics, mtime, frontmatter, indexed_at, text, plain_text, sensitivity_problem)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(doc_id) DO UPDATE SET path = excluded.path, name = excluded.name, source_id = excluded.source_id,
 			title = excluded.title, rev = excluded.rev, content_hash = excluded.content_hash, sensitivity = excluded.sensitivity,
 			sensitivity_override = excluded.sensitivity_override, mtime = excluded.mtime, frontmatter = excluded.frontmatter,
-			indexed_at = excluded.indexed_at, text = excluded.text`,
+			indexed_at = excluded.indexed_at, text = excluded.text, plain_text = excluded.plain_text,
+			sensitivity_problem = excluded.sensitivity_problem`,
 		docID, n.Path, noteName(n.Path), n.SourceID, note.Title, n.Rev, hash, sens, note.Sensitivity, topics,
-		n.MTime.UnixMilli(), string(fm), time.Now().UnixMilli(), n.Text)
+		n.MTime.UnixMilli(), string(fm), time.Now().UnixMilli(), n.Text, note.PlainText, note.SensitivityProblem)
 	if err != nil {
 		return fmt.Errorf("insert doc: %w", err)
+	}
+	if note.PlainText != "" {
+		w.s.log.Warn("note indexed as plain text: its markdown is beyond what the parser handles in bounded time", "path", n.Path, "reason", note.PlainText)
+	}
+	if note.SensitivityProblem != "" {
+		w.s.log.Warn("note made personal: its frontmatter's sensitivity override is malformed", "path", n.Path, "problem", note.SensitivityProblem)
 	}
 	w.affected[noteName(n.Path)] = true
 
@@ -301,7 +308,7 @@ func (w *applier) insert(docID, hash string, n NoteInput) error {
 		return err
 	}
 	defer ins.Close()
-	for _, c := range markdown.ChunkBody(note.Body, w.s.chunking) {
+	for _, c := range note.Chunks(w.s.chunking) {
 		id := markdown.ChunkID(docID, c.HeadingPath, c.Ordinal)
 		if _, err := ins.ExecContext(w.ctx, id, docID, c.Ordinal, c.HeadingPath, Prelude(note.Title, n.Path, c.HeadingPath, topics), c.Body, sens); err != nil {
 			return fmt.Errorf("insert chunk %d: %w", c.Ordinal, err)

@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"database/sql"
 	"path/filepath"
 	"testing"
 	"time"
@@ -44,7 +45,7 @@ func upserts(notes ...NoteInput) Batch { return Batch{Upserts: notes} }
 func count(tb testing.TB, s *Store, query string, args ...any) int {
 	tb.Helper()
 	var n int
-	if err := s.writer.QueryRow(query, args...).Scan(&n); err != nil {
+	if err := s.db().QueryRow(query, args...).Scan(&n); err != nil {
 		tb.Fatalf("%s: %v", query, err)
 	}
 	return n
@@ -53,7 +54,7 @@ func count(tb testing.TB, s *Store, query string, args ...any) int {
 func str(tb testing.TB, s *Store, query string, args ...any) string {
 	tb.Helper()
 	var v string
-	if err := s.writer.QueryRow(query, args...).Scan(&v); err != nil {
+	if err := s.db().QueryRow(query, args...).Scan(&v); err != nil {
 		tb.Fatalf("%s: %v", query, err)
 	}
 	return v
@@ -90,4 +91,13 @@ func paths(hits []Hit) []string {
 		out[i] = h.Path
 	}
 	return out
+}
+
+// db is the connection a test reads through: the writer, which sees every
+// write at once, or a reader's pool.
+func (s *Store) db() *sql.DB {
+	if s.writer != nil {
+		return s.writer
+	}
+	return s.reader
 }

@@ -183,7 +183,10 @@ type NoteEntry struct {
 	State       string    `json:"state"`
 	Sensitivity string    `json:"sensitivity,omitempty"`
 	Rev         string    `json:"rev"`
-	Reason      string    `json:"reason,omitempty"`
+	// Reason says why a note is not indexed, or for an indexed one what
+	// is off: read as plain text, or made personal by a malformed
+	// frontmatter override.
+	Reason string `json:"reason,omitempty"`
 	IndexedAt   time.Time `json:"indexed_at,omitzero"`
 	Since       time.Time `json:"since,omitzero"`
 	Chunks      int       `json:"chunks"`
@@ -204,7 +207,7 @@ func (s *Store) NoteList(ctx context.Context, q NoteQuery) ([]NoteEntry, int, er
 	open := q.Scope == ScopeOpen
 	pattern := "%" + strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(strings.ToLower(q.Path)) + "%"
 	const listing = `
-		SELECT d.path, d.title, 'indexed', d.sensitivity, d.rev, '', d.indexed_at, 0,
+		SELECT d.path, d.title, 'indexed', d.sensitivity, d.rev, trim(d.plain_text || ' ' || d.sensitivity_problem), d.indexed_at, 0,
 			(SELECT count(*) FROM chunks c WHERE c.doc_id = d.doc_id),
 			(SELECT count(*) FROM chunks c WHERE c.doc_id = d.doc_id AND c.embedded = 1)
 		FROM docs d

@@ -3,9 +3,13 @@ package index
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/vaultask/vaultask/index/markdown"
 )
 
 // Sensitivity values. Every note and chunk is one of these.
@@ -190,4 +194,112 @@ func updateVectorSensitivity(ctx context.Context, tx *sql.Tx, docID, sens string
 		}
 	}
 	return nil
+}
+
+// ErrClassificationStale is a reader's Open of an index classified with
+// other sensitivity settings, which it cannot reclassify: answering from it
+// could show a note now personal to a request that may use the web.
+var ErrClassificationStale = errors.New("index classified with other sensitivity settings")
+
+// classification is what decides a note's sensitivity: the personal globs
+// and the frontmatter key. The index records it; an index opened with
+// another is reclassified before it answers or follows.
+type classification struct {
+	PersonalPaths  []string `json:"personal_paths"`
+	FrontmatterKey string   `json:"frontmatter_key"`
+}
+
+func (s *Store) classification() classification {
+	return classification{PersonalPaths: slices.Sorted(slices.Values(s.classifier.PersonalPaths)), FrontmatterKey: s.frontmatterKey}
+}
+
+func storedClassification(ctx context.Context, q querier) (classification, bool, error) {
+	var c classification
+	raw, ok, err := getMeta(ctx, q, "classification")
+	if err != nil || !ok {
+		return c, false, err
+	}
+	if err := json.Unmarshal([]byte(raw), &c); err != nil {
+		return c, false, fmt.Errorf("read meta classification: %w", err)
+	}
+	return c, true, nil
+}
+
+func (c classification) equal(o classification) bool {
+	return c.FrontmatterKey == o.FrontmatterKey && slices.Equal(c.PersonalPaths, o.PersonalPaths)
+}
+
+// ensureClassification reclassifies every note when the index was last
+// classified with other settings: each note's frontmatter override is read
+// again from its text under the frontmatter key, then every note's
+// sensitivity recomputed, as a plain UPDATE. A fresh index just records the
+// settings.
+func (s *Store) ensureClassification(ctx context.Context) error {
+	was, known, err := storedClassification(ctx, s.writer)
+	if err != nil {
+		return err
+	}
+	now := s.classification()
+	if known && was.equal(now) {
+		return nil
+	}
+	var notes int
+	if err := s.writer.QueryRowContext(ctx, `SELECT count(*) FROM docs`).Scan(&notes); err != nil {
+		return fmt.Errorf("reclassify: %w", err)
+	}
+	if notes > 0 {
+		if !known || was.FrontmatterKey != now.FrontmatterKey {
+			if err := s.rereadOverrides(ctx); err != nil {
+				return err
+			}
+		}
+		res, err := s.Reclassify(ctx, false)
+		if err != nil {
+			return err
+		}
+		s.log.Info("the sensitivity settings differ from the ones this index was classified with: reclassified it before use",
+			"notes", notes, "changed", len(res.Paths))
+	}
+	raw, err := json.Marshal(now)
+	if err != nil {
+		return err
+	}
+	return s.write(ctx, "record classification", func(tx *sql.Tx) error { return setMeta(ctx, tx, "classification", string(raw)) })
+}
+
+// rereadOverrides reads each note's frontmatter override again, under the
+// store's frontmatter key, from the note's text. A note indexed before the
+// index kept whole texts keeps its override until it is written again.
+func (s *Store) rereadOverrides(ctx context.Context) error {
+	return s.write(ctx, "reread frontmatter overrides", func(tx *sql.Tx) error {
+		type note struct{ id, text string }
+		notes, err := queryAll(ctx, tx, func(n *note) []any { return []any{&n.id, &n.text} }, `SELECT doc_id, text FROM docs WHERE text IS NOT NULL`)
+		if err != nil {
+			return err
+		}
+		for _, n := range notes {
+			value, problem := markdown.Sensitivity([]byte(n.text), s.frontmatterKey)
+			if _, err := tx.ExecContext(ctx, `UPDATE docs SET sensitivity_override = ?, sensitivity_problem = ? WHERE doc_id = ?`, value, problem, n.id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// reclassifyFirst makes a reader's index classified with the reader's
+// settings, by opening a writer for that alone; it fails with
+// ErrClassificationStale when it cannot (another process holds the index for
+// writing, under other settings, or the file is read-only).
+func (s *Store) reclassifyFirst(ctx context.Context, opts Options) error {
+	was, known, err := storedClassification(ctx, s.reader)
+	if err != nil || (known && was.equal(s.classification())) {
+		return err
+	}
+	opts.ReadOnly = false
+	w, err := Open(ctx, opts)
+	if err != nil {
+		return fmt.Errorf("%w: the index at %s was classified with other personal paths or another frontmatter key than this command's, and reclassifying it failed: %w", ErrClassificationStale, s.path, err)
+	}
+	return w.Close()
 }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -121,24 +124,33 @@ func TestRecomputeTouchesNoVector(t *testing.T) {
 	chunkIDs := str(t, s, `SELECT group_concat(chunk_id) FROM chunks`)
 	s.Close()
 
-	s = mustOpen(t, Options{Path: path, Sensitivity: Classifier{PersonalPaths: []string{"Tastings/**", "Nothing/**"}}})
+	settings := Classifier{PersonalPaths: []string{"Tastings/**", "Nothing/**"}}
 	ctx := context.Background()
-	dry, err := s.Reclassify(ctx, true)
+	// A dry run reads the index as it was classified and reports the change.
+	ro := mustOpen(t, Options{Path: path, Sensitivity: settings, ReadOnly: true, AsClassified: true})
+	dry, err := ro.Reclassify(ctx, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{"Tastings/Barolo.md"}, dry.Paths); diff != "" {
 		t.Fatalf("dry run (-want +got):\n%s", diff)
 	}
-	if count(t, s, `SELECT count(*) FROM docs WHERE sensitivity = 'personal'`) != 0 {
+	if count(t, ro, `SELECT count(*) FROM docs WHERE sensitivity = 'personal'`) != 0 {
 		t.Fatal("dry run wrote")
+	}
+	ro.Close()
+	// Opening the index with the new settings reclassifies it.
+	var logs strings.Builder
+	s = mustOpen(t, Options{Path: path, Sensitivity: settings, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if !strings.Contains(logs.String(), "reclassified it before use") || !strings.Contains(logs.String(), "changed=1") {
+		t.Fatalf("no log of the reclassification at open:\n%s", logs.String())
 	}
 	res, err := s.Reclassify(ctx, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(Reclassified{Paths: []string{"Tastings/Barolo.md"}, UnmatchedPatterns: []string{"Nothing/**"}}, res); diff != "" {
-		t.Fatalf("recompute (-want +got):\n%s", diff)
+	if diff := cmp.Diff(Reclassified{UnmatchedPatterns: []string{"Nothing/**"}}, res); diff != "" {
+		t.Fatalf("reclassify after the open (-want +got):\n%s", diff)
 	}
 	nAfter, digestAfter := vectorDigest(t, s)
 	if nAfter != nBefore || digestAfter != digestBefore {
@@ -347,5 +359,105 @@ func TestPersonalTopicTitleStaysOutOfOpenChunks(t *testing.T) {
 	}
 	if got := count(t, s, `SELECT embedded FROM chunks WHERE doc_id = '20 clippings/custody law.md'`); got != 0 {
 		t.Fatal("a prelude changed but its vector was kept")
+	}
+}
+
+// A malformed frontmatter override fails closed in the index: the note is
+// personal, an open-scope search does not see it, the log says which note
+// and why, and its status says so.
+func TestMalformedOverrideFailsClosed(t *testing.T) {
+	var logs strings.Builder
+	s := mustOpen(t, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	ctx := context.Background()
+	mustApply(t, s, upserts(
+		note("Notes/Spelled.md", "---\nSensitivity: open\n---\nGardening plans for the allotment.\n"),
+		note("Notes/Listed.md", "---\nsensitivity: [open]\n---\nGardening with a list value.\n"),
+		note("Notes/Clean.md", "---\nsensitivity: open\n---\nGardening in the open.\n"),
+	))
+	hits, err := s.SearchFTS(ctx, "gardening", 10, ScopeOpen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"Notes/Clean.md"}, paths(hits)); diff != "" {
+		t.Errorf("open search (-want +got):\n%s", diff)
+	}
+	for _, p := range []string{"Notes/Spelled.md", "Notes/Listed.md"} {
+		if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "path="+p) {
+			t.Errorf("no warning naming %s:\n%s", p, logs.String())
+		}
+	}
+	entries, _, err := s.NoteList(ctx, NoteQuery{Path: "Spelled"})
+	if err != nil || len(entries) != 1 || entries[0].Sensitivity != SensitivityPersonal || !strings.Contains(entries[0].Reason, "treated as personal") {
+		t.Errorf("status of the misspelt override: %+v, %v", entries, err)
+	}
+}
+
+// A note whose markdown the parser cannot handle in bounded time is indexed
+// as plain text, its words still found, and its status says why.
+func TestHostileNoteIndexedAsPlainText(t *testing.T) {
+	s := mustOpen(t, Options{})
+	ctx := context.Background()
+	mustApply(t, s, upserts(note("Hostile.md", "Before the storm [[Target]].\n\n"+strings.Repeat(">", 100_000)+" quoted\n")))
+	hits, err := s.SearchFTS(ctx, "storm", 5, ScopeAll)
+	if err != nil || len(hits) != 1 {
+		t.Fatalf("search in the hostile note: %v, %v", paths(hits), err)
+	}
+	entries, _, err := s.NoteList(ctx, NoteQuery{Path: "Hostile"})
+	if err != nil || len(entries) != 1 || !strings.Contains(entries[0].Reason, "indexed as plain text") {
+		t.Fatalf("status of the hostile note: %+v, %v", entries, err)
+	}
+	if n := count(t, s, `SELECT count(*) FROM edges WHERE src = 'hostile.md' AND target = 'target'`); n != 1 {
+		t.Errorf("the plain-text note's wikilink: %d edges, want 1", n)
+	}
+}
+
+// Changed sensitivity settings apply as soon as any process opens the
+// index with them, before it answers: a writer reclassifies at open, a
+// reader through a writer of its own, and a reader that cannot (another
+// process writes under the old settings) refuses rather than answer with a
+// now-personal note.
+func TestNewSettingsApplyBeforeAnyAnswer(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "i.db")
+	ctx := context.Background()
+	s := mustOpen(t, Options{Path: path})
+	mustApply(t, s, upserts(
+		note("Health/Knee.md", "Knee exercises: squats and lunges.\n"),
+		note("Notes/Exercise.md", "---\nvisibility: personal\n---\nExercises for the back.\n"),
+		note("Notes/Public.md", "Exercises anyone may read about.\n"),
+	))
+	s.Close()
+	openHits := func(s *Store) []string {
+		t.Helper()
+		hits, err := s.SearchFTS(ctx, "exercises", 10, ScopeOpen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.Sorted(slices.Values(paths(hits)))
+	}
+
+	// A reader with a new personal glob and another frontmatter key.
+	settings := Options{Path: path, Sensitivity: Classifier{PersonalPaths: []string{"Health/**"}}, FrontmatterKey: "visibility", ReadOnly: true}
+	r := mustOpen(t, settings)
+	if diff := cmp.Diff([]string{"Notes/Public.md"}, openHits(r)); diff != "" {
+		t.Errorf("open search by a reader with the new settings (-want +got):\n%s", diff)
+	}
+	r.Close()
+
+	// Back to the old settings, but a writer holds the index under the new
+	// ones: a reader with the old cannot reclassify, and says so.
+	w := mustOpen(t, Options{Path: path, Sensitivity: Classifier{PersonalPaths: []string{"Health/**"}}, FrontmatterKey: "visibility"})
+	_, err := Open(ctx, Options{Path: path, Space: testSpace, ReadOnly: true})
+	if !errors.Is(err, ErrClassificationStale) || !strings.Contains(err.Error(), "in use by another process") {
+		t.Fatalf("reader with other settings beside a writer: %v, want ErrClassificationStale", err)
+	}
+	if diff := cmp.Diff([]string{"Notes/Public.md"}, openHits(w)); diff != "" {
+		t.Errorf("the writer's open search (-want +got):\n%s", diff)
+	}
+	w.Close()
+
+	// The old settings again: every note is open again.
+	s = mustOpen(t, Options{Path: path})
+	if diff := cmp.Diff([]string{"Health/Knee.md", "Notes/Exercise.md", "Notes/Public.md"}, openHits(s)); diff != "" {
+		t.Errorf("open search after the settings went back (-want +got):\n%s", diff)
 	}
 }

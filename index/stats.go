@@ -29,7 +29,7 @@ type Stats struct {
 	EmbeddingDim     int    `json:"embedding_dim"`
 	SchemaVersion    string `json:"schema_version"`
 	LastRun          string `json:"last_run,omitempty"`
-	FileBytes        int64  `json:"file_bytes"`
+	FileBytes        int64  `json:"file_bytes"` // the file and its write-ahead log
 }
 
 // Stats reads every count from one snapshot; the embedding model and
@@ -76,8 +76,10 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 	if err != nil {
 		return st, err
 	}
-	if fi, err := os.Stat(s.path); err == nil {
-		st.FileBytes = fi.Size()
+	for _, p := range []string{s.path, s.path + "-wal"} {
+		if fi, err := os.Stat(p); err == nil {
+			st.FileBytes += fi.Size()
+		}
 	}
 	return st, nil
 }

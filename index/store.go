@@ -52,10 +52,15 @@ type Options struct {
 	Chunking markdown.ChunkOptions
 	Readers  int  // size of the reader pool; default 4
 	Rebuild  bool // accept a changed embedding space by dropping every vector
-	// ReadOnly opens an existing index without a writer, for dry runs: no
-	// migration runs and every write method returns ErrReadOnly.
+	// ReadOnly opens an existing index without a writer: no migration runs
+	// and every write method returns ErrReadOnly. An index classified with
+	// other sensitivity settings is reclassified first, through a writer
+	// opened for that alone, unless AsClassified.
 	ReadOnly bool
-	Logger   *slog.Logger
+	// AsClassified reads the index as it was classified, whatever the
+	// settings: a dry run that reports what reclassifying would change.
+	AsClassified bool
+	Logger       *slog.Logger
 }
 
 // Store is the index: one SQLite file, one writer connection and a pool of
@@ -130,7 +135,15 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 
 	s := &Store{path: opts.Path, space: opts.Space, classifier: opts.Sensitivity, frontmatterKey: opts.FrontmatterKey, chunking: opts.Chunking, changed: make(chan struct{}, 1), log: opts.Logger.With("component", "index")}
 	if opts.ReadOnly {
-		return openReadOnly(ctx, s, opts.Readers)
+		r, err := openReadOnly(ctx, s, opts.Readers)
+		if err != nil || opts.AsClassified {
+			return r, err
+		}
+		if err := r.reclassifyFirst(ctx, opts); err != nil {
+			r.Close()
+			return nil, err
+		}
+		return r, nil
 	}
 	if err := checkWritable(opts.Path); err != nil {
 		return nil, err
@@ -152,6 +165,9 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return fail(fmt.Errorf("open index %s: %w", opts.Path, err))
 	}
 	if err := s.ensureSpace(ctx, opts.Rebuild); err != nil {
+		return fail(err)
+	}
+	if err := s.ensureClassification(ctx); err != nil {
 		return fail(err)
 	}
 	if s.reader, err = openDB(opts.Path, dbReader); err != nil {

@@ -94,7 +94,9 @@ func testServer(t *testing.T, store *index.Store, up *fakellm.Server, opts Optio
 	}
 	opts.Answerer, opts.Vault = p, store
 	if opts.Status == nil {
-		opts.Status = func(context.Context) Status { return Status{Version: "test", Feed: FeedStatus{Source: "folder", CaughtUp: true}} }
+		opts.Status = func(context.Context) Status {
+			return Status{Version: "test", Feed: FeedStatus{Source: "folder", CaughtUp: true}}
+		}
 	}
 	if opts.Events == nil {
 		opts.Events = NewEvents(10, 4)

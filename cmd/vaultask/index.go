@@ -70,7 +70,7 @@ func (m *Main) printPlan(ctx context.Context, opts index.Options, listing []inde
 			plan.Add = append(plan.Add, n.Path)
 		}
 	} else {
-		opts.ReadOnly = true
+		opts.ReadOnly, opts.AsClassified = true, true
 		store, err := openIndex(ctx, opts)
 		if err != nil {
 			return err

@@ -103,6 +103,7 @@ func (m *Main) couchDryRun(ctx context.Context, couch *feed.Couch, opts index.Op
 		}
 		res.Incomplete = l.Incomplete
 	} else {
+		opts.AsClassified = true // the dry run reports what reclassifying would change
 		store, err := openExisting(ctx, opts)
 		if err != nil {
 			return err

@@ -38,7 +38,7 @@ func runStats(ctx context.Context, m *Main, args []string) error {
 		{"links", fmt.Sprintf("%d resolved, %d unresolved", st.LinksResolved, st.LinksUnresolved)},
 		{"topic edges", st.TopicEdges},
 		{"tag edges", st.TagEdges},
-		{"unreadable notes", fmt.Sprintf("%d waiting for their chunks, %d incomplete", st.PendingNotes, st.IncompleteNotes)},
+		{"not indexed", fmt.Sprintf("%d waiting for their chunks, %d incomplete, %d skipped", st.PendingNotes, st.IncompleteNotes, st.SkippedNotes)},
 		{"schema version", st.SchemaVersion},
 		{"last run", orNever(st.LastRun)},
 		{"file size", fmt.Sprintf("%.1f MiB", float64(st.FileBytes)/(1<<20))},

@@ -86,8 +86,7 @@ func (n Note) Chunks(opts ChunkOptions) []Chunk {
 // overrides the note's sensitivity ("" for none). Parse never fails: text
 // that cannot be understood is body text.
 func Parse(path string, src []byte, sensitivityKey string) Note {
-	text := strings.TrimPrefix(string(src), "\ufeff")
-	text = strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n")
+	text := normalizeText(src)
 	y, body := splitFrontmatter(text)
 	fm, yamlErr := decodeFrontmatter(y)
 	sens, problem := sensitivity(fm, y, yamlErr, sensitivityKey)
@@ -117,6 +116,23 @@ func Parse(path string, src []byte, sensitivityKey string) Note {
 		SensitivityProblem: problem,
 		markup:             m,
 	}
+}
+
+// Sensitivity is the override a note's frontmatter gives with the key
+// sensitivityKey, and the problem when it is wrong, as Parse finds them
+// (Note.Sensitivity, Note.SensitivityProblem), reading the frontmatter only:
+// what reclassifying a note under another key needs.
+func Sensitivity(src []byte, sensitivityKey string) (value, problem string) {
+	y, _ := splitFrontmatter(normalizeText(src))
+	fm, yamlErr := decodeFrontmatter(y)
+	return sensitivity(fm, y, yamlErr, sensitivityKey)
+}
+
+// normalizeText drops a leading byte-order mark and turns line endings into
+// "\n".
+func normalizeText(src []byte) string {
+	text := strings.TrimPrefix(string(src), "\ufeff")
+	return strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n")
 }
 
 // splitFrontmatter separates a leading "---" ... "---" block (trailing spaces

@@ -297,3 +297,21 @@ func TestParseTags(t *testing.T) {
 		})
 	}
 }
+
+// Sensitivity reads the override from the frontmatter alone, exactly as
+// Parse does.
+func TestSensitivityMatchesParse(t *testing.T) {
+	for _, src := range []string{
+		"", "no frontmatter", "---\nsensitivity: personal\n---\nx", "\ufeff---\r\nsensitivity: OPEN\r\n---\r\n",
+		"---\nSensitivity: open\n---\n", "---\nsensitivity: [personal]\n---\n", "---\nbad: [yaml\nsensitivity: open\n---\n",
+		"---\nvisibility: personal\n---\n", "---\nsensitivity: secret\n---\nbody",
+	} {
+		for _, key := range []string{"sensitivity", "visibility", ""} {
+			n := Parse("n.md", []byte(src), key)
+			v, p := Sensitivity([]byte(src), key)
+			if v != n.Sensitivity || p != n.SensitivityProblem {
+				t.Errorf("Sensitivity(%q, %q) = %q, %q; Parse says %q, %q", src, key, v, p, n.Sensitivity, n.SensitivityProblem)
+			}
+		}
+	}
+}
