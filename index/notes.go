@@ -178,19 +178,19 @@ const StatusIndexed = "indexed"
 // NoteEntry is one note of a status listing: an indexed note with what it
 // holds, or one the source could not index or skipped, with why.
 type NoteEntry struct {
-	Path        string    `json:"path"`
-	Title       string    `json:"title,omitempty"`
-	State       string    `json:"state"`
-	Sensitivity string    `json:"sensitivity,omitempty"`
-	Rev         string    `json:"rev"`
+	Path        string `json:"path"`
+	Title       string `json:"title,omitempty"`
+	State       string `json:"state"`
+	Sensitivity string `json:"sensitivity,omitempty"`
+	Rev         string `json:"rev"`
 	// Reason says why a note is not indexed, or for an indexed one what
 	// is off: read as plain text, or made personal by a malformed
 	// frontmatter override.
-	Reason string `json:"reason,omitempty"`
-	IndexedAt   time.Time `json:"indexed_at,omitzero"`
-	Since       time.Time `json:"since,omitzero"`
-	Chunks      int       `json:"chunks"`
-	Vectors     int       `json:"vectors"`
+	Reason    string    `json:"reason,omitempty"`
+	IndexedAt time.Time `json:"indexed_at,omitzero"`
+	Since     time.Time `json:"since,omitzero"`
+	Chunks    int       `json:"chunks"`
+	Vectors   int       `json:"vectors"`
 }
 
 // NoteList lists the notes q selects, by path, and how many there are in
