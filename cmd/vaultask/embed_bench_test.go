@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vaultask/vaultask/config"
+	"github.com/vaultask/vaultask/index"
+)
+
+// BenchmarkSmallNoteBehindLargeNote is how long a small note written right
+// after a large one (5 MB, some 1,500 chunks) waits for its vector with the
+// built-in embedder, the background vectorizer running:
+//
+//	go test -tags sqlite_fts5 -run '^$' -bench SmallNoteBehindLargeNote -benchtime 1x ./cmd/vaultask/
+func BenchmarkSmallNoteBehindLargeNote(b *testing.B) {
+	cfg := config.Default()
+	emb, err := newEmbedder(cfg, func(string) string { return "" })
+	if err != nil {
+		b.Skipf("no built-in embedder (scripts/fetch-model.sh installs it): %v", err)
+	}
+	var big strings.Builder
+	for i := 0; big.Len() < 5<<20; i++ {
+		fmt.Fprintf(&big, "## Part %d\n\n", i)
+		for range 6 {
+			fmt.Fprintf(&big, "Paragraph %d of the large note, about nothing in particular, long enough to be prose and to fill a chunk with words. ", i)
+		}
+		big.WriteString("\n\n")
+	}
+	ctx := context.Background()
+	for range b.N {
+		b.StopTimer()
+		store, err := index.Open(ctx, index.Options{Path: filepath.Join(b.TempDir(), "i.db"), Space: index.EmbeddingSpace{Model: cfg.Models.Embedding, Dim: cfg.Models.EmbeddingDim}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := store.Apply(ctx, index.Batch{Upserts: []index.NoteInput{{Path: "Large.md", Rev: "1", Text: big.String()}}}); err != nil {
+			b.Fatal(err)
+		}
+		v := index.NewVectorizer(store, emb, index.VectorizerOptions{})
+		b.StartTimer()
+		if err := v.Open(ctx); err != nil {
+			b.Fatal(err)
+		}
+		written := time.Now()
+		if _, err := store.Apply(ctx, index.Batch{Upserts: []index.NoteInput{{Path: "Small.md", Rev: "1", Text: "A small note written after the large one."}}}); err != nil {
+			b.Fatal(err)
+		}
+		for {
+			hits, _, err := store.NoteList(ctx, index.NoteQuery{Path: "Small.md"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(hits) == 1 && hits[0].Vectors == 1 {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		b.ReportMetric(time.Since(written).Seconds(), "s-to-vector")
+		b.StopTimer()
+		v.Close(ctx)
+		st, _ := store.Stats(ctx)
+		b.ReportMetric(float64(st.Chunks), "chunks")
+		store.Close()
+	}
+}
