@@ -1,0 +1,154 @@
+package transport
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// eventsStream opens /events with header pairs, returning the response.
+func eventsStream(t *testing.T, ctx context.Context, url string, header ...string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" || resp.Header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("/events: %d %v", resp.StatusCode, resp.Header)
+	}
+	return resp
+}
+
+// waitSubscribers waits until the broadcast has n clients.
+func waitSubscribers(t *testing.T, ev *Events, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		ev.mu.Lock()
+		got := len(ev.clients)
+		ev.mu.Unlock()
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d clients subscribed, want %d", got, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func noteEvent(path string, personal bool) Event {
+	return Event{Type: EventNoteIndexed, Data: NoteEvent{Path: path, At: "now"}, Personal: personal}
+}
+
+func TestEventsLiveAndResumed(t *testing.T) {
+	ev := NewEvents(3, 16)
+	hs, _ := testServer(t, testVault(t), upstream(t), Options{Events: ev})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	resp := eventsStream(t, ctx, hs.URL+"/events")
+	waitSubscribers(t, ev, 1)
+	ev.Publish(noteEvent("A.md", false))
+	ev.Publish(noteEvent("Diary/B.md", true))
+	got := readSSE(t, resp.Body, func(e sseEvent) bool { return strings.Contains(e.data, "Diary/B.md") })
+	if len(got) != 2 || got[0].id != "1" || got[0].event != EventNoteIndexed || got[1].id != "2" {
+		t.Fatalf("live events = %+v", got)
+	}
+	var data NoteEvent
+	if err := json.Unmarshal([]byte(got[0].data), &data); err != nil || data.Path != "A.md" {
+		t.Fatalf("event data %q: %v", got[0].data, err)
+	}
+
+	// A client that saw event 1 resumes with the ones after it, within the
+	// window; with allow_web=true the personal note's event is left out.
+	for _, e := range []Event{noteEvent("C.md", false), noteEvent("D.md", false)} {
+		ev.Publish(e)
+	}
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	resumed := eventsStream(t, ctx2, hs.URL+"/events?allow_web=true", "Last-Event-ID", "2")
+	var ids []string
+	for _, e := range readSSE(t, resumed.Body, func(e sseEvent) bool { return e.id == "4" }) {
+		ids = append(ids, e.id)
+	}
+	cancel2()
+	if diff := cmp.Diff([]string{"3", "4"}, ids); diff != "" {
+		t.Errorf("resumed after 2 (-want +got):\n%s", diff)
+	}
+	ctx3, cancel3 := context.WithCancel(context.Background())
+	open := eventsStream(t, ctx3, hs.URL+"/events?allow_web=true", "Last-Event-ID", "1")
+	ids = nil
+	for _, e := range readSSE(t, open.Body, func(e sseEvent) bool { return e.id == "4" }) {
+		ids = append(ids, e.id)
+	}
+	cancel3()
+	if diff := cmp.Diff([]string{"3", "4"}, ids); diff != "" {
+		t.Errorf("open notes only, resumed after 1 (-want +got; 2 is personal):\n%s", diff)
+	}
+	// An id that fell out of the three-event window asks for a resync.
+	ctx4, cancel4 := context.WithCancel(context.Background())
+	old := eventsStream(t, ctx4, hs.URL+"/events", "Last-Event-ID", "0")
+	first := readSSE(t, old.Body, func(sseEvent) bool { return true })
+	cancel4()
+	if len(first) != 1 || first[0].event != EventResync {
+		t.Errorf("resume from before the window: %+v, want a resync event", first)
+	}
+	if resp := do(t, http.MethodGet, hs.URL+"/events", nil, "Last-Event-ID", "x"); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("a malformed Last-Event-ID: %d", resp.StatusCode)
+	}
+}
+
+// A client that does not read is dropped, told to resync, rather than
+// buffered for without bound; the others go on.
+func TestEventsDropSlowClient(t *testing.T) {
+	ev := NewEvents(100, 2)
+	slow, _, _ := ev.subscribe(0, false, false)
+	fast, _, _ := ev.subscribe(0, false, false)
+	for i := range 5 {
+		ev.Publish(noteEvent("N.md", false))
+		select {
+		case <-fast.c:
+		case <-time.After(time.Second):
+			t.Fatalf("the fast client missed event %d", i+1)
+		}
+	}
+	n := 0
+	for range slow.c {
+		n++
+	}
+	if !slow.dropped || n != 2 {
+		t.Fatalf("the slow client: dropped %v after %d buffered events, want dropped after 2", slow.dropped, n)
+	}
+	ev.mu.Lock()
+	clients := len(ev.clients)
+	ev.mu.Unlock()
+	if clients != 1 {
+		t.Fatalf("%d clients left, want the fast one", clients)
+	}
+}
+
+// Closing the broadcast ends every stream with a shutdown event.
+func TestEventsShutdown(t *testing.T) {
+	ev := NewEvents(10, 4)
+	hs, _ := testServer(t, testVault(t), upstream(t), Options{Events: ev})
+	resp := eventsStream(t, context.Background(), hs.URL+"/events")
+	waitSubscribers(t, ev, 1)
+	ev.Close()
+	got := readSSE(t, resp.Body, nil)
+	if len(got) != 1 || got[0].event != EventServerShutdown {
+		t.Fatalf("after Close: %+v, want one shutdown event and the end of the stream", got)
+	}
+	ev.Publish(noteEvent("Late.md", false))
+}
