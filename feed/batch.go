@@ -184,6 +184,12 @@ func (f *Follower) commit(ctx context.Context, docs []livesync.Doc, checkpoint s
 	f.countParked()
 	f.withStats(func(s *FollowerStats) {
 		s.Checkpoint = checkpoint
+		// The database is at least at the sequence it just delivered.
+		if at, ok := seqNumber(checkpoint); ok {
+			if db, ok := seqNumber(s.UpdateSeq); !ok || at > db {
+				s.UpdateSeq = checkpoint
+			}
+		}
 		s.Rows += rows
 		s.Batches++
 		counts := res

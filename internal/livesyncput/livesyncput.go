@@ -1,0 +1,196 @@
+// Package livesyncput writes notes into a CouchDB database the way
+// Obsidian's Self-hosted LiveSync does: the text cut into content-addressed
+// chunk documents ("leaf", id "h:…"), then the note's metadata document
+// listing them, in one _bulk_docs request. It is what the tests, the
+// benchmarks and the demo use to play the part of a phone or a laptop
+// editing the vault. vaultask itself never writes to CouchDB.
+//
+// It imports no package of this module.
+package livesyncput
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/big"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Client writes to one database.
+type Client struct {
+	// DB is the database URL, e.g. http://127.0.0.1:5984/obsidian.
+	DB             string
+	User, Password string
+	HTTP           *http.Client
+}
+
+// chunkSize is roughly where LiveSync's splitter cuts plain text: a few
+// hundred bytes to a few KB, preferably at a line break.
+const chunkSize = 1000
+
+// Docs are the documents of one note as LiveSync writes them: the chunks,
+// then the metadata document (path, children, size, times).
+func Docs(path, text string, mtime time.Time) (chunks []map[string]any, note map[string]any) {
+	var children []string
+	seen := map[string]bool{}
+	for _, piece := range split(text) {
+		id := chunkID(piece)
+		children = append(children, id)
+		if !seen[id] {
+			seen[id] = true
+			chunks = append(chunks, map[string]any{"_id": id, "type": "leaf", "data": piece})
+		}
+	}
+	if children == nil {
+		children = []string{}
+	}
+	ms := mtime.UnixMilli()
+	note = map[string]any{"_id": strings.ToLower(path), "path": path, "type": "plain", "children": children,
+		"ctime": ms, "mtime": ms, "size": len(text), "eden": map[string]any{}}
+	return chunks, note
+}
+
+// split cuts text into pieces of about chunkSize bytes at line breaks.
+func split(text string) []string {
+	var out []string
+	for len(text) > chunkSize {
+		cut := strings.LastIndexByte(text[:chunkSize], '\n') + 1
+		if cut <= 0 {
+			cut = chunkSize
+			for cut < len(text) && text[cut]&0xC0 == 0x80 {
+				cut++ // not inside a UTF-8 sequence
+			}
+		}
+		out = append(out, text[:cut])
+		text = text[cut:]
+	}
+	if text != "" {
+		out = append(out, text)
+	}
+	return out
+}
+
+// chunkID is a content address in LiveSync's shape: "h:" and 13 base-36
+// digits of a hash of the data.
+func chunkID(data string) string {
+	sum := sha256.Sum256([]byte(data))
+	n := new(big.Int).SetBytes(sum[:9])
+	id := n.Text(36)
+	for len(id) < 13 {
+		id = "0" + id
+	}
+	return "h:" + id[:13]
+}
+
+// Put writes a note: its chunks first, then its metadata, as a new revision
+// of the note's document when there is one. notesFirst writes the
+// metadata before the chunks, in two requests, as LiveSync's replication
+// sometimes delivers them.
+func (c *Client) Put(ctx context.Context, path, text string, notesFirst bool) error {
+	chunks, note := Docs(path, text, time.Now())
+	var cur struct {
+		Rev string `json:"_rev"`
+	}
+	switch err := c.do(ctx, http.MethodGet, "/"+url.PathEscape(note["_id"].(string)), nil, &cur); {
+	case err == nil:
+		note["_rev"] = cur.Rev
+	case !isNotFound(err):
+		return err
+	}
+	docs := make([]any, 0, len(chunks)+1)
+	for _, ch := range chunks {
+		docs = append(docs, ch)
+	}
+	if notesFirst {
+		if err := c.bulk(ctx, []any{note}); err != nil {
+			return err
+		}
+		return c.bulk(ctx, docs)
+	}
+	return c.bulk(ctx, append(docs, note))
+}
+
+// Delete soft-deletes a note, as LiveSync does: a new revision with
+// "deleted": true that keeps its children.
+func (c *Client) Delete(ctx context.Context, path string) error {
+	var doc map[string]any
+	if err := c.do(ctx, http.MethodGet, "/"+url.PathEscape(strings.ToLower(path)), nil, &doc); err != nil {
+		return err
+	}
+	doc["deleted"] = true
+	doc["mtime"] = time.Now().UnixMilli()
+	return c.bulk(ctx, []any{doc})
+}
+
+func (c *Client) bulk(ctx context.Context, docs []any) error {
+	var res []struct {
+		ID, Error, Reason string
+	}
+	if err := c.do(ctx, http.MethodPost, "/_bulk_docs", map[string]any{"docs": docs}, &res); err != nil {
+		return err
+	}
+	for _, r := range res {
+		if r.Error != "" && r.Error != "conflict" { // a conflict on a chunk: the same content is there
+			return fmt.Errorf("write %s: %s: %s", r.ID, r.Error, r.Reason)
+		}
+	}
+	return nil
+}
+
+type statusError struct {
+	status int
+	body   string
+}
+
+func (e *statusError) Error() string { return fmt.Sprintf("couchdb: %d %s", e.status, e.body) }
+
+func isNotFound(err error) bool {
+	se, ok := err.(*statusError)
+	return ok && se.status == http.StatusNotFound
+}
+
+func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.DB, "/")+path, rd)
+	if err != nil {
+		return err
+	}
+	if c.User != "" {
+		req.SetBasicAuth(c.User, c.Password)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode >= 400 {
+		return &statusError{resp.StatusCode, strings.TrimSpace(string(b))}
+	}
+	if out != nil {
+		return json.Unmarshal(b, out)
+	}
+	return nil
+}
