@@ -6,8 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"os"
 	"net/http"
+	"os"
 	"regexp"
 	"runtime"
 	"slices"
@@ -400,7 +400,6 @@ func TestServeUnderLoad(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
-
 
 // ownGoroutines counts the goroutines other than the ones of pooled HTTP
 // connections to the test's own servers (the fake model, the test
