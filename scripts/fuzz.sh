@@ -5,8 +5,8 @@ cd "$(dirname "$0")/.."
 fuzztime=${1:-20s}
 for pkg in $(go list -tags sqlite_fts5 ./...); do
   dir=$(go list -tags sqlite_fts5 -f '{{.Dir}}' "$pkg")
-  for target in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //'); do
+  grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //' | while read -r target; do
     echo "== $pkg $target"
-    go test -tags sqlite_fts5 -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "$pkg"
+    go test -tags sqlite_fts5 -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "$pkg" </dev/null
   done
 done

