@@ -5,7 +5,7 @@
 // benchmarks and the demo use to play the part of a phone or a laptop
 // editing the vault. vaultask itself never writes to CouchDB.
 //
-// It imports no package of this module.
+// Of this module it imports only feed/livesync, for the document ids.
 package livesyncput
 
 import (
@@ -20,6 +20,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/vaultask/vaultask/feed/livesync"
 )
 
 // Client writes to one database.
@@ -34,8 +36,9 @@ type Client struct {
 // hundred bytes to a few KB, preferably at a line break.
 const chunkSize = 1000
 
-// Docs are the documents of one note as LiveSync writes them: the chunks,
-// then the metadata document (path, children, size, times).
+// Docs are the documents of one note as LiveSync writes them in a new,
+// unencrypted vault (ids lower-cased): the chunks, then the metadata
+// document (path, children, size, times).
 func Docs(path, text string, mtime time.Time) (chunks []map[string]any, note map[string]any) {
 	var children []string
 	seen := map[string]bool{}
@@ -51,10 +54,14 @@ func Docs(path, text string, mtime time.Time) (chunks []map[string]any, note map
 		children = []string{}
 	}
 	ms := mtime.UnixMilli()
-	note = map[string]any{"_id": strings.ToLower(path), "path": path, "type": "plain", "children": children,
+	note = map[string]any{"_id": noteID(path), "path": path, "type": "plain", "children": children,
 		"ctime": ms, "mtime": ms, "size": len(text), "eden": map[string]any{}}
 	return chunks, note
 }
+
+// noteID is the id LiveSync gives path in a new vault: case-insensitive,
+// not obfuscated.
+func noteID(path string) string { return livesync.DocumentID(path, false, "") }
 
 // split cuts text into pieces of about chunkSize bytes at line breaks.
 func split(text string) []string {
@@ -120,7 +127,7 @@ func (c *Client) Put(ctx context.Context, path, text string, notesFirst bool) er
 // "deleted": true that keeps its children.
 func (c *Client) Delete(ctx context.Context, path string) error {
 	var doc map[string]any
-	if err := c.do(ctx, http.MethodGet, "/"+url.PathEscape(strings.ToLower(path)), nil, &doc); err != nil {
+	if err := c.do(ctx, http.MethodGet, "/"+url.PathEscape(noteID(path)), nil, &doc); err != nil {
 		return err
 	}
 	doc["deleted"] = true

@@ -1,0 +1,133 @@
+package livesyncput
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/vaultask/vaultask/feed/livesync"
+	"github.com/vaultask/vaultask/internal/couchtest"
+)
+
+// decodeNote decodes docs with the reader vaultask uses and reassembles the
+// note's text from its children.
+func decodeNote(t *testing.T, chunks []map[string]any, note map[string]any) (livesync.Doc, string) {
+	t.Helper()
+	var dec livesync.Decoder
+	data := map[string]string{}
+	for _, c := range chunks {
+		raw, _ := json.Marshal(c)
+		d, err := dec.Decode(raw)
+		if err != nil || d.Kind != livesync.KindChunk {
+			t.Fatalf("chunk %s: kind %v, %v", c["_id"], d.Kind, err)
+		}
+		if !utf8.ValidString(d.Data) {
+			t.Errorf("chunk %s cuts a UTF-8 sequence: %q", d.ID, d.Data)
+		}
+		data[d.ID] = d.Data
+	}
+	raw, _ := json.Marshal(note)
+	d, err := dec.Decode(raw)
+	if err != nil || d.Kind != livesync.KindNote {
+		t.Fatalf("note: kind %v, %v", d.Kind, err)
+	}
+	var text strings.Builder
+	for _, id := range d.Note.Children {
+		piece, ok := data[id]
+		if !ok {
+			t.Fatalf("child %s has no chunk", id)
+		}
+		text.WriteString(piece)
+	}
+	return d, text.String()
+}
+
+// What Docs writes, the feed's own decoder reads back as the same note:
+// its path, its id as LiveSync derives it, its text whole, every chunk a
+// whole UTF-8 text and repeated content stored once.
+func TestDocsReadBackByTheDecoder(t *testing.T) {
+	for name, tc := range map[string]struct{ path, text string }{
+		"empty":            {"Empty.md", ""},
+		"short":            {"Notes/Short note.md", "# Short\n\nOne line.\n"},
+		"lines":            {"Long/Lines.md", strings.Repeat("A line of about forty bytes of text.\n", 200)},
+		"no line breaks":   {"Long/Runs.md", strings.Repeat("åäö€", 900)},
+		"repeated content": {"Repeat.md", strings.Repeat(strings.Repeat("x", 999)+"\n", 3)},
+		"underscore":       {"_private/Calculus.md", "# Calculus\n"},
+		"upper case":       {"Journal/2026-11-30 Monday.md", "# Monday\n"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			mtime := time.UnixMilli(1764500000000)
+			chunks, note := Docs(tc.path, tc.text, mtime)
+			d, text := decodeNote(t, chunks, note)
+			if text != tc.text {
+				t.Fatalf("text read back differs: %d bytes, want %d", len(text), len(tc.text))
+			}
+			if want := livesync.DocumentID(tc.path, false, ""); d.ID != want {
+				t.Errorf("id = %q, want %q", d.ID, want)
+			}
+			if d.Note.Path != tc.path || d.Note.Size != int64(len(tc.text)) || !d.Note.Mtime.Equal(mtime) || d.Note.Deleted || d.Note.Binary {
+				t.Errorf("note = %+v", d.Note)
+			}
+			ids := map[string]bool{}
+			for _, c := range chunks {
+				if ids[c["_id"].(string)] {
+					t.Errorf("chunk %s written twice", c["_id"])
+				}
+				ids[c["_id"].(string)] = true
+			}
+		})
+	}
+	_, repeated := Docs("R.md", strings.Repeat(strings.Repeat("x", 999)+"\n", 3), time.Now())
+	if children := repeated["children"].([]string); len(children) != 3 || children[0] != children[1] {
+		t.Errorf("repeated content: children %v, want one chunk three times", children)
+	}
+}
+
+// Put writes a note the test CouchDB then serves as LiveSync's would: new
+// revisions of one document, chunks shared between notes, the metadata
+// first when asked; Delete leaves a soft-deleted revision.
+func TestPutAndDelete(t *testing.T) {
+	srv := couchtest.Start(t)
+	db := srv.NewDB(t)
+	c := &Client{DB: srv.DBURL(db), User: srv.User, Password: srv.Password}
+	ctx := context.Background()
+	get := func(id string) map[string]any {
+		t.Helper()
+		var doc map[string]any
+		if err := c.do(ctx, "GET", "/"+id, nil, &doc); err != nil {
+			t.Fatalf("GET %s: %v", id, err)
+		}
+		return doc
+	}
+	if err := c.Put(ctx, "Recipes/Bread.md", "# Bread\n\nKnead it.\n", false); err != nil {
+		t.Fatal(err)
+	}
+	first := get("recipes%2Fbread.md")
+	// The same chunk again, in another note: the conflict on it is not an error.
+	if err := c.Put(ctx, "Recipes/Copy.md", "# Bread\n\nKnead it.\n", false); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Put(ctx, "Recipes/Bread.md", "# Bread\n\nKnead it for ten minutes.\n", true); err != nil {
+		t.Fatal(err)
+	}
+	second := get("recipes%2Fbread.md")
+	if first["_rev"] == second["_rev"] || !strings.HasPrefix(second["_rev"].(string), "2-") {
+		t.Errorf("revisions %v then %v, want a second revision", first["_rev"], second["_rev"])
+	}
+	for _, id := range second["children"].([]any) {
+		get(strings.ReplaceAll(id.(string), ":", "%3A"))
+	}
+	if err := c.Delete(ctx, "Recipes/Bread.md"); err != nil {
+		t.Fatal(err)
+	}
+	gone := get("recipes%2Fbread.md")
+	if gone["deleted"] != true || len(gone["children"].([]any)) == 0 {
+		t.Errorf("after Delete: %v, want deleted with its children kept", gone)
+	}
+	if err := c.Delete(ctx, "Never/Written.md"); err == nil || !isNotFound(err) {
+		t.Errorf("Delete of a note never written: %v, want a 404", err)
+	}
+}
