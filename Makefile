@@ -11,8 +11,10 @@ help: ## list the targets
 setup: ## install what builds and tests need (Debian packages, model files, test servers)
 	bash scripts/setup.sh
 
-build: ## build bin/vaultask
-	go build -tags $(TAGS) -o bin/vaultask ./cmd/vaultask
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+
+build: ## build bin/vaultask as releases are built, stamped with VERSION (default: git describe)
+	bash scripts/build-release.sh bin/vaultask $(VERSION)
 
 test: ## run every test with the race detector (installs what they need first)
 	bash scripts/test.sh
@@ -26,7 +28,7 @@ fuzz: ## run every fuzz target for FUZZTIME each (default 20s)
 bench: ## run the benchmarks
 	go test -tags $(TAGS) -run '^$$' -bench . -benchmem ./...
 
-demo: ## index the bundled demo vault with built-in defaults, no API keys
+demo: ## the live system on the demo vault: a test CouchDB, LiveSync-format notes, vaultask serve (no API keys)
 	bash scripts/demo.sh
 
 clean: ## remove build outputs and the demo index

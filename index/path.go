@@ -25,7 +25,7 @@ func CleanPath(p string) (string, error) {
 	}
 	for seg := range strings.SplitSeq(p, "/") {
 		if seg == ".." {
-			return "", fmt.Errorf("unclean path %q: it climbs out of the vault with ..", p)
+			return "", fmt.Errorf("unclean path %q: it climbs out of the vault (a .. segment)", p)
 		}
 	}
 	clean := path.Clean(p)

@@ -1,26 +1,13 @@
 #!/usr/bin/env bash
-# The demo: index the bundled demo vault (demo/vault) with the built-in
-# defaults into data/demo.db and show what the index holds. No API keys.
+# The demo: installs what is missing, starts a CouchDB-compatible server on
+# loopback, loads the demo vault (demo/vault) into it in LiveSync's format,
+# and runs `vaultask serve` following it live, with the built-in embedder and
+# no API keys. Prints the /chat, OpenAI and MCP URLs; Ctrl-C stops it all.
+# Flags go to `vaultask-dev demo` (-listen, -couch-port, -dir; -h lists them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+echo "demo: building bin/vaultask and bin/vaultask-dev"
 go build -tags sqlite_fts5 -o bin/vaultask ./cmd/vaultask
-mkdir -p data
-export VAULTASK_CONFIG=config.yaml
-export VAULTASK_OVERRIDES_FILE=data/demo-overrides.json
-export VAULTASK_VAULT__SOURCE=folder
-export VAULTASK_VAULT__PATH=demo/vault
-export VAULTASK_INDEX__PATH=data/demo.db
-export VAULTASK_SENSITIVITY__PERSONAL_PATHS='["Tastings/**"]'
-bin/vaultask index
-bin/vaultask stats
-
-question="What rating did I give the Barolo 2016?"
-echo
-echo "== vaultask ask --allow-web=false \"$question\""
-echo "   (vault only: personal notes such as Tastings/ are visible)"
-bin/vaultask ask --allow-web=false "$question"
-echo
-echo "== vaultask ask --dry-run \"$question\""
-echo "   (allow_web, the CLI default: only open notes are searched, so the personal tasting note cannot appear)"
-bin/vaultask ask --dry-run "$question"
+go build -o bin/vaultask-dev ./internal/cmd/vaultask-dev
+exec bin/vaultask-dev demo "$@"

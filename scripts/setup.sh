@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-debs=(gcc libc6-dev libsqlite3-dev curl ca-certificates shellcheck)
+debs=(gcc libc6-dev libsqlite3-dev curl ca-certificates shellcheck docker-compose)
 missing=()
 for p in "${debs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -37,4 +37,4 @@ npm_install() { # dir what
   echo "$want" >"$stamp"
 }
 npm_install internal/couchtest/server "the CouchDB-compatible test server"
-npm_install tests/clients "the real clients the tests drive (openai, the MCP SDK, playwright-core)"
+npm_install tests/clients "the real clients the tests drive (openai, the MCP SDK, playwright-core) and the Dockerfile linter"

@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # Runs every test with the race detector, after installing what the tests
-# need. Extra arguments go to `go test` (e.g. -run TestApply ./index/).
+# need, then checks the release binary as the container runs it
+# (scripts/container-check.sh). Extra arguments go to `go test` instead
+# (e.g. -run TestApply ./index/), without the container check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-if [ $# -eq 0 ]; then set -- ./...; fi
-go test -race -tags sqlite_fts5 -count=1 -timeout 15m "$@"
+if [ $# -gt 0 ]; then
+  exec go test -race -tags sqlite_fts5 -count=1 -timeout 15m "$@"
+fi
+go test -race -tags sqlite_fts5 -count=1 -timeout 15m ./...
+bash scripts/container-check.sh

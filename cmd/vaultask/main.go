@@ -62,6 +62,8 @@ func commands() []command {
 		{"ask", "answer a question from the vault (--dry-run: retrieval only)", runAsk},
 		{"serve", "follow the vault and answer over HTTP: OpenAI-compatible API, MCP, status, events", runServe},
 		{"eval", "measure retrieval (recall@k, MRR, A/B arms) or the web trigger on a questions file", runEval},
+		{"healthcheck", "exit 0 when the running server's /healthz answers (for a container HEALTHCHECK)", runHealthcheck},
+		{"version", "print the version", runVersion},
 	}
 }
 
@@ -76,7 +78,7 @@ Commands:
 func (m *Main) usage() {
 	fmt.Fprint(m.Stderr, usageHead)
 	for _, c := range commands() {
-		fmt.Fprintf(m.Stderr, "  %-10s %s\n", c.name, c.summary)
+		fmt.Fprintf(m.Stderr, "  %-12s %s\n", c.name, c.summary)
 	}
 	fmt.Fprint(m.Stderr, "\nRun `vaultask <command> --help` for a command's flags.\n")
 }

@@ -7,6 +7,9 @@ import (
 	"flag"
 	"io/fs"
 	"maps"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -248,5 +251,35 @@ func TestUsage(t *testing.T) {
 	golden(t, "index-help/stderr", stderr, nil)
 	if _, _, err := run(t, nil, "frobnicate"); err == nil || !strings.Contains(err.Error(), "frobnicate") {
 		t.Fatalf("unknown command: %v", err)
+	}
+}
+
+// version prints the stamped version; healthcheck passes on a 200 from
+// /healthz and fails, saying what answered, otherwise.
+func TestVersionAndHealthcheck(t *testing.T) {
+	defer func(v string) { version = v }(version)
+	version = "v1.2.3"
+	stdout, _, err := run(t, nil, "version")
+	if err != nil || !strings.HasPrefix(stdout, "vaultask v1.2.3 (go") {
+		t.Errorf("version: %q, %v", stdout, err)
+	}
+	healthy := true
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/healthz" || !healthy {
+			http.Error(w, "no", http.StatusServiceUnavailable)
+		}
+	}))
+	defer srv.Close()
+	host, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
+	env := []string{"VAULTASK_API__LISTEN=:" + port, "VAULTASK_OVERRIDES_FILE=/nonexistent/overrides.json"}
+	if host != "127.0.0.1" {
+		t.Fatalf("httptest listens on %s", host)
+	}
+	if stdout, _, err := run(t, env, "healthcheck"); err != nil || !strings.Contains(stdout, "ok: http://127.0.0.1:"+port+"/healthz") {
+		t.Errorf("healthcheck from api.listen %q: %q, %v", ":"+port, stdout, err)
+	}
+	healthy = false
+	if _, _, err := run(t, nil, "healthcheck", "--url", srv.URL+"/healthz"); err == nil || !strings.Contains(err.Error(), "503") {
+		t.Errorf("healthcheck of an unhealthy server: %v, want the 503 named", err)
 	}
 }

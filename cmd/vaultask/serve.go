@@ -18,9 +18,6 @@ import (
 	"github.com/vaultask/vaultask/transport"
 )
 
-// version is the build's version, stamped with -ldflags "-X main.version=…".
-var version = "dev"
-
 // Shutdown bounds: running answers get drainTimeout to finish once a signal
 // comes; the feed then finishes its batch and its checkpoint.
 const drainTimeout = 10 * time.Second
@@ -64,7 +61,7 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 		svc.close(context.WithoutCancel(ctx))
 		return err
 	}
-	fmt.Fprintf(m.Stdout, "vaultask %s serving on http://%s (OpenAI-compatible API at /v1, MCP at /mcp, status at /status)\n", version, svc.ln.Addr())
+	fmt.Fprintf(m.Stdout, "vaultask %s serving on http://%s (OpenAI-compatible API at /v1, MCP at /mcp, status at /status)\n", buildVersion(), svc.ln.Addr())
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- svc.http.Serve(svc.ln) }()
 	var stopErr error
@@ -126,7 +123,7 @@ func (svc *service) open(ctx context.Context, m *Main) error {
 	handler, err := transport.New(transport.Options{
 		Answerer: p, Vault: svc.store, Status: svc.status, Events: svc.events,
 		APIKey: apiKey, MaxConcurrent: cfg.API.MaxConcurrent, MaxBodyBytes: int64(cfg.API.MaxRequestBytes),
-		CORSOrigins: cfg.API.CORSOrigins, TrustedHosts: cfg.API.TrustedHosts, Version: version, Logger: log,
+		CORSOrigins: cfg.API.CORSOrigins, TrustedHosts: cfg.API.TrustedHosts, Version: buildVersion(), Logger: log,
 	})
 	if err != nil {
 		return err
@@ -240,7 +237,7 @@ func (svc *service) watchFeed(ctx context.Context) {
 
 // status assembles /status from the feed, the index and the embedder.
 func (svc *service) status(ctx context.Context) transport.Status {
-	st := transport.Status{Version: version, StartedAt: svc.start, Feed: transport.FeedStatus{Source: svc.cfg.Vault.Source, Lag: -1}}
+	st := transport.Status{Version: buildVersion(), StartedAt: svc.start, Feed: transport.FeedStatus{Source: svc.cfg.Vault.Source, Lag: -1}}
 	st.Embedder.Model = svc.cfg.Models.Embedding
 	if svc.vec != nil {
 		vs := svc.vec.Status()

@@ -134,8 +134,9 @@ func serveVault(t *testing.T) (*couchtest.Server, string, *livesyncput.Client) {
 		}
 	}
 	// A note whose chunk never arrives.
-	_, note := livesyncput.Docs("Half.md", "a note whose chunk is missing\n", time.Now())
-	bulkDocs(t, srv, db, note)
+	if err := lp.PutMetadata(ctx, "Half.md", "a note whose chunk is missing\n"); err != nil {
+		t.Fatal(err)
+	}
 	return srv, db, lp
 }
 

@@ -11,13 +11,16 @@ package livesyncput
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math/big"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -40,9 +43,35 @@ const chunkSize = 1000
 // unencrypted vault (ids lower-cased): the chunks, then the metadata
 // document (path, children, size, times).
 func Docs(path, text string, mtime time.Time) (chunks []map[string]any, note map[string]any) {
-	var children []string
+	return docs(path, "plain", split(text), len(text), mtime)
+}
+
+// textExtensions are the files LiveSync stores as text ("plain"); it
+// stores every other file as binary ("newnote").
+var textExtensions = map[string]bool{".md": true, ".txt": true, ".svg": true, ".html": true, ".csv": true, ".css": true, ".js": true, ".xml": true, ".canvas": true}
+
+// binaryPiece is the size of a binary file's pieces before base64.
+const binaryPiece = 256 << 10
+
+// FileDocs are the documents of any vault file: a text file as Docs
+// writes it, any other as a binary note whose chunks hold base64 pieces.
+func FileDocs(path string, data []byte, mtime time.Time) (chunks []map[string]any, note map[string]any) {
+	if textExtensions[strings.ToLower(filepath.Ext(path))] {
+		return Docs(path, string(data), mtime)
+	}
+	var pieces []string
+	for rest := data; len(rest) > 0; {
+		n := min(len(rest), binaryPiece)
+		pieces = append(pieces, base64.StdEncoding.EncodeToString(rest[:n]))
+		rest = rest[n:]
+	}
+	return docs(path, "newnote", pieces, len(data), mtime)
+}
+
+func docs(path, typ string, pieces []string, size int, mtime time.Time) (chunks []map[string]any, note map[string]any) {
+	children := []string{}
 	seen := map[string]bool{}
-	for _, piece := range split(text) {
+	for _, piece := range pieces {
 		id := chunkID(piece)
 		children = append(children, id)
 		if !seen[id] {
@@ -50,12 +79,9 @@ func Docs(path, text string, mtime time.Time) (chunks []map[string]any, note map
 			chunks = append(chunks, map[string]any{"_id": id, "type": "leaf", "data": piece})
 		}
 	}
-	if children == nil {
-		children = []string{}
-	}
 	ms := mtime.UnixMilli()
-	note = map[string]any{"_id": noteID(path), "path": path, "type": "plain", "children": children,
-		"ctime": ms, "mtime": ms, "size": len(text), "eden": map[string]any{}}
+	note = map[string]any{"_id": noteID(path), "path": path, "type": typ, "children": children,
+		"ctime": ms, "mtime": ms, "size": size, "eden": map[string]any{}}
 	return chunks, note
 }
 
@@ -101,6 +127,23 @@ func chunkID(data string) string {
 // sometimes delivers them.
 func (c *Client) Put(ctx context.Context, path, text string, notesFirst bool) error {
 	chunks, note := Docs(path, text, time.Now())
+	return c.put(ctx, chunks, note, notesFirst)
+}
+
+// PutFile writes any vault file as FileDocs makes it, chunks first.
+func (c *Client) PutFile(ctx context.Context, path string, data []byte, mtime time.Time) error {
+	chunks, note := FileDocs(path, data, mtime)
+	return c.put(ctx, chunks, note, false)
+}
+
+// PutMetadata writes only a note's metadata document, as a replication
+// cut off before its chunks leaves it.
+func (c *Client) PutMetadata(ctx context.Context, path, text string) error {
+	_, note := Docs(path, text, time.Now())
+	return c.put(ctx, nil, note, false)
+}
+
+func (c *Client) put(ctx context.Context, chunks []map[string]any, note map[string]any, notesFirst bool) error {
 	var cur struct {
 		Rev string `json:"_rev"`
 	}
@@ -114,13 +157,41 @@ func (c *Client) Put(ctx context.Context, path, text string, notesFirst bool) er
 	for _, ch := range chunks {
 		docs = append(docs, ch)
 	}
-	if notesFirst {
+	if notesFirst && len(docs) > 0 {
 		if err := c.bulk(ctx, []any{note}); err != nil {
 			return err
 		}
 		return c.bulk(ctx, docs)
 	}
 	return c.bulk(ctx, append(docs, note))
+}
+
+// CreateVault makes the database as LiveSync sets up a new remote vault:
+// the database, its version document, the milestone with this setup's
+// creation time and settings, and the sync parameters with a fresh salt.
+// A database already there is an error: it may be someone's vault.
+func (c *Client) CreateVault(ctx context.Context) error {
+	if err := c.do(ctx, http.MethodPut, "", nil, nil); err != nil {
+		return fmt.Errorf("create database: %w", err)
+	}
+	salt := make([]byte, 32)
+	if _, err := rand.Read(salt); err != nil {
+		return err
+	}
+	settings := map[string]any{"handleFilenameCaseSensitive": false, "encrypt": false, "usePathObfuscation": false,
+		"enableCompression": false, "useEden": false, "hashAlg": "xxhash64", "chunkSplitterVersion": "v3-rabin-karp"}
+	for _, doc := range []map[string]any{
+		{"_id": "obsydian_livesync_version", "type": "versioninfo", "version": 12},
+		{"_id": "_local/obsydian_livesync_milestone", "type": "milestoneinfo", "created": time.Now().UnixMilli(), "locked": false,
+			"accepted_nodes": []string{"livesyncput"}, "tweak_values": map[string]any{"livesyncput": settings, "PREFERRED": settings}},
+		{"_id": "_local/obsidian_livesync_sync_parameters", "type": "sync-parameters", "protocolVersion": 2,
+			"pbkdf2salt": base64.StdEncoding.EncodeToString(salt)},
+	} {
+		if err := c.do(ctx, http.MethodPut, "/"+doc["_id"].(string), doc, nil); err != nil {
+			return fmt.Errorf("write %s: %w", doc["_id"], err)
+		}
+	}
+	return nil
 }
 
 // Delete soft-deletes a note, as LiveSync does: a new revision with

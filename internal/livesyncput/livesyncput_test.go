@@ -1,8 +1,12 @@
 package livesyncput
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -86,6 +90,73 @@ func TestDocsReadBackByTheDecoder(t *testing.T) {
 	}
 }
 
+// FileDocs writes a text file as Docs does and any other file as LiveSync
+// writes binaries: a "newnote" whose chunks are base64 pieces, each decoded
+// on its own.
+func TestFileDocs(t *testing.T) {
+	mtime := time.UnixMilli(1764500000000)
+	chunks, note := FileDocs("Notes/a.MD", []byte("# A\n"), mtime)
+	wantChunks, wantNote := Docs("Notes/a.MD", "# A\n", mtime)
+	if !reflect.DeepEqual(chunks, wantChunks) || !reflect.DeepEqual(note, wantNote) {
+		t.Errorf("a .MD file: %v %v, want Docs' %v %v", chunks, note, wantChunks, wantNote)
+	}
+	data := make([]byte, 600<<10)
+	_, _ = rand.NewChaCha8([32]byte{1}).Read(data)
+	chunks, note = FileDocs("attachments/harvest.png", data, mtime)
+	var dec livesync.Decoder
+	raw, _ := json.Marshal(note)
+	d, err := dec.Decode(raw)
+	if err != nil || d.Kind != livesync.KindNote || !d.Note.Binary || d.Note.Type != "newnote" || d.Note.Size != int64(len(data)) {
+		t.Fatalf("binary note: %+v, %v", d, err)
+	}
+	pieces := map[string]string{}
+	for _, c := range chunks {
+		pieces[c["_id"].(string)] = c["data"].(string)
+	}
+	var got []byte
+	for _, id := range d.Note.Children {
+		b, err := base64.StdEncoding.DecodeString(pieces[id])
+		if err != nil {
+			t.Fatalf("chunk %s: %v", id, err)
+		}
+		got = append(got, b...)
+	}
+	if len(d.Note.Children) != 3 || !bytes.Equal(got, data) {
+		t.Errorf("%d children, %d bytes read back; want 3 and the file's %d", len(d.Note.Children), len(got), len(data))
+	}
+}
+
+// CreateVault sets a database up as LiveSync does: the feed reads its
+// milestone and sync parameters.
+func TestCreateVault(t *testing.T) {
+	srv := couchtest.Start(t)
+	name := srv.NewDB(t) + "-vault"
+	c := &Client{DB: srv.DBURL(name), User: srv.User, Password: srv.Password}
+	ctx := context.Background()
+	if err := c.CreateVault(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.do(ctx, "DELETE", "", nil, nil) })
+	var raw json.RawMessage
+	if err := c.do(ctx, "GET", "/_local/obsydian_livesync_milestone", nil, &raw); err != nil {
+		t.Fatal(err)
+	}
+	m, err := livesync.ParseMilestone(raw)
+	if err != nil || time.Since(m.Created) > time.Minute || m.Settings.HandleFilenameCaseSensitive {
+		t.Errorf("milestone %+v, %v", m, err)
+	}
+	if err := c.do(ctx, "GET", "/_local/obsidian_livesync_sync_parameters", nil, &raw); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := livesync.ParseSyncParameters(raw); err != nil || len(p.PBKDF2Salt) != 32 {
+		t.Errorf("sync parameters %+v, %v", p, err)
+	}
+	var version map[string]any
+	if err := c.do(ctx, "GET", "/obsydian_livesync_version", nil, &version); err != nil || version["version"] != 12.0 {
+		t.Errorf("version doc %v, %v", version, err)
+	}
+}
+
 // Put writes a note the test CouchDB then serves as LiveSync's would: new
 // revisions of one document, chunks shared between notes, the metadata
 // first when asked; Delete leaves a soft-deleted revision.
@@ -94,6 +165,9 @@ func TestPutAndDelete(t *testing.T) {
 	db := srv.NewDB(t)
 	c := &Client{DB: srv.DBURL(db), User: srv.User, Password: srv.Password}
 	ctx := context.Background()
+	if err := c.CreateVault(ctx); err == nil || !strings.Contains(err.Error(), "412") {
+		t.Errorf("CreateVault over an existing database: %v, want a 412 error", err)
+	}
 	get := func(id string) map[string]any {
 		t.Helper()
 		var doc map[string]any
@@ -119,6 +193,15 @@ func TestPutAndDelete(t *testing.T) {
 	}
 	for _, id := range second["children"].([]any) {
 		get(strings.ReplaceAll(id.(string), ":", "%3A"))
+	}
+	// A replication cut off before the chunks: only the metadata.
+	if err := c.PutMetadata(ctx, "Half.md", "never sent\n"); err != nil {
+		t.Fatal(err)
+	}
+	half := get("half.md")
+	var missing map[string]any
+	if err := c.do(ctx, "GET", "/"+strings.ReplaceAll(half["children"].([]any)[0].(string), ":", "%3A"), nil, &missing); !isNotFound(err) {
+		t.Errorf("the chunk of a metadata-only note: %v, want a 404", err)
 	}
 	if err := c.Delete(ctx, "Recipes/Bread.md"); err != nil {
 		t.Fatal(err)
