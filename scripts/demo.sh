@@ -8,6 +8,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 echo "demo: building bin/vaultask and bin/vaultask-dev"
-go build -tags sqlite_fts5 -o bin/vaultask ./cmd/vaultask
+bash scripts/build-release.sh bin/vaultask
 go build -o bin/vaultask-dev ./internal/cmd/vaultask-dev
 exec bin/vaultask-dev demo "$@"
