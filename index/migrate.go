@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"sort"
@@ -15,20 +16,55 @@ import (
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
+// ErrNewerIndex means the index was migrated by a newer vaultask: this one
+// does not know its schema and must not write to it, nor trust what it
+// reads.
+var ErrNewerIndex = errors.New("the index was written by a newer vaultask")
+
 // migrate applies every embedded migration not yet recorded in
-// schema_migrations, in file-name order, each in its own transaction.
+// schema_migrations, in file-name order, each in its own transaction. An
+// index holding a migration this binary does not know is refused with
+// ErrNewerIndex before anything is applied.
 func migrate(ctx context.Context, db *sql.DB) error {
 	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT`); err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
-	names, err := fs.Glob(migrationFS, "migrations/*.sql")
+	names, err := migrationNames()
 	if err != nil {
 		return err
 	}
-	sort.Strings(names)
+	if err := checkNotNewer(ctx, db, names); err != nil {
+		return err
+	}
 	for _, name := range names {
 		if err := applyMigration(ctx, db, name); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// migrationNames are the embedded migrations in the order they apply.
+func migrationNames() ([]string, error) {
+	names, err := fs.Glob(migrationFS, "migrations/*.sql")
+	sort.Strings(names)
+	return names, err
+}
+
+// checkNotNewer fails with ErrNewerIndex when the index records a
+// migration that is not among names.
+func checkNotNewer(ctx context.Context, q rowQuerier, names []string) error {
+	known := map[string]bool{}
+	for _, n := range names {
+		known[n] = true
+	}
+	applied, err := queryAll(ctx, q, one[string], `SELECT name FROM schema_migrations ORDER BY name`)
+	if err != nil {
+		return fmt.Errorf("read schema_migrations: %w", err)
+	}
+	for _, n := range applied {
+		if !known[n] {
+			return fmt.Errorf("%w (it has migration %s, this vaultask knows up to %s): upgrade vaultask, or move the index file away to rebuild it from the vault", ErrNewerIndex, strings.TrimPrefix(n, "migrations/"), strings.TrimPrefix(names[len(names)-1], "migrations/"))
 		}
 	}
 	return nil

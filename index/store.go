@@ -245,9 +245,12 @@ func openReadOnly(ctx context.Context, s *Store, readers int) (*Store, error) {
 // checkReadable refuses, for a reader, an index whose schema is behind this
 // program's or whose vectors are of another embedding space.
 func (s *Store) checkReadable(ctx context.Context) error {
-	names, err := fs.Glob(migrationFS, "migrations/*.sql")
+	names, err := migrationNames()
 	if err != nil {
 		return err
+	}
+	if err := checkNotNewer(ctx, s.reader, names); err != nil {
+		return fmt.Errorf("open index %s: %w", s.path, err)
 	}
 	var applied int
 	if err := s.reader.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&applied); err != nil || applied != len(names) {

@@ -420,3 +420,20 @@ func TestSyncIsACompareAndSetOnItsPlan(t *testing.T) {
 		t.Fatalf("index after the sync: %s", got)
 	}
 }
+
+// An index migrated by a newer vaultask is refused, for writing and for
+// reading, with what to do; nothing is applied to it.
+func TestIndexFromANewerVaultask(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "vaultask.db")
+	s := mustOpen(t, Options{Path: path})
+	if _, err := s.writer.Exec(`INSERT INTO schema_migrations(name, applied_at) VALUES ('migrations/9999_from_the_future.sql', 0)`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	for _, readOnly := range []bool{false, true} {
+		_, err := Open(context.Background(), Options{Path: path, Space: testSpace, ReadOnly: readOnly})
+		if !errors.Is(err, ErrNewerIndex) || !strings.Contains(err.Error(), "9999_from_the_future.sql") || !strings.Contains(err.Error(), "upgrade vaultask") {
+			t.Errorf("ReadOnly %v: %v, want ErrNewerIndex naming the migration and what to do", readOnly, err)
+		}
+	}
+}
