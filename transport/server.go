@@ -113,6 +113,9 @@ func New(opts Options) (*Server, error) {
 		events: opts.Events, log: opts.Logger.With("component", "http"), admin: newAdminGate(opts.Admin.Key, opts.Admin.Now)}
 	s.mcp = s.newMCP()
 	s.routes()
+	if err := s.pageRoutes(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
