@@ -107,7 +107,7 @@ type API struct {
 	Listen string `yaml:"listen" validate:"required"`
 	// Key, when set, is required as a bearer token on the API, MCP, the
 	// events and the status endpoints.
-	Key      Secret `yaml:"key"`
+	Key Secret `yaml:"key"`
 	// AdminKey, when set, is required as X-API-Key on /admin's data; without
 	// it /admin's data is refused.
 	AdminKey Secret `yaml:"admin_key"`

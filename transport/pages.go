@@ -55,7 +55,7 @@ func loadAssets(fsys fs.FS) (map[string]*asset, error) {
 		}
 		var gz bytes.Buffer
 		zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression) // the level is valid
-		_, _ = zw.Write(body)                                     // a bytes.Buffer does not fail
+		_, _ = zw.Write(body)                                   // a bytes.Buffer does not fail
 		_ = zw.Close()
 		sum := sha256.Sum256(body)
 		out[name] = &asset{body: body, gz: gz.Bytes(), contentType: ctype, etag: `"` + hex.EncodeToString(sum[:12]) + `"`}
