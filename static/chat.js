@@ -456,7 +456,7 @@ function messageEl(conv, m, index) {
   else if (streaming) body.append(el("p", { class: "thinking" }, "Searching your vault…"));
   li.append(head, body);
   if (m.state === "error") li.append(el("p", { class: "failed", role: "alert" }, "The answer failed: " + m.error));
-  if (!streaming) li.append(...sources(m, meta), ...degradations(meta), answerFoot(conv, m, index));
+  if (!streaming) li.append(...sources(m, meta), ...degradations(m, meta), answerFoot(conv, m, index));
   return li;
 }
 
@@ -485,9 +485,10 @@ function sources(m, meta) {
   return out;
 }
 
-function degradations(meta) {
-  if (!meta.notes?.length) return [];
-  return [el("ul", { class: "notes-list" }, ...meta.notes.map((n) => el("li", {}, n)))];
+function degradations(m, meta) {
+  const notes = (meta.notes || []).filter((n) => !m.content.includes(n));
+  if (!notes.length) return [];
+  return [el("ul", { class: "notes-list" }, ...notes.map((n) => el("li", {}, n)))];
 }
 
 function answerFoot(conv, m, index) {

@@ -49,8 +49,8 @@ func pagesVault(t *testing.T) (*couchtest.Server, string, *livesyncput.Client) {
 
 // pagesReply is the fake generation model: it rewrites a follow-up as
 // itself, repeats the hostile clipping when asked about ovens, and
-// otherwise answers at length with the first passage's citation, so the
-// answer streams for a while.
+// otherwise answers at length with the first passage's citation and one of
+// a note that does not exist, so the answer streams for a while.
 func pagesReply(msgs []fakellm.Message) string {
 	last := msgs[len(msgs)-1].Content
 	if _, q, ok := strings.Cut(last, "Last message: "); ok {
@@ -70,7 +70,13 @@ func pagesReply(msgs []fakellm.Message) string {
 	}
 	return "Knead the dough for **ten minutes**, then let it rise overnight in the fridge " + cite + ".\n\n" +
 		"- Feed the starter the night before.\n- Keep the dough covered while it rises.\n\nA clean bowl helps, as the " +
-		"notes say " + cite + "."
+		"notes say " + cite + "; a baguette is another matter [[Recipes/Baguette|Baguette]]."
+}
+
+// pagesRefuse fails the model for a question about passages, so that its
+// answer is the extractive one: the retrieved passages, each cited.
+func pagesRefuse(msgs []fakellm.Message) bool {
+	return strings.Contains(msgs[len(msgs)-1].Content, "Question: Which passages")
 }
 
 // /chat and /admin in headless Chromium against `vaultask serve` with the
@@ -89,7 +95,7 @@ func TestPagesInABrowser(t *testing.T) {
 	up := fakellm.New()
 	t.Cleanup(up.Close)
 	up.FirstToken, up.PerToken = 200*time.Millisecond, 30*time.Millisecond
-	up.Reply = pagesReply
+	up.Reply, up.Refuse = pagesReply, pagesRefuse
 	const key, adminKey = "pages-test-key", "pages-admin-key"
 	overrides := filepath.Join(t.TempDir(), "overrides.json")
 	env := append(serveEnv(t, srv, db, up), "VAULTASK_API__KEY="+key, "VAULTASK_API__ADMIN_KEY="+adminKey,
@@ -147,10 +153,10 @@ func TestPagesInABrowser(t *testing.T) {
 			t.Fatal("chat.test.mjs did not finish")
 		}
 		// Stop aborted the request: the upstream's stream for it was cut
-		// (vaultask cancelled it), every other one ended.
+		// (vaultask cancelled it), every other one not refused ended.
 		streamed := 0
 		for _, r := range up.Requests() {
-			if r.Stream {
+			if r.Stream && !pagesRefuse(r.Messages) {
 				streamed++
 			}
 		}

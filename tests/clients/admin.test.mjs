@@ -69,6 +69,10 @@ await run("admin", async ({ page }) => {
 
   const taken = await screenshots(page, "admin");
   taken.push(await shot(page, "admin-desktop-light-full", { fullPage: true }));
+  await page.setViewportSize({ width: 360, height: 740 });
+  await page.getByRole("heading", { name: "Settings" }).scrollIntoViewIfNeeded();
+  taken.push(await shot(page, "admin-phone-settings-light"));
+  await page.setViewportSize({ width: 1280, height: 800 });
 
   // Ten wrong keys lock this address out, the right key included.
   await page.getByRole("button", { name: "Lock" }).click();

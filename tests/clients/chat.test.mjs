@@ -83,6 +83,12 @@ await run("chat", async ({ page }) => {
   assert.notEqual(await cite.evaluate((e) => getComputedStyle(e).outlineStyle), "none", "keyboard focus is visible");
   await first.locator(".sources .cite").getByText("Sourdough bread", { exact: true }).waitFor();
 
+  // A citation of a note the answer was not given is marked, in the text and among the sources.
+  assert.match(await first.locator(".md").textContent(), /Baguetteunverified\./);
+  await first.locator(".md .unverified").filter({ hasText: "unverified" }).waitFor();
+  await first.locator(".sources .cite.bad").filter({ hasText: "Baguette · unverified" }).waitFor();
+  assert.equal(await first.locator(".md .cite").filter({ hasText: "Baguette" }).count(), 0, "an unverified citation is no link");
+
   // A follow-up sends the whole transcript, with the switch as it is now.
   await personal.uncheck();
   await ask("And how long does it rise?");
@@ -153,6 +159,19 @@ await run("chat", async ({ page }) => {
   await harmless.click();
   await page.waitForTimeout(200);
   assert.equal(await page.evaluate(() => window.__xss), undefined, "no script ran");
+  taken.push(await shot(page, "chat-hostile-desktop-light"));
+
+  // Without the model, the answer is the retrieved passages, shown as such: each cited, quoted.
+  await page.getByRole("button", { name: "New conversation" }).click();
+  await ask("Which passages mention the risotto stock?");
+  await answered(1);
+  const passages = answers.nth(0);
+  await passages.locator(".badge").filter({ hasText: "Retrieved passages" }).waitFor();
+  assert.equal(await passages.locator(".md strong").first().textContent(), "Retrieved passages");
+  assert.ok((await passages.locator(".md ol > li .cite").count()) >= 1, "each passage is cited");
+  assert.ok((await passages.locator(".md ol > li blockquote").count()) >= 1, "each passage is quoted");
+  assert.match(await passages.locator(".md ol > li blockquote").first().textContent(), /\S/);
+  taken.push(await shot(page, "chat-passages-desktop-light"));
 
   // Freshness: a note written on the phone shows without a reload, and a re-indexed cited note is noticed.
   await list.filter({ hasText: "Sourdough timing" }).click();
