@@ -3,6 +3,7 @@ package transport
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -176,6 +177,11 @@ func TestAdminKeyEqual(t *testing.T) {
 	} {
 		if got := g.keyEqual(key); got != want {
 			t.Errorf("keyEqual(%q) = %v, want %v", key, got, want)
+		}
+	}
+	for i := range 2000 {
+		if wrong := fmt.Sprintf("%s-%d", adminKey, i); g.keyEqual(wrong) {
+			t.Fatalf("keyEqual(%q) = true", wrong)
 		}
 	}
 	if newAdminGate("", nil).set {

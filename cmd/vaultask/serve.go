@@ -67,7 +67,7 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 		svc.close(context.WithoutCancel(ctx))
 		return err
 	}
-	fmt.Fprintf(m.Stdout, "vaultask %s serving on http://%s (OpenAI-compatible API at /v1, MCP at /mcp, status at /status)\n", version, svc.ln.Addr())
+	fmt.Fprintf(m.Stdout, "vaultask %s serving on http://%s (chat at /chat, admin at /admin, OpenAI-compatible API at /v1, MCP at /mcp, status at /status)\n", version, svc.ln.Addr())
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- svc.http.Serve(svc.ln) }()
 	var stopErr error
@@ -125,6 +125,9 @@ func (svc *service) open(ctx context.Context, m *Main) error {
 	apiKey := cfg.API.Key.Reveal()
 	if apiKey == "" {
 		log.Warn("no API key (VAULTASK_API__KEY): the API, MCP, events and status are open to anyone who can reach " + cfg.API.Listen)
+	}
+	if cfg.API.AdminKey == "" {
+		log.Info("no admin key (VAULTASK_API__ADMIN_KEY): /admin shows its page but refuses its data")
 	}
 	admin, err := m.adminOptions(cfg)
 	if err != nil {
