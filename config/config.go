@@ -107,8 +107,13 @@ type API struct {
 	Listen string `yaml:"listen" validate:"required"`
 	// Key, when set, is required as a bearer token on the API, MCP, the
 	// events and the status endpoints.
-	Key      Secret `yaml:"key"`
+	Key Secret `yaml:"key"`
+	// AdminKey, when set, is required as X-API-Key on /admin's data; without
+	// it /admin's data is refused.
 	AdminKey Secret `yaml:"admin_key"`
+	// ObsidianVault is the vault's name in Obsidian: /chat then opens a cited
+	// note in Obsidian and offers to save a conversation there.
+	ObsidianVault string `yaml:"obsidian_vault"`
 	// MaxConcurrent bounds the answers generated at once (429 beyond).
 	MaxConcurrent int `yaml:"max_concurrent" validate:"min=1,max=256"`
 	// MaxRequestBytes bounds a request body (413 beyond).

@@ -407,3 +407,30 @@ func describeNode(n *yaml.Node) string {
 	}
 	return strconv.Quote(n.Value)
 }
+
+// Values returns the value of every key that is not a secret, by path
+// ("retrieval.final_top_k"): a string, int, float64, bool, time.Duration or
+// []string. /admin shows the running values of the keys it may change.
+func (c Config) Values() map[string]any {
+	out := make(map[string]any, len(fields))
+	for _, f := range fields {
+		if !f.secret() {
+			out[f.path()] = f.value(&c).Interface()
+		}
+	}
+	return out
+}
+
+// EnvKeys returns the paths of the keys that the VAULTASK_<SECTION>__<KEY>
+// variables in env set: an overrides file cannot change those, since the
+// environment wins.
+func EnvKeys(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if f, ok := fieldsByEnv[name]; ok && !slices.Contains(out, f.path()) {
+			out = append(out, f.path())
+		}
+	}
+	return out
+}

@@ -565,3 +565,25 @@ func TestSetMatchesEnv(t *testing.T) {
 		t.Errorf("Set(retrieval.fts_weight, 2): %v, weight %v", err, c.Retrieval.FTSWeight)
 	}
 }
+
+// Values holds every key but the secrets, as the config holds it; EnvKeys
+// names the keys the environment sets.
+func TestValuesAndEnvKeys(t *testing.T) {
+	c, err := Default().WithEnv([]string{"VAULTASK_RETRIEVAL__FINAL_TOP_K=6", "VAULTASK_API__ADMIN_KEY=s3cret", "VAULTASK_API__OBSIDIAN_VAULT=Notes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := c.Values()
+	if v["retrieval.final_top_k"] != 6 || v["retrieval.fts_weight"] != 2.0 || v["web.enabled"] != false || v["api.obsidian_vault"] != "Notes" || v["index.reconcile_interval"] != time.Hour {
+		t.Errorf("Values = %v", v)
+	}
+	for _, f := range fields {
+		if _, ok := v[f.path()]; ok == f.secret() {
+			t.Errorf("Values has %s: %v; a secret: %v", f.path(), ok, f.secret())
+		}
+	}
+	got := EnvKeys([]string{"VAULTASK_RETRIEVAL__FINAL_TOP_K=6", "VAULTASK_CONFIG=x.yaml", "HOME=/root", "VAULTASK_RETRIEVAL__FINAL_TOP_K=7", "VAULTASK_WEB__ENABLED=true", "VAULTASK_NOPE__X=1"})
+	if diff := cmp.Diff([]string{"retrieval.final_top_k", "web.enabled"}, got); diff != "" {
+		t.Errorf("EnvKeys (-want +got):\n%s", diff)
+	}
+}

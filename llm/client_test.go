@@ -252,6 +252,15 @@ func TestParseModelID(t *testing.T) {
 	}
 }
 
+// Every suggested generation model is an id of a provider that generates.
+func TestSuggestedGenerationModels(t *testing.T) {
+	for _, id := range SuggestedGenerationModels {
+		if m, err := ParseModelID(id); err != nil || m.Provider == "builtin" {
+			t.Errorf("suggested %q: %+v, %v", id, m, err)
+		}
+	}
+}
+
 func TestEmbeddingMustRunLocally(t *testing.T) {
 	for _, tc := range []struct {
 		model, base string

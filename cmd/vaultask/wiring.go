@@ -88,17 +88,26 @@ func (m *Main) loadConfig(flagPath string) (config.Config, error) {
 	}
 	cfg, err := config.Load(path, m.Env)
 	if err == nil {
-		err = cfg.ValidateModels(llm.Policy{})
-	}
-	if err == nil && cfg.Web.Enabled {
-		if key := web.KeyEnv(cfg.Web.Provider); key != "" && m.getenv(key) == "" {
-			err = fmt.Errorf("web.provider %s needs an API key: set %s (or web.enabled: false)", cfg.Web.Provider, key)
-		}
+		err = m.checkConfig(cfg)
 	}
 	if err != nil {
 		return cfg, fmt.Errorf("config: %w", err)
 	}
 	return cfg, nil
+}
+
+// checkConfig is the startup validation beyond config's own: the model ids
+// against the providers, and the key a web provider needs.
+func (m *Main) checkConfig(cfg config.Config) error {
+	if err := cfg.ValidateModels(llm.Policy{}); err != nil {
+		return err
+	}
+	if cfg.Web.Enabled {
+		if key := web.KeyEnv(cfg.Web.Provider); key != "" && m.getenv(key) == "" {
+			return fmt.Errorf("web.provider %s needs an API key: set %s (or web.enabled: false)", cfg.Web.Provider, key)
+		}
+	}
+	return nil
 }
 
 func newLogger(w io.Writer, c config.Log) *slog.Logger {

@@ -26,6 +26,9 @@ type Server struct {
 	// FirstToken and PerToken are the delays before the first word and
 	// between words of a streamed reply.
 	FirstToken, PerToken time.Duration
+	// Refuse, when set and true for a request, answers it 400 Bad Request,
+	// which clients do not retry: a model that fails before its first word.
+	Refuse func(msgs []Message) bool
 
 	mu       sync.Mutex
 	requests []Request
@@ -90,6 +93,10 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.requests = append(s.requests, Request{Model: req.Model, Stream: req.Stream, Messages: req.Messages})
 	s.mu.Unlock()
+	if s.Refuse != nil && s.Refuse(req.Messages) {
+		http.Error(w, `{"error":{"message":"refused by the test"}}`, http.StatusBadRequest)
+		return
+	}
 	reply := s.Reply(req.Messages)
 	prompt := 0
 	for _, m := range req.Messages {
