@@ -247,8 +247,15 @@ function inline(text, ctx) {
   outer: for (let i = 0; i < text.length; ) {
     const c = text[i];
     if (c === "\n") {
-      flush();
-      out.push(el("br"));
+      // A line break inside a paragraph is a space, as in CommonMark (notes
+      // are often wrapped at a fixed width); two spaces before it keep it.
+      if (buf.endsWith("  ")) {
+        buf = buf.trimEnd();
+        flush();
+        out.push(el("br"));
+      } else {
+        buf = buf.trimEnd() + " ";
+      }
       i++;
       continue;
     }
