@@ -21,7 +21,7 @@ func TestApplyIndexesNoteForFTS(t *testing.T) {
 	if res.Added != 2 {
 		t.Fatalf("Added = %d, want 2", res.Added)
 	}
-	hits, err := s.SearchFTS(context.Background(), "dough rising", 5, ScopeAll)
+	hits, err := s.SearchFTS(context.Background(), "dough rising", 5, ScopeAll, FieldWeights{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,13 +32,13 @@ func TestApplyIndexesNoteForFTS(t *testing.T) {
 		t.Fatalf("hit = %+v, want title Bread and the path in the prelude", hits[0])
 	}
 	// The prelude is searched too: the path's folder finds the note.
-	hits, err = s.SearchFTS(context.Background(), "travel", 5, ScopeAll)
+	hits, err = s.SearchFTS(context.Background(), "travel", 5, ScopeAll, FieldWeights{})
 	if err != nil || len(hits) != 1 || hits[0].Path != "Travel/Kyoto.md" {
 		t.Fatalf("prelude search = %v, %v; want Travel/Kyoto.md", paths(hits), err)
 	}
 	// Diacritics are folded.
 	mustApply(t, s, upserts(note("Café.md", "Crème brûlée at the café.\n")))
-	hits, err = s.SearchFTS(context.Background(), "creme brulee", 5, ScopeAll)
+	hits, err = s.SearchFTS(context.Background(), "creme brulee", 5, ScopeAll, FieldWeights{})
 	if err != nil || len(hits) != 1 {
 		t.Fatalf("diacritic-folded search = %v, %v", paths(hits), err)
 	}
@@ -219,7 +219,7 @@ func TestTopicEdgesAndPrelude(t *testing.T) {
 	if !strings.Contains(prelude, "topics: Baking") {
 		t.Fatalf("prelude = %q, want the topic membership", prelude)
 	}
-	hits, err := s.SearchFTS(context.Background(), "baking", 5, ScopeAll)
+	hits, err := s.SearchFTS(context.Background(), "baking", 5, ScopeAll, FieldWeights{})
 	if err != nil {
 		t.Fatal(err)
 	}

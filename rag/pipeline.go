@@ -18,7 +18,7 @@ import (
 // query, before any k or limit.
 type Searcher interface {
 	SearchVector(ctx context.Context, vec []float32, k int, scope index.Scope) ([]index.Hit, error)
-	SearchFTS(ctx context.Context, text string, k int, scope index.Scope) ([]index.Hit, error)
+	SearchFTS(ctx context.Context, text string, k int, scope index.Scope, w index.FieldWeights) ([]index.Hit, error)
 	Docs(ctx context.Context, docIDs []string, scope index.Scope) ([]index.Doc, error)
 	Neighbours(ctx context.Context, docIDs []string, scope index.Scope) ([]index.Neighbour, error)
 	NoteChunks(ctx context.Context, docIDs []string, scope index.Scope) ([]index.Hit, error)
@@ -47,6 +47,9 @@ type Settings struct {
 	NoteFusion bool
 	// FTSWeight weighs the full-text ranking in the fusion; 0 means 1.
 	FTSWeight float64
+	// FTSFields weigh a full-text match by its field (see
+	// index.FieldWeights); the zero value means index.DefaultFieldWeights.
+	FTSFields index.FieldWeights
 	// MaxChunksPerDoc caps the chunks of one note; 0 means no cap.
 	MaxChunksPerDoc  int
 	GraphEnabled     bool
@@ -288,7 +291,7 @@ func (p *Pipeline) direct(ctx context.Context, r *Retrieval, s Settings) ([]floa
 	}
 	r.FullTextOnly = vec == nil
 	ftsText := FTSText(r.Query)
-	ftsHits, err := p.opts.Searcher.SearchFTS(ctx, ftsText, s.FTSTopK, r.Scope)
+	ftsHits, err := p.opts.Searcher.SearchFTS(ctx, ftsText, s.FTSTopK, r.Scope, s.FTSFields)
 	if err != nil {
 		return nil, err
 	}

@@ -412,7 +412,7 @@ func FuzzFTSText(f *testing.F) {
 				t.Fatalf("FTSText(%q) = %q holds %q", text, q, r)
 			}
 		}
-		if _, err := s.SearchFTS(context.Background(), q, 3, index.ScopeOpen); err != nil {
+		if _, err := s.SearchFTS(context.Background(), q, 3, index.ScopeOpen, index.FieldWeights{}); err != nil {
 			t.Fatalf("SearchFTS(FTSText(%q) = %q): %v", text, q, err)
 		}
 	})
