@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/vaultask/vaultask/config"
+	"github.com/vaultask/vaultask/index"
 )
 
 // evalVault is a small vault indexed by the real `index --from-dir`. Only
@@ -276,5 +278,15 @@ func TestEvalWebTriggerOverlap(t *testing.T) {
 	env = append(env, "VAULTASK_WEB__THIN_HITS=0")
 	if _, _, err := run(t, env, "eval", "web-trigger", "--questions", questions); err == nil || !strings.Contains(err.Error(), "web.thin_hits is 0") {
 		t.Fatalf("thin_hits 0: %v", err)
+	}
+}
+
+// The retrieval keys armSettings maps beside retrievalSettings default to
+// what the pipeline does with their zero values, so ask and serve, which
+// leave them zero until retrievalSettings maps them, run with the defaults.
+func TestArmSettingsDefaultsAreThePipelines(t *testing.T) {
+	got := armSettings(config.Default())
+	if got.FTSFields != index.DefaultFieldWeights {
+		t.Errorf("default bm25_* = %+v, want index.DefaultFieldWeights %+v", got.FTSFields, index.DefaultFieldWeights)
 	}
 }
