@@ -90,6 +90,9 @@ type Retrieval struct {
 	// FTSWeight multiplies the full-text list's reciprocal-rank
 	// contributions; the vector list's weight is 1.
 	FTSWeight float64 `yaml:"fts_weight" validate:"gt=0,lte=10"`
+	// VectorMaxDistance keeps vector hits farther than this cosine distance
+	// from the query out of the fusion; 0 means no limit.
+	VectorMaxDistance float64 `yaml:"vector_max_distance" validate:"gte=0,lte=2"`
 	// The BM25 weights of a full-text match in each field of a chunk: its
 	// note's title, aliases, the chunk's heading path, the note's path, its
 	// topics, the chunk's body, and what the notes linking to the note say

@@ -50,6 +50,9 @@ type Settings struct {
 	// FTSFields weigh a full-text match by its field (see
 	// index.FieldWeights); the zero value means index.DefaultFieldWeights.
 	FTSFields index.FieldWeights
+	// VectorMaxDistance keeps vector hits farther from the query out of
+	// the fusion (see Voting); 0 means no limit.
+	VectorMaxDistance float64
 	// MaxChunksPerDoc caps the chunks of one note; 0 means no cap.
 	MaxChunksPerDoc  int
 	GraphEnabled     bool
@@ -301,7 +304,11 @@ func (p *Pipeline) direct(ctx context.Context, r *Retrieval, s Settings) ([]floa
 	if ftsWeight <= 0 {
 		ftsWeight = 1
 	}
-	fused := Fuse(vecHits, ftsHits, s.NoteFusion, ftsWeight)
+	voting := Voting(vecHits, s.VectorMaxDistance)
+	if n := len(vecHits) - len(voting); n > 0 {
+		tr.stage("vector vote", armHits(voting, FromVector), fmt.Sprintf("%d vector hits farther than %.2g left out of the fusion", n, s.VectorMaxDistance))
+	}
+	fused := Fuse(voting, ftsHits, s.NoteFusion, ftsWeight)
 	unit := "chunk"
 	if s.NoteFusion {
 		unit = "note"

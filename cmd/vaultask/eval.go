@@ -159,6 +159,7 @@ func armSettings(cfg config.Config) rag.Settings {
 	r := cfg.Retrieval
 	s.FTSFields = index.FieldWeights{Title: r.BM25Title, Aliases: r.BM25Aliases, Headings: r.BM25Headings, Path: r.BM25Path,
 		Topics: r.BM25Topics, Body: r.BM25Body, Links: r.BM25Links}
+	s.VectorMaxDistance = r.VectorMaxDistance
 	return s
 }
 

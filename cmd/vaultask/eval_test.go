@@ -289,4 +289,7 @@ func TestArmSettingsDefaultsAreThePipelines(t *testing.T) {
 	if got.FTSFields != index.DefaultFieldWeights {
 		t.Errorf("default bm25_* = %+v, want index.DefaultFieldWeights %+v", got.FTSFields, index.DefaultFieldWeights)
 	}
+	if got.VectorMaxDistance != 0 {
+		t.Errorf("default vector_max_distance = %v, want 0 (no limit)", got.VectorMaxDistance)
+	}
 }
