@@ -135,6 +135,14 @@ func (p *Pipeline) WithSettings(s Settings) (*Pipeline, error) {
 	return New(opts)
 }
 
+// WithReranker returns a pipeline like p that reranks with r (nil: no
+// rerank), for an A/B evaluation of a rerank model.
+func (p *Pipeline) WithReranker(r ChatModel) *Pipeline {
+	out := *p
+	out.opts.Reranker = r
+	return &out
+}
+
 // Retrieval is what retrieval found for one question.
 type Retrieval struct {
 	Question string

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/vaultask/vaultask/config"
 	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/internal/fakellm"
 )
 
 // evalVault is a small vault indexed by the real `index --from-dir`. Only
@@ -291,5 +292,60 @@ func TestArmSettingsDefaultsAreThePipelines(t *testing.T) {
 	}
 	if got.VectorMaxDistance != 0 {
 		t.Errorf("default vector_max_distance = %v, want 0 (no limit)", got.VectorMaxDistance)
+	}
+}
+
+// A rerank arm reranks with its own model: on the fake model, which scores
+// the heron's passage 10 and every other 0, the heron rises from behind the
+// kestrel to first, in the ranking and in the final context, while arm A
+// keeps the fused order. The fake model saw the rerank prompt.
+func TestEvalRetrievalRerankArm(t *testing.T) {
+	env, _ := evalVault(t)
+	env = append(env, "VAULTASK_RETRIEVAL__VECTOR_TOP_K=0")
+	fake := fakellm.New()
+	defer fake.Close()
+	fake.Reply = func(msgs []fakellm.Message) string {
+		var scores []string
+		for line := range strings.Lines(msgs[len(msgs)-1].Content) {
+			if strings.HasPrefix(line, "[") {
+				score := "0"
+				if strings.Contains(line, "Heron") {
+					score = "10"
+				}
+				scores = append(scores, score)
+			}
+		}
+		return "[" + strings.Join(scores, ", ") + "]"
+	}
+	questions := writeQuestions(t, "which bird hovers over meadows, or wades?\tBirds/Heron.md\n")
+	out, stderr, err := run(t, env, "eval", "retrieval", "--questions", questions, "--ab", "models.rerank=ollama/fake-reranker",
+		"--rerank-url", fake.URL(), "--json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var rep struct {
+		Files []struct {
+			Results []struct {
+				Ranks     []int  `json:"ranks"`
+				InContext []bool `json:"in_context"`
+			} `json:"results"`
+		} `json:"files"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Files[0].Results[0]
+	if r.Ranks[0] != 2 || r.Ranks[1] != 1 || !r.InContext[1] {
+		t.Errorf("ranks without and with rerank = %v, in context %v; want [2 1], the reranked heron in context", r.Ranks, r.InContext)
+	}
+	reqs := fake.Requests()
+	if len(reqs) == 0 || reqs[0].Model != "fake-reranker" || !strings.Contains(reqs[0].Messages[0].Content, "relevance score") {
+		t.Errorf("rerank requests: %+v", reqs)
+	}
+	// A rerank model that cannot be had fails the arm rather than measure
+	// the fused order under its name.
+	if _, _, err := run(t, env, "eval", "retrieval", "--questions", questions, "--ab", "models.rerank=openrouter/some/model"); err == nil ||
+		!strings.Contains(err.Error(), "rerank model") {
+		t.Errorf("rerank arm without a key: %v", err)
 	}
 }
