@@ -1,9 +1,10 @@
 -- Full-text search by field, so that BM25 can weigh a match in a title, an
--- alias or a heading above one in the body (bm25's column weights, chosen per
--- query by the reader), with Porter stemming for English ("syncing" finds
--- "sync") and what other notes say when they link to a note as a field of
--- its own. Rebuilt in place from chunks and docs: nothing is re-chunked or
--- re-embedded.
+-- alias or a heading apart from one in the body (bm25's column weights,
+-- chosen per query by the reader), with what other notes say when they link
+-- to a note as a field of its own. Rebuilt in place from chunks and docs:
+-- nothing is re-chunked or re-embedded. The tokenizer stays unicode61:
+-- Porter stemming was measured with this schema and lost more questions
+-- than it won on both question sets together (eval/RESULTS.md).
 --
 -- The table is contentless: every field is derived (a note's title and
 -- aliases on each of its chunks), so there is no one content table to point
@@ -28,7 +29,7 @@ DROP TABLE chunks_fts;
 CREATE VIRTUAL TABLE chunks_fts USING fts5(
   title, aliases, headings, path, topics, body, links,
   content = '', contentless_delete = 1,
-  tokenize = 'porter unicode61 remove_diacritics 2'
+  tokenize = 'unicode61 remove_diacritics 2'
 );
 
 INSERT INTO chunks_fts(rowid, title, aliases, headings, path, topics, body, links)
