@@ -35,7 +35,7 @@ func TestValidate(t *testing.T) {
 			name: "every bm25 field weight zero",
 			change: func(c *Config) {
 				r := &c.Retrieval
-				r.BM25Title, r.BM25Headings, r.BM25Path, r.BM25Topics, r.BM25Body = 0, 0, 0, 0, 0
+				r.BM25Title, r.BM25Headings, r.BM25Path, r.BM25Topics, r.BM25Body, r.BM25Links = 0, 0, 0, 0, 0, 0
 			},
 			want: []string{"retrieval.bm25_* are all 0: full-text search would search no field (set fts_top_k to 0 to switch it off)"},
 		},

@@ -66,8 +66,9 @@ func TestEvalRetrieval(t *testing.T) {
 	}
 	questions := writeQuestions(t, strings.Replace(evalQuestions, "|Fish/Nowhere-near.md", "", 1))
 	// Full text only, so that ranks do not depend on the embedder; one graph
-	// slot, so that Falconry can be reached.
-	env = append(env, "VAULTASK_RETRIEVAL__VECTOR_TOP_K=0", "VAULTASK_RETRIEVAL__GRAPH_MAX_SLOTS=1")
+	// slot and no link text, so that Falconry is reached by the graph alone
+	// (Kestrel's words about it would find it directly).
+	env = append(env, "VAULTASK_RETRIEVAL__VECTOR_TOP_K=0", "VAULTASK_RETRIEVAL__GRAPH_MAX_SLOTS=1", "VAULTASK_RETRIEVAL__BM25_LINKS=0")
 
 	paths := map[string]string{questions: "$QUESTIONS", indexPath: "$INDEX"}
 
@@ -133,7 +134,7 @@ func TestEvalRetrieval(t *testing.T) {
 // over all of them.
 func TestEvalRetrievalGroupsAndFiles(t *testing.T) {
 	env, indexPath := evalVault(t)
-	env = append(env, "VAULTASK_RETRIEVAL__VECTOR_TOP_K=0", "VAULTASK_RETRIEVAL__GRAPH_MAX_SLOTS=1")
+	env = append(env, "VAULTASK_RETRIEVAL__VECTOR_TOP_K=0", "VAULTASK_RETRIEVAL__GRAPH_MAX_SLOTS=1", "VAULTASK_RETRIEVAL__BM25_LINKS=0")
 	birds := writeQuestions(t, `# questions before the first group line form a group of their own
 which bird wades in shallow water?	Birds/Heron.md
 # group: hover
@@ -296,8 +297,8 @@ func TestArmSettingsDefaultsAreThePipelines(t *testing.T) {
 }
 
 // A rerank arm reranks with its own model: on the fake model, which scores
-// the heron's passage 10 and every other 0, the heron rises from behind the
-// kestrel to first, in the ranking and in the final context, while arm A
+// the kestrel's passage 10 and every other 0, the kestrel rises from behind
+// the heron to first, in the ranking and in the final context, while arm A
 // keeps the fused order. The fake model saw the rerank prompt.
 func TestEvalRetrievalRerankArm(t *testing.T) {
 	env, _ := evalVault(t)
@@ -309,7 +310,7 @@ func TestEvalRetrievalRerankArm(t *testing.T) {
 		for line := range strings.Lines(msgs[len(msgs)-1].Content) {
 			if strings.HasPrefix(line, "[") {
 				score := "0"
-				if strings.Contains(line, "Heron") {
+				if strings.Contains(line, "Kestrel") {
 					score = "10"
 				}
 				scores = append(scores, score)
@@ -317,7 +318,7 @@ func TestEvalRetrievalRerankArm(t *testing.T) {
 		}
 		return "[" + strings.Join(scores, ", ") + "]"
 	}
-	questions := writeQuestions(t, "which bird hovers over meadows, or wades?\tBirds/Heron.md\n")
+	questions := writeQuestions(t, "which bird hovers over meadows, or wades?\tBirds/Kestrel.md\n")
 	out, stderr, err := run(t, env, "eval", "retrieval", "--questions", questions, "--ab", "models.rerank=ollama/fake-reranker",
 		"--rerank-url", fake.URL(), "--json")
 	if err != nil {
@@ -336,7 +337,7 @@ func TestEvalRetrievalRerankArm(t *testing.T) {
 	}
 	r := rep.Files[0].Results[0]
 	if r.Ranks[0] != 2 || r.Ranks[1] != 1 || !r.InContext[1] {
-		t.Errorf("ranks without and with rerank = %v, in context %v; want [2 1], the reranked heron in context", r.Ranks, r.InContext)
+		t.Errorf("ranks without and with rerank = %v, in context %v; want [2 1], the reranked kestrel in context", r.Ranks, r.InContext)
 	}
 	reqs := fake.Requests()
 	if len(reqs) == 0 || reqs[0].Model != "fake-reranker" || !strings.Contains(reqs[0].Messages[0].Content, "relevance score") {
