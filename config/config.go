@@ -90,6 +90,21 @@ type Retrieval struct {
 	// FTSWeight multiplies the full-text list's reciprocal-rank
 	// contributions; the vector list's weight is 1.
 	FTSWeight float64 `yaml:"fts_weight" validate:"gt=0,lte=10"`
+	// VectorMaxDistance keeps vector hits farther than this cosine distance
+	// from the query out of the fusion; 0 means no limit.
+	VectorMaxDistance float64 `yaml:"vector_max_distance" validate:"gte=0,lte=2"`
+	// The BM25 weights of a full-text match in each field of a chunk: its
+	// note's title, aliases, the chunk's heading path, the note's path, its
+	// topics, the chunk's body, and what the notes linking to the note say
+	// there. 0 leaves the field out of the search; at least one must be
+	// positive.
+	BM25Title    float64 `yaml:"bm25_title" validate:"gte=0,lte=100"`
+	BM25Aliases  float64 `yaml:"bm25_aliases" validate:"gte=0,lte=100"`
+	BM25Headings float64 `yaml:"bm25_headings" validate:"gte=0,lte=100"`
+	BM25Path     float64 `yaml:"bm25_path" validate:"gte=0,lte=100"`
+	BM25Topics   float64 `yaml:"bm25_topics" validate:"gte=0,lte=100"`
+	BM25Body     float64 `yaml:"bm25_body" validate:"gte=0,lte=100"`
+	BM25Links    float64 `yaml:"bm25_links" validate:"gte=0,lte=100"`
 }
 
 // Web is the optional web search used when the vault's hits are thin: fewer
@@ -166,12 +181,18 @@ func Default() Config {
 			FusionTopK:       20,
 			GraphMaxSiblings: 5,
 			GraphDiscount:    0.7,
-			GraphMaxSlots:    1,
+			GraphMaxSlots:    0,
 			RerankTopK:       30,
 			FinalTopK:        8,
 			MaxChunksPerDoc:  2,
 			Fusion:           "chunk",
-			FTSWeight:        2,
+			FTSWeight:        1,
+			BM25Title:        0.5,
+			BM25Headings:     0.5,
+			BM25Path:         0.5,
+			BM25Topics:       0.5,
+			BM25Body:         1,
+			BM25Links:        0.5,
 		},
 		Web: Web{
 			Provider:     "duckduckgo",

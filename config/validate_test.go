@@ -32,6 +32,19 @@ func TestValidate(t *testing.T) {
 			want:   []string{"retrieval.graph_max_slots (9) must be <= retrieval.final_top_k (8)"},
 		},
 		{
+			name: "every bm25 field weight zero",
+			change: func(c *Config) {
+				r := &c.Retrieval
+				r.BM25Title, r.BM25Headings, r.BM25Path, r.BM25Topics, r.BM25Body, r.BM25Links = 0, 0, 0, 0, 0, 0
+			},
+			want: []string{"retrieval.bm25_* are all 0: full-text search would search no field (set fts_top_k to 0 to switch it off)"},
+		},
+		{
+			name:   "bm25 weight negative",
+			change: func(c *Config) { c.Retrieval.BM25Links = -1 },
+			want:   []string{"retrieval.bm25_links (-1) must be >= 0"},
+		},
+		{
 			name:   "graph_discount zero",
 			change: func(c *Config) { c.Retrieval.GraphDiscount = 0 },
 			want:   []string{"retrieval.graph_discount (0) must be > 0"},

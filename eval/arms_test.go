@@ -18,11 +18,15 @@ func TestArmConfigSetsAnyRetrievalKey(t *testing.T) {
 	if cfg.Retrieval.FTSWeight != 3 || cfg.Retrieval.GraphMaxSlots != 2 || cfg.Retrieval.VectorTopK != 0 || cfg.Retrieval.FTSTopK != base.Retrieval.FTSTopK {
 		t.Errorf("arm retrieval = %+v", cfg.Retrieval)
 	}
+	if cfg, err := ArmConfig(base, "models.rerank=ollama/qwen3:8b,rerank_top_k=20"); err != nil || cfg.Models.Rerank != "ollama/qwen3:8b" || cfg.Retrieval.RerankTopK != 20 {
+		t.Errorf("rerank arm: %+v, %v", cfg.Models, err)
+	}
 	if base.Retrieval.FTSWeight == 3 {
 		t.Error("ArmConfig changed its base")
 	}
 	for spec, want := range map[string]string{
-		"web.thin_hits=2":                       `web.thin_hits: an arm sets retrieval.* keys or arms only`,
+		"web.thin_hits=2":                       `web.thin_hits: an arm sets retrieval.* keys, models.rerank or arms only`,
+		"models.rerank=nope":                    `models.rerank`,
 		"fts_weight=1,retrieval.fts_weight=2":   "retrieval.fts_weight given twice",
 		"retrieval.fts_wieght=2":                `unknown key "retrieval.fts_wieght"`,
 		"fts_weight=20":                         "retrieval.fts_weight (20) must be <= 10",

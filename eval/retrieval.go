@@ -60,6 +60,22 @@ type Scores struct {
 	// ShortLists counts the questions whose ranked list held fewer than k
 	// notes.
 	ShortLists int `json:"short_lists"`
+	// VsA compares the arm with arm A question by question; nil for A.
+	VsA *Paired `json:"vs_a,omitempty"`
+}
+
+// Paired counts the questions on which an arm did better or worse than arm
+// A. A mean moves by a question or two either way by chance; counts that
+// go one way are what make a difference real.
+type Paired struct {
+	// RRUp and RRDown count the questions whose reciprocal rank rose or
+	// fell.
+	RRUp   int `json:"rr_up"`
+	RRDown int `json:"rr_down"`
+	// Gained and Lost count the questions that entered or left the first k
+	// notes.
+	Gained int `json:"found_gained"`
+	Lost   int `json:"found_lost"`
 }
 
 // QuestionRun is one covered question across the arms.
@@ -152,9 +168,40 @@ func scores(arms []Arm, k int, runs []QuestionRun) []Scores {
 				sc.ShortLists++
 			}
 		}
+		if i > 0 {
+			sc.VsA = paired(runs, i, k)
+		}
 		out[i] = sc
 	}
 	return out
+}
+
+// paired compares arm i with arm A (0) on each of runs.
+func paired(runs []QuestionRun, i, k int) *Paired {
+	rr := func(rank int) float64 {
+		if rank == 0 {
+			return 0
+		}
+		return 1 / float64(rank)
+	}
+	found := func(rank int) bool { return rank > 0 && rank <= k }
+	p := &Paired{}
+	for _, r := range runs {
+		a, b := r.Ranks[0], r.Ranks[i]
+		switch {
+		case rr(b) > rr(a):
+			p.RRUp++
+		case rr(b) < rr(a):
+			p.RRDown++
+		}
+		switch {
+		case found(b) && !found(a):
+			p.Gained++
+		case found(a) && !found(b):
+			p.Lost++
+		}
+	}
+	return p
 }
 
 // firstAcceptable is the 1-based position of the first acceptable path in

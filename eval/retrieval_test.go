@@ -20,7 +20,7 @@ func TestTally(t *testing.T) {
 	got := tally(arms, 2, runs, questions)
 	want := Tally{Covered: 3, Uncovered: 2, Arms: []Scores{
 		{Label: "A", RecallAtK: 2.0 / 3, MRR: (1 + 0.5 + 0.25) / 3, InContext: 2.0 / 3, ShortLists: 0},
-		{Label: "B", RecallAtK: 0, MRR: 1.0 / 3 / 3, InContext: 0, ShortLists: 1},
+		{Label: "B", RecallAtK: 0, MRR: 1.0 / 3 / 3, InContext: 0, ShortLists: 1, VsA: &Paired{RRDown: 3, Lost: 2}},
 	}}
 	if diff := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-12)); diff != "" {
 		t.Errorf("tally (-want +got):\n%s", diff)
@@ -34,6 +34,22 @@ func TestTally(t *testing.T) {
 	}
 	if empty.Covered != 0 || empty.Uncovered != 1 {
 		t.Errorf("empty tally counts %d covered, %d uncovered", empty.Covered, empty.Uncovered)
+	}
+}
+
+// The paired counts go question by question: a rise on one and a fall on
+// another cancel in the mean but not here.
+func TestPaired(t *testing.T) {
+	runs := []QuestionRun{
+		{Ranks: []int{3, 1}}, // up, found
+		{Ranks: []int{1, 2}}, // down, still found
+		{Ranks: []int{0, 9}}, // up, not found at k
+		{Ranks: []int{2, 0}}, // down, lost
+		{Ranks: []int{4, 4}}, // same
+	}
+	want := &Paired{RRUp: 2, RRDown: 2, Gained: 1, Lost: 1}
+	if got := paired(runs, 1, 2); !cmp.Equal(got, want) {
+		t.Errorf("paired = %+v, want %+v", got, want)
 	}
 }
 

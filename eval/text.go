@@ -113,6 +113,18 @@ func (rep *RetrievalReport) measureRows(t Tally) [][]string {
 		{"MRR", func(s Scores) string { return fmt.Sprintf("%.3f", s.MRR) }},
 		{"in context (final_top_k chunks)", func(s Scores) string { return fmt.Sprintf("%.3f", s.InContext) }},
 		{fmt.Sprintf("lists under %d notes", rep.K), func(s Scores) string { return strconv.Itoa(s.ShortLists) }},
+		{"vs A: RR up/down", func(s Scores) string {
+			if s.VsA == nil {
+				return "–"
+			}
+			return fmt.Sprintf("%d/%d", s.VsA.RRUp, s.VsA.RRDown)
+		}},
+		{fmt.Sprintf("vs A: found@%d +/−", rep.K), func(s Scores) string {
+			if s.VsA == nil {
+				return "–"
+			}
+			return fmt.Sprintf("+%d/−%d", s.VsA.Gained, s.VsA.Lost)
+		}},
 	}
 	rows := make([][]string, len(measures))
 	for i, m := range measures {

@@ -29,7 +29,7 @@ func (s *Store) Apply(ctx context.Context, b Batch) (ApplyResult, error) {
 	var res ApplyResult
 	var w *applier
 	err := s.write(ctx, "apply", func(tx *sql.Tx) error {
-		w = &applier{s: s, tx: tx, ctx: ctx, affected: map[string]bool{}}
+		w = newApplier(s, tx, ctx)
 		for _, p := range b.Deletes {
 			ok, err := w.expected(b.Expect, DocID(p))
 			if err != nil {
@@ -97,6 +97,9 @@ func (s *Store) Apply(ctx context.Context, b Batch) (ApplyResult, error) {
 				return fmt.Errorf("topics: %w", err)
 			}
 		}
+		if err := w.refreshLinkText(); err != nil {
+			return fmt.Errorf("link text: %w", err)
+		}
 		if b.Source != "" {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO feed_state(source, since, identity, updated_at) VALUES (?, ?, ?, ?)
 				ON CONFLICT(source) DO UPDATE SET since = excluded.since, updated_at = excluded.updated_at,
@@ -136,14 +139,30 @@ const (
 )
 
 // applier carries one Apply transaction. affected collects the link keys
-// (names, path keys, aliases) whose resolution may have changed.
+// (names, path keys, aliases) whose resolution may have changed, linked the
+// notes whose link text may have (see refreshLinkText).
 type applier struct {
 	s        *Store
 	tx       *sql.Tx
 	ctx      context.Context
 	affected map[string]bool
+	linked   map[string]bool
 
 	preludesChanged bool // refreshTopics re-queued chunks for embedding
+}
+
+func newApplier(s *Store, tx *sql.Tx, ctx context.Context) *applier {
+	return &applier{s: s, tx: tx, ctx: ctx, affected: map[string]bool{}, linked: map[string]bool{}}
+}
+
+// markTargets marks the notes docID links to: their link text holds what
+// docID says about them, under docID's sensitivity.
+func (w *applier) markTargets(docID string) error {
+	dsts, err := queryAll(w.ctx, w.tx, one[string], `SELECT DISTINCT dst FROM edges WHERE src = ? AND dst IS NOT NULL AND kind != 'tag'`, docID)
+	for _, d := range dsts {
+		w.linked[d] = true
+	}
+	return err
 }
 
 // expected reports whether the index holds the revision expect names for
@@ -183,6 +202,9 @@ func (w *applier) markAffected(docID string) error {
 // edges, which become unresolved links.
 func (w *applier) deleteDoc(docID string) (bool, error) {
 	if err := w.markAffected(docID); err != nil {
+		return false, err
+	}
+	if err := w.markTargets(docID); err != nil {
 		return false, err
 	}
 	if err := w.deleteVectors(docID); err != nil {
@@ -252,6 +274,9 @@ func (w *applier) upsert(n NoteInput, force bool) (outcome, error) {
 		if err := w.markAffected(docID); err != nil {
 			return 0, err
 		}
+		if err := w.markTargets(docID); err != nil {
+			return 0, err
+		}
 		if err := w.deleteVectors(docID); err != nil {
 			return 0, err
 		}
@@ -303,6 +328,19 @@ func (w *applier) insert(docID, hash string, n NoteInput) error {
 	}
 	w.affected[noteName(n.Path)] = true
 
+	// Aliases before chunks: a chunk's full-text row takes its note's
+	// aliases when it is inserted.
+	for _, a := range note.Aliases {
+		a = strings.ToLower(strings.TrimSpace(a))
+		if a == "" {
+			continue
+		}
+		if _, err := w.tx.ExecContext(w.ctx, `INSERT OR IGNORE INTO aliases(doc_id, alias) VALUES (?, ?)`, docID, a); err != nil {
+			return fmt.Errorf("insert alias: %w", err)
+		}
+		w.affected[a] = true
+	}
+
 	ins, err := w.tx.PrepareContext(w.ctx, `INSERT INTO chunks(chunk_id, doc_id, ordinal, heading_path, prelude, body, sensitivity) VALUES (?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return err
@@ -315,17 +353,6 @@ func (w *applier) insert(docID, hash string, n NoteInput) error {
 		}
 	}
 
-	for _, a := range note.Aliases {
-		a = strings.ToLower(strings.TrimSpace(a))
-		if a == "" {
-			continue
-		}
-		if _, err := w.tx.ExecContext(w.ctx, `INSERT OR IGNORE INTO aliases(doc_id, alias) VALUES (?, ?)`, docID, a); err != nil {
-			return fmt.Errorf("insert alias: %w", err)
-		}
-		w.affected[a] = true
-	}
-
 	for _, l := range note.Links {
 		key := strings.ToLower(markdown.NormalizeTarget(l.Target))
 		if key == "" {
@@ -335,10 +362,16 @@ func (w *applier) insert(docID, hash string, n NoteInput) error {
 		if err != nil {
 			return err
 		}
-		if err := insertEdge(w.ctx, w.tx, docID, l.Kind, key, dst); err != nil {
+		if err := insertEdge(w.ctx, w.tx, docID, l.Kind, key, dst, l.Context); err != nil {
 			return err
 		}
+		if dst != "" {
+			w.linked[dst] = true
+		}
 	}
+	// The note's own link text is recomputed: its sensitivity decides whose
+	// words it may carry.
+	w.linked[docID] = true
 	for _, t := range note.Tags {
 		tag := strings.ToLower(t)
 		if _, err := w.tx.ExecContext(w.ctx, `INSERT OR IGNORE INTO edges(src, dst, kind, target, target_name, resolved) VALUES (?, ?, 'tag', ?, ?, 1)`, docID, "#"+tag, tag, tag); err != nil {

@@ -236,7 +236,7 @@ func FuzzSearchFTS(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, text string) {
 		for _, scope := range []Scope{ScopeAll, ScopeOpen} {
-			if _, err := s.SearchFTS(context.Background(), text, 3, scope); err != nil {
+			if _, err := s.SearchFTS(context.Background(), text, 3, scope, FieldWeights{}); err != nil {
 				t.Fatalf("SearchFTS(%q): %v (query %s)", text, err, FTSQuery(text))
 			}
 		}

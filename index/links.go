@@ -72,14 +72,16 @@ func targetName(key string) string {
 	return key
 }
 
-func insertEdge(ctx context.Context, tx *sql.Tx, src, kind, key, dst string) error {
+func insertEdge(ctx context.Context, tx *sql.Tx, src, kind, key, dst, linkContext string) error {
 	var d any
 	resolved := 0
 	if dst != "" {
 		d, resolved = dst, 1
 	}
-	// A link written twice in a note is one edge of each kind.
-	_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO edges(src, dst, kind, target, target_name, resolved) VALUES (?, ?, ?, ?, ?, ?)`, src, d, kind, key, targetName(key), resolved)
+	// A link written twice in a note is one edge of each kind, with the
+	// context of its first occurrence.
+	_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO edges(src, dst, kind, target, target_name, resolved, context) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		src, d, kind, key, targetName(key), resolved, linkContext)
 	if err != nil {
 		return fmt.Errorf("insert edge: %w", err)
 	}
@@ -122,6 +124,11 @@ func (w *applier) resolvePending() error {
 		}
 		if dst == e.dst.String {
 			continue
+		}
+		for _, id := range []string{dst, e.dst.String} {
+			if id != "" {
+				w.linked[id] = true
+			}
 		}
 		var d any
 		resolved := 0

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -63,14 +64,62 @@ func FTSQuery(text string) string {
 	return strings.Join(terms, " OR ")
 }
 
-// SearchFTS returns the k best chunks for text by BM25 over prelude and body,
-// restricted to scope inside the query.
-func (s *Store) SearchFTS(ctx context.Context, text string, k int, scope Scope) ([]Hit, error) {
+// FieldWeights weigh a full-text match by the field of the chunk's row it is
+// in, as bm25's column weights: a chunk's note title, the note's aliases,
+// the chunk's heading path, the note's path, its topics (the titles of the
+// topic notes that clip it), the chunk's body, and the note's link text
+// (what the notes linking to it say there). A field weighted 0 is not
+// searched at all. The zero FieldWeights means DefaultFieldWeights.
+type FieldWeights struct {
+	Title, Aliases, Headings, Path, Topics, Body, Links float64
+}
+
+// DefaultFieldWeights are the full-text weights chosen on both question sets
+// (eval/RESULTS.md): the prelude's fields (title, headings, path, topics) at
+// half the body's weight, as before the index had fields, and the link text
+// at half too. Aliases are not searched: weighing them moved no question
+// one way more than the other.
+var DefaultFieldWeights = FieldWeights{Title: 0.5, Headings: 0.5, Path: 0.5, Topics: 0.5, Body: 1, Links: 0.5}
+
+// ftsFields are chunks_fts's columns, in order, each with its weight.
+func (w FieldWeights) ftsFields() []struct {
+	name   string
+	weight float64
+} {
+	if w == (FieldWeights{}) {
+		w = DefaultFieldWeights
+	}
+	return []struct {
+		name   string
+		weight float64
+	}{{"title", w.Title}, {"aliases", w.Aliases}, {"headings", w.Headings}, {"path", w.Path}, {"topics", w.Topics}, {"body", w.Body}, {"links", w.Links}}
+}
+
+// SearchFTS returns the k best chunks for text by BM25 over the fields
+// weighted by w, restricted to scope inside the query.
+func (s *Store) SearchFTS(ctx context.Context, text string, k int, scope Scope, w FieldWeights) ([]Hit, error) {
 	q := FTSQuery(text)
 	if q == "" || k <= 0 {
 		return nil, nil
 	}
-	hits, err := queryAll(ctx, s.reader, hitFields, `SELECT `+hitColumns+`, bm25(chunks_fts, 0.5, 1.0) AS score
+	var searched, weights []string
+	all := true
+	for _, f := range w.ftsFields() {
+		weights = append(weights, strconv.FormatFloat(f.weight, 'g', -1, 64))
+		if f.weight > 0 {
+			searched = append(searched, f.name)
+		} else {
+			all = false
+		}
+	}
+	if len(searched) == 0 {
+		return nil, nil
+	}
+	if !all {
+		q = "{" + strings.Join(searched, " ") + "} : (" + q + ")"
+	}
+	// The weights are numbers formatted here, never user text.
+	hits, err := queryAll(ctx, s.reader, hitFields, `SELECT `+hitColumns+`, bm25(chunks_fts, `+strings.Join(weights, ", ")+`) AS score
 		FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid JOIN docs d ON d.doc_id = c.doc_id
 		WHERE chunks_fts MATCH ? AND (? = 0 OR c.sensitivity = 'open')
 		ORDER BY score LIMIT ?`, q, scope == ScopeOpen, k)

@@ -145,10 +145,17 @@ func (s *Store) Reclassify(ctx context.Context, dryRun bool) (Reclassified, erro
 			s.log.Warn("personal_paths pattern matches no note", "pattern", p)
 		}
 	}
+	w := newApplier(s, tx, ctx)
 	for _, c := range changes {
 		out.Paths = append(out.Paths, c.path)
 		if dryRun {
 			continue
+		}
+		// A note that changed sides changes whose words its link text may
+		// carry, and whether its own words may be in its targets'.
+		w.linked[c.docID] = true
+		if err := w.markTargets(c.docID); err != nil {
+			return out, fmt.Errorf("reclassify %s: %w", c.path, err)
 		}
 		stmts := []string{
 			`UPDATE docs SET sensitivity = ? WHERE doc_id = ?`,
@@ -168,10 +175,12 @@ func (s *Store) Reclassify(ctx context.Context, dryRun bool) (Reclassified, erro
 	}
 	// A topic note or a member that changed sides changes which topic
 	// titles an open note may carry.
-	w := &applier{s: s, tx: tx, ctx: ctx, affected: map[string]bool{}}
 	if len(changes) > 0 {
 		if err := w.refreshTopics(); err != nil {
 			return out, fmt.Errorf("recompute sensitivity: topics: %w", err)
+		}
+		if err := w.refreshLinkText(); err != nil {
+			return out, fmt.Errorf("recompute sensitivity: link text: %w", err)
 		}
 	}
 	if err := tx.Commit(); err != nil {

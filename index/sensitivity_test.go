@@ -218,7 +218,7 @@ func TestOpenScopeFiltersBeforeK(t *testing.T) {
 		}
 	}
 
-	ftsAll, err := s.SearchFTS(ctx, "quasar", k, ScopeAll)
+	ftsAll, err := s.SearchFTS(ctx, "quasar", k, ScopeAll, FieldWeights{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestOpenScopeFiltersBeforeK(t *testing.T) {
 			t.Fatalf("ScopeAll FTS top-%d should be all personal, got %v", k, paths(ftsAll))
 		}
 	}
-	ftsOpen, err := s.SearchFTS(ctx, "quasar", k, ScopeOpen)
+	ftsOpen, err := s.SearchFTS(ctx, "quasar", k, ScopeOpen, FieldWeights{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +337,7 @@ func TestPersonalTopicTitleStaysOutOfOpenChunks(t *testing.T) {
 	if got := str(t, s, `SELECT prelude FROM chunks WHERE doc_id = 'journal/mood.md'`); !strings.Contains(got, "topics: Divorce lawyer Kowalski") {
 		t.Fatalf("personal member's prelude = %q, want its personal topic", got)
 	}
-	hits, err := s.SearchFTS(ctx, "Kowalski", 10, ScopeOpen)
+	hits, err := s.SearchFTS(ctx, "Kowalski", 10, ScopeOpen, FieldWeights{})
 	if err != nil || len(hits) != 0 {
 		t.Fatalf("open search for the personal topic's title = %v, %v; want nothing", paths(hits), err)
 	}
@@ -374,7 +374,7 @@ func TestMalformedOverrideFailsClosed(t *testing.T) {
 		note("Notes/Listed.md", "---\nsensitivity: [open]\n---\nGardening with a list value.\n"),
 		note("Notes/Clean.md", "---\nsensitivity: open\n---\nGardening in the open.\n"),
 	))
-	hits, err := s.SearchFTS(ctx, "gardening", 10, ScopeOpen)
+	hits, err := s.SearchFTS(ctx, "gardening", 10, ScopeOpen, FieldWeights{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,7 +398,7 @@ func TestHostileNoteIndexedAsPlainText(t *testing.T) {
 	s := mustOpen(t, Options{})
 	ctx := context.Background()
 	mustApply(t, s, upserts(note("Hostile.md", "Before the storm [[Target]].\n\n"+strings.Repeat(">", 100_000)+" quoted\n")))
-	hits, err := s.SearchFTS(ctx, "storm", 5, ScopeAll)
+	hits, err := s.SearchFTS(ctx, "storm", 5, ScopeAll, FieldWeights{})
 	if err != nil || len(hits) != 1 {
 		t.Fatalf("search in the hostile note: %v, %v", paths(hits), err)
 	}
@@ -428,7 +428,7 @@ func TestNewSettingsApplyBeforeAnyAnswer(t *testing.T) {
 	s.Close()
 	openHits := func(s *Store) []string {
 		t.Helper()
-		hits, err := s.SearchFTS(ctx, "exercises", 10, ScopeOpen)
+		hits, err := s.SearchFTS(ctx, "exercises", 10, ScopeOpen, FieldWeights{})
 		if err != nil {
 			t.Fatal(err)
 		}

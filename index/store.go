@@ -170,6 +170,9 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if err := s.ensureClassification(ctx); err != nil {
 		return fail(err)
 	}
+	if err := s.ensureLinkText(ctx); err != nil {
+		return fail(fmt.Errorf("open index %s: %w", opts.Path, err))
+	}
 	if s.reader, err = openDB(opts.Path, dbReader); err != nil {
 		return fail(err)
 	}

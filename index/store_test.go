@@ -21,7 +21,7 @@ func TestApplyIndexesNoteForFTS(t *testing.T) {
 	if res.Added != 2 {
 		t.Fatalf("Added = %d, want 2", res.Added)
 	}
-	hits, err := s.SearchFTS(context.Background(), "dough rising", 5, ScopeAll)
+	hits, err := s.SearchFTS(context.Background(), "dough rising", 5, ScopeAll, FieldWeights{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,13 +32,13 @@ func TestApplyIndexesNoteForFTS(t *testing.T) {
 		t.Fatalf("hit = %+v, want title Bread and the path in the prelude", hits[0])
 	}
 	// The prelude is searched too: the path's folder finds the note.
-	hits, err = s.SearchFTS(context.Background(), "travel", 5, ScopeAll)
+	hits, err = s.SearchFTS(context.Background(), "travel", 5, ScopeAll, FieldWeights{})
 	if err != nil || len(hits) != 1 || hits[0].Path != "Travel/Kyoto.md" {
 		t.Fatalf("prelude search = %v, %v; want Travel/Kyoto.md", paths(hits), err)
 	}
 	// Diacritics are folded.
 	mustApply(t, s, upserts(note("Café.md", "Crème brûlée at the café.\n")))
-	hits, err = s.SearchFTS(context.Background(), "creme brulee", 5, ScopeAll)
+	hits, err = s.SearchFTS(context.Background(), "creme brulee", 5, ScopeAll, FieldWeights{})
 	if err != nil || len(hits) != 1 {
 		t.Fatalf("diacritic-folded search = %v, %v", paths(hits), err)
 	}
@@ -215,16 +215,22 @@ func TestTopicEdgesAndPrelude(t *testing.T) {
 	if got := count(t, s, `SELECT count(*) FROM edges WHERE kind = 'wikilink' AND src = '99 topics/baking.md' AND dst = '20 clippings/unrelated.md'`); got != 1 {
 		t.Fatalf("wikilink outside the region = %d, want 1", got)
 	}
-	prelude := str(t, s, `SELECT prelude FROM chunks WHERE doc_id = '20 clippings/sourdough starter.md'`)
-	if !strings.Contains(prelude, "topics: Baking") {
+	if prelude := str(t, s, `SELECT prelude FROM chunks WHERE doc_id = '20 clippings/sourdough starter.md'`); !strings.Contains(prelude, "topics: Baking") {
 		t.Fatalf("prelude = %q, want the topic membership", prelude)
 	}
-	hits, err := s.SearchFTS(context.Background(), "baking", 5, ScopeAll)
+	// The topic is in the clipping's own fields; the note the topic note
+	// merely links to is found by the link text alone, what the topic note
+	// says about it.
+	prelude := FieldWeights{Title: 1, Headings: 1, Path: 1, Topics: 1, Body: 1}
+	hits, err := s.SearchFTS(context.Background(), "baking", 5, ScopeAll, prelude)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !contains(paths(hits), "20 clippings/Sourdough starter.md") || contains(paths(hits), "20 clippings/Unrelated.md") {
 		t.Fatalf("search by topic = %v, want the clipping and not the unrelated note", paths(hits))
+	}
+	if hits, err = s.SearchFTS(context.Background(), "baking", 5, ScopeAll, FieldWeights{Links: 1}); err != nil || !contains(paths(hits), "20 clippings/Unrelated.md") {
+		t.Fatalf("search by link text = %v, %v; want the linked note", paths(hits), err)
 	}
 	// Removing the topic note removes the membership from the prelude.
 	mustApply(t, s, Batch{Deletes: []string{"99 topics/Baking.md"}})

@@ -107,7 +107,7 @@ func TestVectorizerDegradesAndRecovers(t *testing.T) {
 		t.Fatalf("status while down: %+v", st)
 	}
 	// FTS works without vectors.
-	hits, err := s.SearchFTS(ctx, "kiwi", 5, ScopeAll)
+	hits, err := s.SearchFTS(ctx, "kiwi", 5, ScopeAll, FieldWeights{})
 	if err != nil || len(hits) != 1 {
 		t.Fatalf("FTS while the embedder is down: %v %v", hits, err)
 	}

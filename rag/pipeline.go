@@ -18,7 +18,7 @@ import (
 // query, before any k or limit.
 type Searcher interface {
 	SearchVector(ctx context.Context, vec []float32, k int, scope index.Scope) ([]index.Hit, error)
-	SearchFTS(ctx context.Context, text string, k int, scope index.Scope) ([]index.Hit, error)
+	SearchFTS(ctx context.Context, text string, k int, scope index.Scope, w index.FieldWeights) ([]index.Hit, error)
 	Docs(ctx context.Context, docIDs []string, scope index.Scope) ([]index.Doc, error)
 	Neighbours(ctx context.Context, docIDs []string, scope index.Scope) ([]index.Neighbour, error)
 	NoteChunks(ctx context.Context, docIDs []string, scope index.Scope) ([]index.Hit, error)
@@ -47,6 +47,12 @@ type Settings struct {
 	NoteFusion bool
 	// FTSWeight weighs the full-text ranking in the fusion; 0 means 1.
 	FTSWeight float64
+	// FTSFields weigh a full-text match by its field (see
+	// index.FieldWeights); the zero value means index.DefaultFieldWeights.
+	FTSFields index.FieldWeights
+	// VectorMaxDistance keeps vector hits farther from the query out of
+	// the fusion (see Voting); 0 means no limit.
+	VectorMaxDistance float64
 	// MaxChunksPerDoc caps the chunks of one note; 0 means no cap.
 	MaxChunksPerDoc  int
 	GraphEnabled     bool
@@ -127,6 +133,14 @@ func (p *Pipeline) WithSettings(s Settings) (*Pipeline, error) {
 	opts := p.opts
 	opts.Settings = s
 	return New(opts)
+}
+
+// WithReranker returns a pipeline like p that reranks with r (nil: no
+// rerank), for an A/B evaluation of a rerank model.
+func (p *Pipeline) WithReranker(r ChatModel) *Pipeline {
+	out := *p
+	out.opts.Reranker = r
+	return &out
 }
 
 // Retrieval is what retrieval found for one question.
@@ -288,7 +302,7 @@ func (p *Pipeline) direct(ctx context.Context, r *Retrieval, s Settings) ([]floa
 	}
 	r.FullTextOnly = vec == nil
 	ftsText := FTSText(r.Query)
-	ftsHits, err := p.opts.Searcher.SearchFTS(ctx, ftsText, s.FTSTopK, r.Scope)
+	ftsHits, err := p.opts.Searcher.SearchFTS(ctx, ftsText, s.FTSTopK, r.Scope, s.FTSFields)
 	if err != nil {
 		return nil, err
 	}
@@ -298,7 +312,11 @@ func (p *Pipeline) direct(ctx context.Context, r *Retrieval, s Settings) ([]floa
 	if ftsWeight <= 0 {
 		ftsWeight = 1
 	}
-	fused := Fuse(vecHits, ftsHits, s.NoteFusion, ftsWeight)
+	voting := Voting(vecHits, s.VectorMaxDistance)
+	if n := len(vecHits) - len(voting); n > 0 {
+		tr.stage("vector vote", armHits(voting, FromVector), fmt.Sprintf("%d vector hits farther than %.2g left out of the fusion", n, s.VectorMaxDistance))
+	}
+	fused := Fuse(voting, ftsHits, s.NoteFusion, ftsWeight)
 	unit := "chunk"
 	if s.NoteFusion {
 		unit = "note"

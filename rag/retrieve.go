@@ -123,6 +123,23 @@ func Fuse(vector, fts []index.Hit, byNote bool, ftsWeight float64) []Hit {
 	return out
 }
 
+// Voting is the vector hits that vote in the fusion: those within
+// maxDistance of the query, all of them when maxDistance is 0. A vector
+// search returns its k nearest whether or not anything is near; a far-off
+// hit's reciprocal rank would still push it past full-text hits that match
+// the question's words. hits are nearest first, so the voters keep their
+// ranks.
+func Voting(hits []index.Hit, maxDistance float64) []index.Hit {
+	if maxDistance <= 0 {
+		return hits
+	}
+	n := 0
+	for n < len(hits) && hits[n].Score <= maxDistance {
+		n++
+	}
+	return hits[:n]
+}
+
 // Diversify keeps at most maxPerDoc chunks of each note, best first, and
 // returns the kept and the dropped hits, each in input order. Notes with the
 // same content hash (hashOf, by doc id) are the same text at two paths and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -192,5 +193,31 @@ func TestConcatenatedRewriteUsesUserTurnsOnly(t *testing.T) {
 	}
 	if len(web.queries) != 1 || web.queries[0] != "what is a quasar how bright is it and its jets?" {
 		t.Fatalf("web queries = %q", web.queries)
+	}
+}
+
+// What a personal note says when it links to an open note is never
+// searchable in the open note, at any field weight, and what an open note
+// says is: the retrieval with allow_web finds the open note by the open
+// linking note's words only, and nothing at all by the personal one's.
+func TestPersonalLinkTextNeverFindsAnOpenNote(t *testing.T) {
+	store := mustIndex(t, []string{"Diary/**"},
+		note("Diary/Monday.md", "Saw [[Clinic]] about my "+personalMark+" zygomatic pain.\n"),
+		note("Guides/Index.md", "- [[Clinic]]: the walk-in fluoroscopy service\n"),
+		note("Places/Clinic.md", "# Clinic\n\nOpening hours.\n"),
+	)
+	for _, w := range []index.FieldWeights{{}, {Links: 1}, {Title: 1, Body: 1, Links: 100}} {
+		s := testSettings()
+		s.FTSFields = w
+		p := mustPipeline(t, Options{Searcher: store, Settings: s})
+		r := mustRetrieve(t, p, Question{Text: "zygomatic", AllowWeb: true})
+		if len(r.Hits) != 0 {
+			t.Errorf("weights %+v: open retrieval by a personal note's link words = %v", w, hitPaths(r.Hits))
+		}
+		r = mustRetrieve(t, p, Question{Text: "fluoroscopy", AllowWeb: true})
+		assertOpen(t, "open retrieval by open link words", r.Hits)
+		if !slices.Contains(hitPaths(r.Hits), "Places/Clinic.md") {
+			t.Errorf("weights %+v: open link words found %v, want the clinic", w, hitPaths(r.Hits))
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -57,6 +58,30 @@ func TestFuseByChunk(t *testing.T) {
 	}
 	if s := 1.0/61 + 1.0/63; !near(got[0].Score, s) {
 		t.Fatalf("score = %v, want %v", got[0].Score, s)
+	}
+}
+
+// Far vector hits do not vote: the nearest keep their ranks, the rest are
+// left out, and 0 keeps them all.
+func TestVoting(t *testing.T) {
+	vector := []index.Hit{chunk(1, "a.md", 0, 0.3), chunk(2, "b.md", 0, 0.5), chunk(3, "c.md", 0, 0.51), chunk(4, "d.md", 0, 0.9)}
+	var kept []int64
+	for _, h := range Voting(vector, 0.5) {
+		kept = append(kept, h.RowID)
+	}
+	if !slices.Equal(kept, []int64{1, 2}) {
+		t.Errorf("voters within 0.5 = %v, want [1 2]", kept)
+	}
+	if got := Voting(vector, 0); len(got) != 4 {
+		t.Errorf("no limit kept %d of 4", len(got))
+	}
+	if got := Voting(vector, 0.1); len(got) != 0 {
+		t.Errorf("a limit below every distance kept %d", len(got))
+	}
+	// A far vector hit no longer outranks a full-text hit.
+	fts := []index.Hit{chunk(5, "e.md", 0, -3)}
+	if got := Fuse(Voting(vector, 0.2), fts, false, 1); len(got) != 1 || got[0].Chunk.RowID != 5 {
+		t.Errorf("fused with no voter = %v", fusedRows(got))
 	}
 }
 
@@ -412,7 +437,7 @@ func FuzzFTSText(f *testing.F) {
 				t.Fatalf("FTSText(%q) = %q holds %q", text, q, r)
 			}
 		}
-		if _, err := s.SearchFTS(context.Background(), q, 3, index.ScopeOpen); err != nil {
+		if _, err := s.SearchFTS(context.Background(), q, 3, index.ScopeOpen, index.FieldWeights{}); err != nil {
 			t.Fatalf("SearchFTS(FTSText(%q) = %q): %v", text, q, err)
 		}
 	})

@@ -9,11 +9,12 @@ import (
 	"github.com/vaultask/vaultask/config"
 	"github.com/vaultask/vaultask/eval"
 	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/rag"
 )
 
 const evalHelp = `Usage:
-  vaultask eval retrieval --questions FILE.tsv [--questions FILE.tsv]... [--k 8] [--ab key=value[,key=value…]]... [--json]
+  vaultask eval retrieval --questions FILE.tsv [--questions FILE.tsv]... [--k 8] [--ab key=value[,key=value…]]... [--rerank-url URL] [--json]
   vaultask eval web-trigger --questions FILE.tsv
 
 FILE.tsv holds one question per line, a TAB, then the paths of the notes that
@@ -110,11 +111,12 @@ func appendTo(values *[]string) func(string) error {
 }
 
 func (m *Main) evalRetrieval(ctx context.Context, args []string) error {
-	fset, cfgPath := m.newFlagSet("eval retrieval", "eval retrieval --questions FILE.tsv [--questions FILE.tsv]... [--k 8] [--ab key=value[,key=value…]]... [--json]")
+	fset, cfgPath := m.newFlagSet("eval retrieval", "eval retrieval --questions FILE.tsv [--questions FILE.tsv]... [--k 8] [--ab key=value[,key=value…]]... [--rerank-url URL] [--json]")
 	var files, specs []string
 	fset.Func("questions", "questions file: question, TAB, acceptable note paths separated by |; repeat to score several files against the one index", appendTo(&files))
 	k := fset.Int("k", 8, "recall@k counts a question found when an acceptable note ranks among the first k notes")
-	fset.Func("ab", "another arm: retrieval.* keys set for it, e.g. graph_enabled=false,max_chunks_per_doc=0, or arms=fts|vector|hybrid; repeat for more arms", appendTo(&specs))
+	fset.Func("ab", "another arm: retrieval.* keys set for it, e.g. graph_enabled=false,max_chunks_per_doc=0, models.rerank=MODEL, or arms=fts|vector|hybrid; repeat for more arms", appendTo(&specs))
+	rerankURL := fset.String("rerank-url", "", "API root of the rerank model of every arm with models.rerank, e.g. http://gpu-box:11434/v1 (default: its provider's)")
 	asJSON := fset.Bool("json", false, "print one JSON object")
 	if err := parseFlags(fset, args); err != nil {
 		return err
@@ -132,7 +134,11 @@ func (m *Main) evalRetrieval(ctx context.Context, args []string) error {
 	}
 	defer s.store.Close()
 	for i, a := range arms {
-		if arms[i].Pipeline, err = s.pipeline.WithSettings(retrievalSettings(a.Config)); err != nil {
+		p, err := s.pipeline.WithSettings(armSettings(a.Config))
+		if err != nil {
+			return fmt.Errorf("--ab %q: %w", a.Settings, err)
+		}
+		if arms[i].Pipeline, err = m.withReranker(p, a.Config.Models.Rerank, *rerankURL); err != nil {
 			return fmt.Errorf("--ab %q: %w", a.Settings, err)
 		}
 	}
@@ -147,6 +153,34 @@ func (m *Main) evalRetrieval(ctx context.Context, args []string) error {
 	}
 	rep.WriteText(m.Stdout)
 	return nil
+}
+
+// withReranker is p reranking with model at baseURL ("" for its provider's
+// API root), or not reranking when model is "". Unlike ask, a rerank model
+// that cannot be had is an error: the arm would measure nothing.
+func (m *Main) withReranker(p *rag.Pipeline, model, baseURL string) (*rag.Pipeline, error) {
+	if model == "" {
+		return p.WithReranker(nil), nil
+	}
+	rr, err := llm.NewClient(model, llm.Options{BaseURL: baseURL, Getenv: m.getenv})
+	if err != nil {
+		return nil, fmt.Errorf("rerank model: %w", err)
+	}
+	return p.WithReranker(rr), nil
+}
+
+// armSettings are an arm's pipeline settings: retrievalSettings, and the
+// retrieval keys it does not map yet, which until then take effect in eval
+// only. Their defaults are the pipeline's own zero-value defaults
+// (TestArmSettingsDefaultsAreThePipelines), so ask and serve run with the
+// default values meanwhile.
+func armSettings(cfg config.Config) rag.Settings {
+	s := retrievalSettings(cfg)
+	r := cfg.Retrieval
+	s.FTSFields = index.FieldWeights{Title: r.BM25Title, Aliases: r.BM25Aliases, Headings: r.BM25Headings, Path: r.BM25Path,
+		Topics: r.BM25Topics, Body: r.BM25Body, Links: r.BM25Links}
+	s.VectorMaxDistance = r.VectorMaxDistance
+	return s
 }
 
 func (m *Main) evalWebTrigger(ctx context.Context, args []string) error {

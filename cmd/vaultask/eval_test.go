@@ -11,6 +11,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/vaultask/vaultask/config"
+	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/internal/fakellm"
 )
 
 // evalVault is a small vault indexed by the real `index --from-dir`. Only
@@ -63,8 +66,9 @@ func TestEvalRetrieval(t *testing.T) {
 	}
 	questions := writeQuestions(t, strings.Replace(evalQuestions, "|Fish/Nowhere-near.md", "", 1))
 	// Full text only, so that ranks do not depend on the embedder; one graph
-	// slot, so that Falconry can be reached.
-	env = append(env, "VAULTASK_RETRIEVAL__VECTOR_TOP_K=0", "VAULTASK_RETRIEVAL__GRAPH_MAX_SLOTS=1")
+	// slot and no link text, so that Falconry is reached by the graph alone
+	// (Kestrel's words about it would find it directly).
+	env = append(env, "VAULTASK_RETRIEVAL__VECTOR_TOP_K=0", "VAULTASK_RETRIEVAL__GRAPH_MAX_SLOTS=1", "VAULTASK_RETRIEVAL__BM25_LINKS=0")
 
 	paths := map[string]string{questions: "$QUESTIONS", indexPath: "$INDEX"}
 
@@ -130,7 +134,7 @@ func TestEvalRetrieval(t *testing.T) {
 // over all of them.
 func TestEvalRetrievalGroupsAndFiles(t *testing.T) {
 	env, indexPath := evalVault(t)
-	env = append(env, "VAULTASK_RETRIEVAL__VECTOR_TOP_K=0", "VAULTASK_RETRIEVAL__GRAPH_MAX_SLOTS=1")
+	env = append(env, "VAULTASK_RETRIEVAL__VECTOR_TOP_K=0", "VAULTASK_RETRIEVAL__GRAPH_MAX_SLOTS=1", "VAULTASK_RETRIEVAL__BM25_LINKS=0")
 	birds := writeQuestions(t, `# questions before the first group line form a group of their own
 which bird wades in shallow water?	Birds/Heron.md
 # group: hover
@@ -276,5 +280,73 @@ func TestEvalWebTriggerOverlap(t *testing.T) {
 	env = append(env, "VAULTASK_WEB__THIN_HITS=0")
 	if _, _, err := run(t, env, "eval", "web-trigger", "--questions", questions); err == nil || !strings.Contains(err.Error(), "web.thin_hits is 0") {
 		t.Fatalf("thin_hits 0: %v", err)
+	}
+}
+
+// The retrieval keys armSettings maps beside retrievalSettings default to
+// what the pipeline does with their zero values, so ask and serve, which
+// leave them zero until retrievalSettings maps them, run with the defaults.
+func TestArmSettingsDefaultsAreThePipelines(t *testing.T) {
+	got := armSettings(config.Default())
+	if got.FTSFields != index.DefaultFieldWeights {
+		t.Errorf("default bm25_* = %+v, want index.DefaultFieldWeights %+v", got.FTSFields, index.DefaultFieldWeights)
+	}
+	if got.VectorMaxDistance != 0 {
+		t.Errorf("default vector_max_distance = %v, want 0 (no limit)", got.VectorMaxDistance)
+	}
+}
+
+// A rerank arm reranks with its own model: on the fake model, which scores
+// the kestrel's passage 10 and every other 0, the kestrel rises from behind
+// the heron to first, in the ranking and in the final context, while arm A
+// keeps the fused order. The fake model saw the rerank prompt.
+func TestEvalRetrievalRerankArm(t *testing.T) {
+	env, _ := evalVault(t)
+	env = append(env, "VAULTASK_RETRIEVAL__VECTOR_TOP_K=0")
+	fake := fakellm.New()
+	defer fake.Close()
+	fake.Reply = func(msgs []fakellm.Message) string {
+		var scores []string
+		for line := range strings.Lines(msgs[len(msgs)-1].Content) {
+			if strings.HasPrefix(line, "[") {
+				score := "0"
+				if strings.Contains(line, "Kestrel") {
+					score = "10"
+				}
+				scores = append(scores, score)
+			}
+		}
+		return "[" + strings.Join(scores, ", ") + "]"
+	}
+	questions := writeQuestions(t, "which bird hovers over meadows, or wades?\tBirds/Kestrel.md\n")
+	out, stderr, err := run(t, env, "eval", "retrieval", "--questions", questions, "--ab", "models.rerank=ollama/fake-reranker",
+		"--rerank-url", fake.URL(), "--json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var rep struct {
+		Files []struct {
+			Results []struct {
+				Ranks     []int  `json:"ranks"`
+				InContext []bool `json:"in_context"`
+			} `json:"results"`
+		} `json:"files"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Files[0].Results[0]
+	if r.Ranks[0] != 2 || r.Ranks[1] != 1 || !r.InContext[1] {
+		t.Errorf("ranks without and with rerank = %v, in context %v; want [2 1], the reranked kestrel in context", r.Ranks, r.InContext)
+	}
+	reqs := fake.Requests()
+	if len(reqs) == 0 || reqs[0].Model != "fake-reranker" || !strings.Contains(reqs[0].Messages[0].Content, "relevance score") {
+		t.Errorf("rerank requests: %+v", reqs)
+	}
+	// A rerank model that cannot be had fails the arm rather than measure
+	// the fused order under its name.
+	if _, _, err := run(t, env, "eval", "retrieval", "--questions", questions, "--ab", "models.rerank=openrouter/some/model"); err == nil ||
+		!strings.Contains(err.Error(), "rerank model") {
+		t.Errorf("rerank arm without a key: %v", err)
 	}
 }

@@ -131,7 +131,7 @@ func TestParsePlainText(t *testing.T) {
 		t.Fatal("not read as plain text")
 	}
 	w := func(target string) Link { return Link{Target: target, Kind: KindWikilink} }
-	if diff := cmp.Diff([]Link{w("Link"), w("Code")}, n.Links); diff != "" {
+	if diff := cmp.Diff([]Link{w("Link"), w("Code")}, n.Links, ignoreContext); diff != "" {
 		t.Errorf("Links (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"tag", "fenced"}, n.Tags); diff != "" {

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // ordinaryNotes are notes as people write them, markdown to the parser.
@@ -43,6 +44,12 @@ func FuzzParse(f *testing.F) {
 			}
 			if l.Kind != KindWikilink && (l.Kind != KindTopic || !topic) {
 				t.Errorf("link kind %q in %s: %+v", l.Kind, path, l)
+			}
+			if utf8.Valid(src) && !utf8.ValidString(l.Context) {
+				t.Errorf("link context is not UTF-8: %q", l.Context)
+			}
+			if strings.Contains(l.Context, "\n") || !strings.Contains(n.Body, strings.Fields(l.Context + " x")[0]) {
+				t.Errorf("link context %q is not from one line of the body", l.Context)
 			}
 		}
 		seen := map[string]bool{}

@@ -1,6 +1,7 @@
 package markdown
 
 import (
+	"bytes"
 	"cmp"
 	"net/url"
 	"regexp"
@@ -33,6 +34,10 @@ type Link struct {
 	Alias   string // after '|' for a wikilink, the link text for a markdown link
 	Embed   bool   // ![[...]] or ![alt](note.md)
 	Kind    string // KindWikilink or KindTopic
+	// Context is the text around the link on its line, the link's own text
+	// included: what the linking note says about the note it links to
+	// (see linkContext).
+	Context string
 }
 
 // NormalizeTarget is the form link resolution compares: backslashes turned
@@ -82,9 +87,42 @@ func (m *markup) links(wikilinks []located, topicNote bool) []Link {
 		if r < len(regions) && l.start >= regions[r][0] {
 			l.link.Kind = KindTopic
 		}
+		l.link.Context = m.linkContext(l.start, l.end)
 		out = append(out, l.link)
 	}
 	return out
+}
+
+// linkContextBytes bounds the context taken on each side of a link: a list
+// item or a table row is usually shorter, and a long paragraph says most
+// about a link close to it.
+const linkContextBytes = 160
+
+// linkContext is the text of the line holding src[start:end], at most
+// linkContextBytes on each side of it, cut back to whole words, with its
+// whitespace folded. A cut never splits a UTF-8 sequence: it lands on a
+// space.
+func (m *markup) linkContext(start, end int) string {
+	start = min(max(start, 0), len(m.src))
+	end = min(max(end, start), len(m.src))
+	from, to := m.lineStart(start), lineEnd(m.src, end)
+	if start-from > linkContextBytes {
+		from = start - linkContextBytes
+		if i := bytes.IndexAny(m.src[from:start], " \t"); i >= 0 {
+			from += i
+		} else {
+			from = start
+		}
+	}
+	if to-end > linkContextBytes {
+		to = end + linkContextBytes
+		if i := bytes.LastIndexAny(m.src[end:to], " \t"); i >= 0 {
+			to = end + i
+		} else {
+			to = end
+		}
+	}
+	return strings.Join(strings.Fields(string(m.src[from:to])), " ")
 }
 
 // wikilinks scans the text for [[...]] and ![[...]] outside code. A wikilink

@@ -1,10 +1,51 @@
 package markdown
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
+
+// ignoreContext leaves Link.Context to TestLinkContext.
+var ignoreContext = cmpopts.IgnoreFields(Link{}, "Context")
+
+// A link's context is its line, cut to whole words near a long line's link.
+func TestLinkContext(t *testing.T) {
+	long := strings.Repeat("word ", 60)
+	for _, tt := range []struct {
+		name, src string
+		want      []string
+	}{
+		{"list item", "# Plugins\n\n- [[Calendar]]: a calendar view of daily notes\n- [[Tasks]] by someone\n",
+			[]string{"- [[Calendar]]: a calendar view of daily notes", "- [[Tasks]] by someone"}},
+		{"markdown link", "Read [the guide](Guides/Start.md) first.", []string{"Read [the guide](Guides/Start.md) first."}},
+		{"folded whitespace", "see\t[[A]]   now", []string{"see [[A]] now"}},
+		{"long line", long + "near [[Target]] after " + long, []string{"word word"}},
+		{"embed", "![[Diagram]]", []string{"![[Diagram]]"}},
+		{"non-ASCII", strings.Repeat("ö", 200) + " då [[Not]] är " + strings.Repeat("å", 200), []string{"då [[Not]] är"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			n := Parse("n.md", []byte(tt.src), "")
+			var got []string
+			for _, l := range n.Links {
+				got = append(got, l.Context)
+			}
+			if tt.name == "long line" {
+				c := got[0]
+				if len(got) != 1 || !strings.Contains(c, "near [[Target]] after") || len(c) > 2*linkContextBytes+len("[[Target]]") ||
+					strings.HasPrefix(c, "ord") || strings.HasSuffix(c, "wor") {
+					t.Errorf("context of a link in a long line = %q", got)
+				}
+				return
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("contexts of %q (-want +got):\n%s", tt.src, diff)
+			}
+		})
+	}
+}
 
 func TestParseLinks(t *testing.T) {
 	w := func(target string) Link { return Link{Target: target, Kind: KindWikilink} }
@@ -62,7 +103,7 @@ func TestParseLinks(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			n := Parse("Notes/n.md", []byte(tt.src), "")
 			checkMarkdown(t, n)
-			if diff := cmp.Diff(tt.want, n.Links); diff != "" {
+			if diff := cmp.Diff(tt.want, n.Links, ignoreContext); diff != "" {
 				t.Errorf("Links of %q (-want +got):\n%s", tt.src, diff)
 			}
 		})
@@ -117,7 +158,7 @@ func TestParseTopicLinks(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			n := Parse(tt.path, []byte(src), "")
 			checkMarkdown(t, n)
-			if diff := cmp.Diff(tt.want, n.Links); diff != "" {
+			if diff := cmp.Diff(tt.want, n.Links, ignoreContext); diff != "" {
 				t.Errorf("Links (-want +got):\n%s", diff)
 			}
 		})
