@@ -82,9 +82,12 @@ type Retrieval struct {
 	GraphMaxSiblings int     `yaml:"graph_max_siblings" validate:"min=0"`
 	GraphDiscount    float64 `yaml:"graph_discount" validate:"gt=0,lte=1"`
 	GraphMaxSlots    int     `yaml:"graph_max_slots" validate:"min=0"`
-	RerankTopK       int     `yaml:"rerank_top_k" validate:"min=1"`
-	FinalTopK        int     `yaml:"final_top_k" validate:"min=1"`
-	MaxChunksPerDoc  int     `yaml:"max_chunks_per_doc" validate:"min=0"`
+	// GraphMemberSlots are final slots only the notes a topic note's
+	// clippings link to may take, when the topic note is a hit.
+	GraphMemberSlots int `yaml:"graph_member_slots" validate:"min=0"`
+	RerankTopK       int `yaml:"rerank_top_k" validate:"min=1"`
+	FinalTopK        int `yaml:"final_top_k" validate:"min=1"`
+	MaxChunksPerDoc  int `yaml:"max_chunks_per_doc" validate:"min=0"`
 	// Fusion ranks by note (a note's best chunk places it) or by chunk.
 	Fusion string `yaml:"fusion" validate:"oneof=note chunk"`
 	// FTSWeight multiplies the full-text list's reciprocal-rank
@@ -182,6 +185,7 @@ func Default() Config {
 			GraphMaxSiblings: 5,
 			GraphDiscount:    0.7,
 			GraphMaxSlots:    0,
+			GraphMemberSlots: 1,
 			RerankTopK:       30,
 			FinalTopK:        8,
 			MaxChunksPerDoc:  2,

@@ -574,7 +574,7 @@ func TestValuesAndEnvKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := c.Values()
-	if v["retrieval.final_top_k"] != 6 || v["retrieval.fts_weight"] != 2.0 || v["web.enabled"] != false || v["api.obsidian_vault"] != "Notes" || v["index.reconcile_interval"] != time.Hour {
+	if v["retrieval.final_top_k"] != 6 || v["retrieval.fts_weight"] != Default().Retrieval.FTSWeight || v["web.enabled"] != false || v["api.obsidian_vault"] != "Notes" || v["index.reconcile_interval"] != time.Hour {
 		t.Errorf("Values = %v", v)
 	}
 	for _, f := range fields {

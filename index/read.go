@@ -35,16 +35,19 @@ type Hit struct {
 	Prelude     string
 	Body        string
 	Sensitivity string
+	// Embedded is set once the chunk's vector is in the index, so vector
+	// search can find it.
+	Embedded bool
 	// Score is the read's own measure: BM25 (lower is better) for FTS,
 	// cosine distance (lower is better) for vectors.
 	Score float64
 }
 
-const hitColumns = `c.rowid, c.chunk_id, c.doc_id, d.path, d.title, c.ordinal, c.heading_path, c.prelude, c.body, c.sensitivity`
+const hitColumns = `c.rowid, c.chunk_id, c.doc_id, d.path, d.title, c.ordinal, c.heading_path, c.prelude, c.body, c.sensitivity, c.embedded`
 
 // hitFields points Scan at hitColumns followed by a score column.
 func hitFields(h *Hit) []any {
-	return []any{&h.RowID, &h.ChunkID, &h.DocID, &h.Path, &h.Title, &h.Ordinal, &h.HeadingPath, &h.Prelude, &h.Body, &h.Sensitivity, &h.Score}
+	return []any{&h.RowID, &h.ChunkID, &h.DocID, &h.Path, &h.Title, &h.Ordinal, &h.HeadingPath, &h.Prelude, &h.Body, &h.Sensitivity, &h.Embedded, &h.Score}
 }
 
 // FTSQuery turns free text into an FTS5 query: every word, quoted, OR-ed, so

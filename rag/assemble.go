@@ -7,26 +7,35 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/vaultask/vaultask/index"
 )
 
 // Select takes the final hits from candidates, best first: at most finalK,
-// of which at most maxGraph are expanded hits, except when there are not
-// enough direct hits to fill finalK, when expanded hits the quota held back
-// fill the rest. It returns the final hits in candidate order and the
-// expanded hits the quota kept out.
-func Select(candidates []Hit, finalK, maxGraph int) (final, heldBack []Hit) {
+// of which at most maxGraph are expanded hits, and besides them at most
+// maxMembers members of a topic note among the hits (the notes its
+// clippings region links to: a relation the vault's owner curated, unlike a
+// plain link's); except when there are not enough direct hits to fill
+// finalK, when expanded hits the quota held back fill the rest. It returns
+// the final hits in candidate order and the expanded hits the quota kept
+// out.
+func Select(candidates []Hit, finalK, maxGraph, maxMembers int) (final, heldBack []Hit) {
 	var picked, overflow []int
-	graph := 0
+	graph, members := 0, 0
 	for i, h := range candidates {
 		if len(picked) == finalK {
 			break
 		}
 		if h.Graph != nil {
-			if graph >= maxGraph {
+			switch {
+			case h.Graph.Relation == index.RelationMember && members < maxMembers:
+				members++
+			case graph < maxGraph:
+				graph++
+			default:
 				overflow = append(overflow, i)
 				continue
 			}
-			graph++
 		}
 		picked = append(picked, i)
 	}

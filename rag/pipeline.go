@@ -59,6 +59,9 @@ type Settings struct {
 	GraphMaxSiblings int
 	GraphDiscount    float64
 	GraphMaxSlots    int
+	// GraphMemberSlots are final places only a member of a topic note
+	// among the hits may take, beside GraphMaxSlots (see Select).
+	GraphMemberSlots int
 	RerankTopK       int
 	FinalTopK        int
 	// ThinHits and ThinDistance define thin coverage (see Thin).
@@ -167,7 +170,10 @@ type Retrieval struct {
 	// full-text query and none lies within thin_distance of the query.
 	// A vector search always returns its k nearest, relevant or not.
 	Silent bool
-	Trace  Trace
+	// Members counts the expanded candidates that are members of a topic
+	// note among the hits: what graph_member_slots could give places to.
+	Members int
+	Trace   Trace
 }
 
 // Notes are the distinct note paths of the final hits, best first.
@@ -231,16 +237,21 @@ func (p *Pipeline) Retrieve(ctx context.Context, q Question) (*Retrieval, error)
 		topicOf = topicsOf(nb)
 		tr.stage("expand", expanded, fmt.Sprintf("one hop from the notes of the top %d hits, %d neighbours each at most, scored %.2f × the reaching hit", s.FinalTopK, s.GraphMaxSiblings, s.GraphDiscount))
 		candidates = mergeByScore(kept, expanded)
+		for _, h := range expanded {
+			if h.Graph.Relation == index.RelationMember {
+				r.Members++
+			}
+		}
 	}
 
 	candidates = p.rerank(ctx, r.Query, candidates, s.RerankTopK, tr)
 
-	final, held := Select(candidates, s.FinalTopK, s.GraphMaxSlots)
+	final, held := Select(candidates, s.FinalTopK, s.GraphMaxSlots, s.GraphMemberSlots)
 	quota := changeList("quota held back", held)
-	if n := countGraph(final); n > s.GraphMaxSlots {
-		quota = append(quota, fmt.Sprintf("too few direct hits: %d expanded chunks fill the answer beyond graph_max_slots %d", n, s.GraphMaxSlots))
+	if n := countGraph(final); n > s.GraphMaxSlots+s.GraphMemberSlots {
+		quota = append(quota, fmt.Sprintf("too few direct hits: %d expanded chunks fill the answer beyond graph_max_slots %d and graph_member_slots %d", n, s.GraphMaxSlots, s.GraphMemberSlots))
 	}
-	tr.stage("quota", final, fmt.Sprintf("final %d, at most %d expanded", s.FinalTopK, s.GraphMaxSlots), quota...)
+	tr.stage("quota", final, fmt.Sprintf("final %d, at most %d expanded and %d topic members", s.FinalTopK, s.GraphMaxSlots, s.GraphMemberSlots), quota...)
 	r.Hits = final
 	r.Context = Assemble(final, topicOf)
 	tr.stage("assemble", r.Context, "graph order: a note's chunks together in document order, topic notes before their members")
@@ -252,10 +263,10 @@ func (p *Pipeline) Retrieve(ctx context.Context, q Question) (*Retrieval, error)
 // distinct notes of Retrieve(q)'s final hits, best first: what the answer
 // sees, final_top_k chunks. ranked are the distinct notes, best first, of
 // the final hits of a second Retrieve whose final_top_k is raised to the
-// number of direct hits plus graph_max_slots, so that the list is the
+// number of direct hits plus the graph slots, so that the list is the
 // pipeline's ranking rather than what fits in final_top_k chunks: every
 // direct hit has a place (and graph expansion starts from all of their
-// notes), expanded hits still take at most graph_max_slots places, and the
+// notes), expanded hits still take at most their slots' places, and the
 // thin-answer exception (expanded hits filling places that direct hits
 // leave empty) fires exactly where it fires for the answer, because it
 // needs fewer direct hits than that raised final_top_k can hold. When
@@ -268,7 +279,7 @@ func (p *Pipeline) RankNotes(ctx context.Context, q Question) (ranked, inContext
 	}
 	inContext = r.Notes()
 	s := p.opts.Settings.with(q.K)
-	all := len(r.Direct) + s.GraphMaxSlots
+	all := len(r.Direct) + s.GraphMaxSlots + min(s.GraphMemberSlots, r.Members)
 	if all <= s.FinalTopK {
 		return inContext, inContext, nil
 	}

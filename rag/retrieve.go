@@ -70,10 +70,18 @@ const rrfK = 60
 // place of other notes' best ones. Without byNote every chunk is fused on
 // its own; on this project's help-corpus question set that did better at
 // every depth (eval/RESULTS.md), so it is the default (retrieval.fusion).
+//
+// A chunk whose vector is not computed yet (a note just written, waiting
+// for the background embedder) cannot be in the vector ranking, so when
+// that ranking is there, such a full-text hit is given a vector vote at its
+// full-text rank: otherwise a note written a second ago, matching every
+// word of the question, would only tie with whatever note is nearest in
+// vector space.
 func Fuse(vector, fts []index.Hit, byNote bool, ftsWeight float64) []Hit {
 	byRow := map[int64]*Hit{}
 	var order []int64
 	noteScore := map[string]float64{}
+	impute := len(vector) > 0
 	add := func(list []index.Hit, arm Source, weight float64) {
 		noteRank := map[string]int{}
 		for i, c := range list {
@@ -88,6 +96,11 @@ func Fuse(vector, fts []index.Hit, byNote bool, ftsWeight float64) []Hit {
 				h.VectorRank, h.Distance, h.HasDistance = i+1, c.Score, true
 			} else {
 				h.FTSRank = i + 1
+			}
+			if arm == FromFTS && impute && !c.Embedded {
+				weight = ftsWeight + 1
+			} else if arm == FromFTS {
+				weight = ftsWeight
 			}
 			h.Score += weight / float64(rrfK+i+1)
 			if _, seen := noteRank[c.DocID]; !seen {

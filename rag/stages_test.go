@@ -19,7 +19,7 @@ import (
 
 func chunk(row int64, doc string, ordinal int, score float64) index.Hit {
 	return index.Hit{RowID: row, ChunkID: fmt.Sprintf("c%d", row), DocID: strings.ToLower(doc), Path: doc, Title: strings.TrimSuffix(path.Base(doc), ".md"),
-		Ordinal: ordinal, Sensitivity: index.SensitivityOpen, Score: score}
+		Ordinal: ordinal, Sensitivity: index.SensitivityOpen, Embedded: true, Score: score}
 }
 
 type fusedRow struct {
@@ -58,6 +58,25 @@ func TestFuseByChunk(t *testing.T) {
 	}
 	if s := 1.0/61 + 1.0/63; !near(got[0].Score, s) {
 		t.Fatalf("score = %v, want %v", got[0].Score, s)
+	}
+}
+
+// A chunk not embedded yet gets a vector vote at its full-text rank, only
+// when there is a vector ranking: a note just written, first in full text,
+// beats the nearest vector hit rather than tying with it.
+func TestFuseImputesTheVectorRankOfAChunkNotEmbeddedYet(t *testing.T) {
+	fresh := chunk(9, "Recipes/Focaccia.md", 0, -9)
+	fresh.Embedded = false
+	vector := []index.Hit{chunk(1, "Recipes/Risotto.md", 0, 0.4)}
+	got := Fuse(vector, []index.Hit{fresh}, false, 1)
+	if got[0].Chunk.RowID != 9 || !near(got[0].Score, 2.0/61) || got[0].Provenance() != "fts" {
+		t.Errorf("fused %+v, want the fresh note first with 2/61, its provenance full text", fusedRows(got))
+	}
+	if got := Fuse(nil, []index.Hit{fresh}, false, 1); !near(got[0].Score, 1.0/61) {
+		t.Errorf("without a vector ranking: score %v, want 1/61", got[0].Score)
+	}
+	if got := Fuse(vector, []index.Hit{fresh}, true, 1); got[0].Chunk.RowID != 9 || !near(got[0].Score, 2.0/61) {
+		t.Errorf("by note: %+v", fusedRows(got))
 	}
 }
 
@@ -187,7 +206,7 @@ func TestSelectQuota(t *testing.T) {
 		{"exception fills only what is missing", 5, 1, []int64{1, 2, 3, 4, 6}, []int64{5}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			final, held := Select(cands, tc.finalK, tc.slots)
+			final, held := Select(cands, tc.finalK, tc.slots, 0)
 			if diff := cmp.Diff(tc.final, rows(final)); diff != "" {
 				t.Errorf("final (-want +got):\n%s", diff)
 			}
@@ -196,6 +215,42 @@ func TestSelectQuota(t *testing.T) {
 			}
 			if n := countGraph(final); n != tc.expandedInside {
 				t.Errorf("%d expanded hits in the answer, want %d", n, tc.expandedInside)
+			}
+		})
+	}
+}
+
+// A member slot takes only a member of a topic note among the hits, first
+// before the general graph slots; a member beyond it takes a general slot.
+func TestSelectMemberSlots(t *testing.T) {
+	member := func(row int64, doc string, score float64) Hit {
+		h := expandedHit(row, doc, score)
+		h.Graph = &Reach{Relation: index.RelationMember, From: "99 topics/T.md"}
+		return h
+	}
+	rows := func(hs []Hit) []int64 {
+		var out []int64
+		for _, h := range hs {
+			out = append(out, h.Chunk.RowID)
+		}
+		return out
+	}
+	cands := []Hit{direct(1, "99 topics/T.md", 9), expandedHit(2, "link.md", 8), member(3, "clip1.md", 8), member(4, "clip2.md", 8),
+		direct(5, "b.md", 6), direct(6, "c.md", 5), direct(7, "d.md", 4)}
+	for _, tc := range []struct {
+		name                   string
+		finalK, slots, members int
+		final                  []int64
+	}{
+		{"a member slot, no graph slot: the link waits, one clipping enters", 4, 0, 1, []int64{1, 3, 5, 6}},
+		{"a member slot and a graph slot: the link, then both clippings", 5, 1, 1, []int64{1, 2, 3, 5, 6}},
+		{"two member slots", 5, 0, 2, []int64{1, 3, 4, 5, 6}},
+		{"no slots", 4, 0, 0, []int64{1, 5, 6, 7}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			final, _ := Select(cands, tc.finalK, tc.slots, tc.members)
+			if diff := cmp.Diff(tc.final, rows(final)); diff != "" {
+				t.Errorf("final (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -158,11 +158,15 @@ func retrievalSettings(cfg config.Config) rag.Settings {
 		GraphMaxSiblings: r.GraphMaxSiblings,
 		GraphDiscount:    r.GraphDiscount,
 		GraphMaxSlots:    r.GraphMaxSlots,
+		GraphMemberSlots: r.GraphMemberSlots,
 		RerankTopK:       r.RerankTopK,
 		FinalTopK:        r.FinalTopK,
 		ThinHits:         cfg.Web.ThinHits,
 		ThinDistance:     cfg.Web.ThinDistance,
 		WebResults:       cfg.Web.MaxResults,
+		FTSFields: index.FieldWeights{Title: r.BM25Title, Aliases: r.BM25Aliases, Headings: r.BM25Headings, Path: r.BM25Path,
+			Topics: r.BM25Topics, Body: r.BM25Body, Links: r.BM25Links},
+		VectorMaxDistance: r.VectorMaxDistance,
 	}
 }
 

@@ -134,7 +134,7 @@ func (m *Main) evalRetrieval(ctx context.Context, args []string) error {
 	}
 	defer s.store.Close()
 	for i, a := range arms {
-		p, err := s.pipeline.WithSettings(armSettings(a.Config))
+		p, err := s.pipeline.WithSettings(retrievalSettings(a.Config))
 		if err != nil {
 			return fmt.Errorf("--ab %q: %w", a.Settings, err)
 		}
@@ -167,20 +167,6 @@ func (m *Main) withReranker(p *rag.Pipeline, model, baseURL string) (*rag.Pipeli
 		return nil, fmt.Errorf("rerank model: %w", err)
 	}
 	return p.WithReranker(rr), nil
-}
-
-// armSettings are an arm's pipeline settings: retrievalSettings, and the
-// retrieval keys it does not map yet, which until then take effect in eval
-// only. Their defaults are the pipeline's own zero-value defaults
-// (TestArmSettingsDefaultsAreThePipelines), so ask and serve run with the
-// default values meanwhile.
-func armSettings(cfg config.Config) rag.Settings {
-	s := retrievalSettings(cfg)
-	r := cfg.Retrieval
-	s.FTSFields = index.FieldWeights{Title: r.BM25Title, Aliases: r.BM25Aliases, Headings: r.BM25Headings, Path: r.BM25Path,
-		Topics: r.BM25Topics, Body: r.BM25Body, Links: r.BM25Links}
-	s.VectorMaxDistance = r.VectorMaxDistance
-	return s
 }
 
 func (m *Main) evalWebTrigger(ctx context.Context, args []string) error {
