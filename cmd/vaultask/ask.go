@@ -175,7 +175,7 @@ func retrievalSettings(cfg config.Config) rag.Settings {
 // only for requests that allow the web.
 func (m *Main) newPipeline(cfg config.Config, store *index.Store, log *slog.Logger, generate bool) (*rag.Pipeline, error) {
 	opts := rag.Options{Searcher: store, Settings: retrievalSettings(cfg), Logger: log}
-	if emb, err := newEmbedder(cfg, m.getenv); err != nil {
+	if emb, err := m.embedder(cfg); err != nil {
 		fmt.Fprintf(m.Stderr, "note: no embedder (%v): full-text search only\n", err)
 	} else {
 		opts.Embedder = emb
