@@ -148,7 +148,7 @@ func (r *run) throughput(ctx context.Context, s *Section, db, label string, vect
 func indexThroughput(ctx context.Context, r *run, s *Section) error {
 	s.Command = "go run -tags sqlite_fts5 ./internal/cmd/bench -only 2 -size " + r.cfg.Size
 	s.Notes = append(s.Notes,
-		"Each run is the real binary, `vaultask index`, from the test CouchDB (express-pouchdb in memory, loaded before the timing) into a fresh index file; wall time is from exec to exit, so it includes process start, the `_all_docs` listing and the vectors when on. Peak RSS is the child's getrusage maxrss.",
+		"Each run is the real binary, `vaultask index`, from the test CouchDB (express-pouchdb in memory, loaded before the timing) into a fresh index file; wall time is from exec to exit, so it includes process start, the `_all_docs` listing and the vectors when on. Peak RSS is the child's VmHWM (/proc/PID/status), polled every 5 ms.",
 		"Baseline: `vaultask index --dry-run` on the same database, which lists, fetches and decodes every document and indexes nothing: reading the vault alone. The ratio is how much indexing costs over that floor.",
 		"FTS only: the built-in model directory points at nothing, so no embedder is loaded. With vectors: the built-in USE-lite embedder on both cores.")
 	if r.cfg.Corpus == "" {

@@ -16,7 +16,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
@@ -44,7 +43,8 @@ func childEnv(extra ...string) []string {
 type runResult struct {
 	Stdout, Stderr string
 	Wall           time.Duration
-	// PeakRSS is the child's peak resident set (getrusage ru_maxrss).
+	// PeakRSS is the child's peak resident set (VmHWM, polled every 5 ms
+	// until its output closes).
 	PeakRSS int64
 	// FirstLine is when the child printed its first line; Interrupted is
 	// set when runChildFor's budget ran out.
@@ -95,13 +95,32 @@ func runChildFor(ctx context.Context, budget time.Duration, bin, dir string, env
 		})
 		defer t.Stop()
 	}
+	// The child's own peak, polled: getrusage's ru_maxrss of a child
+	// counts this process's resident set at the fork too (Linux carries
+	// the old address space's high-water mark over exec).
+	var peak atomic.Int64
+	polled := make(chan struct{})
+	go func() {
+		defer close(polled)
+		for {
+			hwm, err := procStatus(cmd.Process.Pid, "VmHWM")
+			if err != nil {
+				return // exited
+			}
+			peak.Store(max(peak.Load(), hwm))
+			select {
+			case <-read:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
 	<-read
+	<-polled
 	err = cmd.Wait()
 	res.Interrupted = interrupted.Load()
 	res.Stdout, res.Stderr, res.Wall = out.String(), errb.String(), time.Since(start)
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		res.PeakRSS = ru.Maxrss * 1024
-	}
+	res.PeakRSS = peak.Load()
 	if err != nil && !res.Interrupted {
 		return res, fmt.Errorf("vaultask %s: %w\n%s", strings.Join(args, " "), err, res.Stderr)
 	}
