@@ -188,12 +188,18 @@ func freshness(ctx context.Context, r *run, s *Section) error {
 }
 
 // pollUntil calls check until it reports true or limit passes since t0,
-// and returns the time since t0 (limit on a timeout).
+// and returns the time since t0 (limit on a timeout). A failed check is
+// tried again; ten failures in a row end the poll with the last error.
 func pollUntil(ctx context.Context, t0 time.Time, limit time.Duration, check func() (bool, error)) (time.Duration, error) {
+	failures := 0
 	for {
 		ok, err := check()
 		if err != nil {
-			return 0, err
+			if failures++; failures == 10 {
+				return 0, err
+			}
+		} else {
+			failures = 0
 		}
 		d := time.Since(t0)
 		if ok {

@@ -59,8 +59,8 @@ func runChild(ctx context.Context, bin, dir string, env []string, args ...string
 }
 
 // runChildFor is runChild that interrupts the child (SIGINT, as a user
-// would) once budget has passed, when budget is positive; FirstLine is
-// when its first line of output came.
+// would) once budget has passed since its first line of output, when
+// budget is positive; FirstLine is when that line came.
 func runChildFor(ctx context.Context, budget time.Duration, bin, dir string, env []string, args ...string) (runResult, error) {
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir, cmd.Env = dir, env
@@ -76,6 +76,7 @@ func runChildFor(ctx context.Context, budget time.Duration, bin, dir string, env
 		return runResult{}, err
 	}
 	var res runResult
+	var interrupted atomic.Bool
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
@@ -83,18 +84,17 @@ func runChildFor(ctx context.Context, budget time.Duration, bin, dir string, env
 		for sc.Scan() {
 			if res.FirstLine == 0 {
 				res.FirstLine = time.Since(start)
+				if budget > 0 {
+					t := time.AfterFunc(budget, func() {
+						interrupted.Store(true)
+						_ = cmd.Process.Signal(os.Interrupt)
+					})
+					defer t.Stop()
+				}
 			}
 			out.Write(append(sc.Bytes(), '\n'))
 		}
 	}()
-	var interrupted atomic.Bool
-	if budget > 0 {
-		t := time.AfterFunc(budget, func() {
-			interrupted.Store(true)
-			_ = cmd.Process.Signal(os.Interrupt)
-		})
-		defer t.Stop()
-	}
 	// The child's own peak, polled: getrusage's ru_maxrss of a child
 	// counts this process's resident set at the fork too (Linux carries
 	// the old address space's high-water mark over exec).

@@ -48,7 +48,7 @@ func (s shortlisted) SearchVector(ctx context.Context, vec []float32, k int, sco
 // measureRetrieval runs the default retrieval (vector, FTS, fusion, graph;
 // no rerank, no generation) on searcher n times over the generated
 // questions, warm, and each of the store's searches alone.
-func (r *run) measureRetrieval(ctx context.Context, searcher rag.Searcher, store *index.Store, n int, profile bool) (latencies, error) {
+func (r *run) measureRetrieval(ctx context.Context, searcher rag.Searcher, store *index.Store, qs []string, n int, profile bool) (latencies, error) {
 	var out latencies
 	emb, err := r.embedder()
 	if err != nil {
@@ -58,7 +58,6 @@ func (r *run) measureRetrieval(ctx context.Context, searcher rag.Searcher, store
 	if err != nil {
 		return out, err
 	}
-	qs := Questions(50)
 	vecs, err := emb.Embed(ctx, qs)
 	if err != nil {
 		return out, err
@@ -208,7 +207,7 @@ func retrievalLatency(ctx context.Context, r *run, s *Section) error {
 		}
 		label := fmt.Sprintf("%d chunks (%d notes)", ix.Chunks, ix.Notes)
 		r.log.Info("retrieval", "index", label)
-		alone, err := r.measureRetrieval(ctx, store, store, r.sz.queries, i == len(targets)-1)
+		alone, err := r.measureRetrieval(ctx, store, store, Questions(50), r.sz.queries, i == len(targets)-1)
 		if err != nil {
 			store.Close()
 			return err
@@ -221,7 +220,7 @@ func retrievalLatency(ctx context.Context, r *run, s *Section) error {
 		var busy latencies
 		err = r.withFollower(ctx, store, fmt.Sprintf("q%d", i), 10, func() error {
 			var err error
-			busy, err = r.measureRetrieval(ctx, store, store, r.sz.queries, false)
+			busy, err = r.measureRetrieval(ctx, store, store, Questions(50), r.sz.queries, false)
 			return err
 		})
 		store.Close()
@@ -272,7 +271,7 @@ func (r *run) measureShortlist(ctx context.Context, store *index.Store) (shortli
 	}
 	k := settings().VectorTopK
 	sl := shortlisted{Store: store, candidates: shortlistFactor * k}
-	lat, err := r.measureRetrieval(ctx, sl, store, r.sz.queries, false)
+	lat, err := r.measureRetrieval(ctx, sl, store, Questions(50), r.sz.queries, false)
 	if err != nil {
 		return out, err
 	}

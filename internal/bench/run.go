@@ -106,6 +106,8 @@ type run struct {
 	upstream *fakellm.Server
 	emb      llm.Embedder
 	pool     [][]float32
+	// floors are readFloor's times per database.
+	floors map[string][]float64
 	// completed is how many chunks of the corpus index got pool vectors
 	// after its run stopped at the vector budget.
 	completed int
@@ -130,7 +132,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep := &Report{Size: cfg.Size, Started: time.Now(), Machine: machine(),
 		Command: fmt.Sprintf("go run -tags sqlite_fts5 ./internal/cmd/bench -size %s -out .", cfg.Size)}
 	rep.Commit, rep.Dirty = commit(cfg.Root)
-	r := &run{cfg: cfg, sz: sz, log: slog.New(slog.NewTextHandler(cfg.Log, &slog.HandlerOptions{Level: slog.LevelInfo}))}
+	r := &run{cfg: cfg, sz: sz, floors: map[string][]float64{}, log: slog.New(slog.NewTextHandler(cfg.Log, &slog.HandlerOptions{Level: slog.LevelInfo}))}
 	var err error
 	if r.work, err = os.MkdirTemp("", "vaultask-bench-"); err != nil {
 		return nil, err

@@ -211,6 +211,25 @@ func timeToFirstToken(ctx context.Context, r *run, s *Section) error {
 	}
 	s.dist("time to first token through vaultask", "ms", via).against("the upstream called directly", direct)
 	s.dist("added by vaultask (through − direct, per round)", "ms", added).target("< 15 ms (median)", median, 15, false)
+	// What the added time is made of: the same questions' retrieval, in
+	// this process on the same index, with a CPU profile.
+	store, err := index.Open(ctx, index.Options{Path: r.corpusIndex, Space: builtinSpace, ReadOnly: true,
+		Sensitivity: index.Classifier{PersonalPaths: []string{"Personal/**", "Journal/**"}}, Logger: quiet})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	lat, err := r.measureRetrieval(ctx, store, store, chatQuestions, r.sz.ttft, true)
+	if err != nil {
+		return err
+	}
+	s.dist("  of which retrieval (the same questions in process, same index)", "ms", lat.retrieve)
+	s.dist("  its query embedding alone", "ms", lat.embed)
+	s.dist("  its vector KNN alone", "ms", lat.knn)
+	s.dist("  its FTS query alone", "ms", lat.fts)
+	if lat.profile != "" {
+		s.Notes = append(s.Notes, fmt.Sprintf("CPU profile of that in-process retrieval (`go tool pprof -top`):\n\n```\n%s\n```", lat.profile))
+	}
 	return nil
 }
 
