@@ -34,7 +34,11 @@ func scaleCurve(ctx context.Context, r *run, s *Section) error {
 				return err
 			}
 			var ix indexed
-			if ix, tp, err = r.throughput(ctx, &Section{}, db, fmt.Sprintf("generated %d", n), false, r.sz.heavyRuns); err != nil {
+			runs := r.sz.heavyRuns
+			if n >= 10000 {
+				runs = 1 // minutes per run
+			}
+			if ix, tp, err = r.throughput(ctx, &Section{}, db, fmt.Sprintf("generated %d", n), false, runs); err != nil {
 				return err
 			}
 			_ = os.Remove(ix.Path)

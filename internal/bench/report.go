@@ -2,8 +2,10 @@ package bench
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -75,6 +77,10 @@ type Section struct {
 	// Skipped says why the section has no figures.
 	Skipped string  `json:"skipped,omitempty"`
 	Seconds float64 `json:"seconds"`
+	// Started and Commit say when and on what the section ran: a run with
+	// -only keeps the other sections of the report it writes over.
+	Started time.Time `json:"started"`
+	Commit  string    `json:"commit"`
 }
 
 // add appends a figure of repeated runs.
@@ -141,6 +147,38 @@ type Report struct {
 	Sections []*Section `json:"sections"`
 }
 
+// mergeInto keeps the sections of the report already in dir that this run
+// did not run (a run with -only), so that sections run separately make one
+// report.
+func (rep *Report) mergeInto(dir string) error {
+	b, err := os.ReadFile(filepath.Join(dir, "bench", "results.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var old Report
+	if err := json.Unmarshal(b, &old); err != nil || old.Size != rep.Size {
+		return err // another size's report is replaced whole
+	}
+	ran := map[string]bool{}
+	for _, s := range rep.Sections {
+		ran[s.ID] = true
+	}
+	for _, s := range old.Sections {
+		if !ran[s.ID] {
+			rep.Sections = append(rep.Sections, s)
+		}
+	}
+	slices.SortFunc(rep.Sections, func(a, b *Section) int { return strings.Compare(a.ID, b.ID) })
+	rep.Seconds += old.Seconds
+	if old.Started.Before(rep.Started) {
+		rep.Started = old.Started
+	}
+	return nil
+}
+
 // WriteFiles writes BENCHMARKS.md into dir and results.json beside the
 // charts in dir/bench.
 func (rep *Report) WriteFiles(dir string) error {
@@ -171,7 +209,7 @@ func (rep *Report) writeMarkdown(w io.Writer) {
 		dirty = " (with uncommitted changes)"
 	}
 	m := rep.Machine
-	fmt.Fprintf(w, "| | |\n|---|---|\n| commit | `%s`%s |\n| started | %s |\n| took | %s |\n| machine | %s, %d cores, %.1f GiB memory, Linux %s, %s |\n\n",
+	fmt.Fprintf(w, "| | |\n|---|---|\n| commit | `%s`%s |\n| started | %s |\n| took (sum of the runs) | %s |\n| machine | %s, %d cores, %.1f GiB memory, Linux %s, %s |\n\n",
 		rep.Commit, dirty, rep.Started.UTC().Format(time.RFC3339), (time.Duration(rep.Seconds) * time.Second).String(), m.CPU, m.Cores, m.MemoryGB, m.Kernel, m.Go)
 	fmt.Fprintf(w, "Columns: **n** runs (or samples); min, median, max (p50, p95, p99 for a distribution); the baseline's median and the ratio figure ÷ baseline (medians, < 1 is faster or smaller than the baseline for times and sizes, > 1 is more for rates). Targets are the issue's, read on the column the target names.\n\n")
 	rep.writeTargets(w)
@@ -181,7 +219,7 @@ func (rep *Report) writeMarkdown(w io.Writer) {
 			fmt.Fprintf(w, "Skipped: %s\n\n", s.Skipped)
 			continue
 		}
-		fmt.Fprintf(w, "Reproduce: `%s` (this section took %.0f s)\n\n", s.Command, s.Seconds)
+		fmt.Fprintf(w, "Reproduce: `%s` (this section took %.0f s; ran %s on `%s`)\n\n", s.Command, s.Seconds, s.Started.UTC().Format(time.RFC3339), s.Commit)
 		for _, n := range s.Notes {
 			fmt.Fprintf(w, "- %s\n", n)
 		}

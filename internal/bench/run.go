@@ -160,7 +160,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if len(cfg.Only) > 0 && !slices.Contains(cfg.Only, sc.id) {
 			continue
 		}
-		sec := &Section{ID: sc.id, Title: sc.title}
+		sec := &Section{ID: sc.id, Title: sc.title, Started: time.Now(), Commit: rep.Commit}
 		rep.Sections = append(rep.Sections, sec)
 		r.log.Info("section", "id", sc.id, "title", sc.title)
 		start := time.Now()
@@ -176,6 +176,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	slices.SortFunc(rep.Sections, func(a, b *Section) int { return strings.Compare(a.ID, b.ID) })
 	rep.Seconds = time.Since(rep.Started).Seconds()
+	if len(cfg.Only) > 0 {
+		if err := rep.mergeInto(cfg.Out); err != nil {
+			return rep, err
+		}
+	}
 	return rep, rep.WriteFiles(cfg.Out)
 }
 

@@ -104,7 +104,7 @@ func (r *run) scaleIndexes(ctx context.Context, targets []scaleTarget) (map[scal
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	tmp := filepath.Join(dir, "building.db")
+	tmp := filepath.Join(dir, fmt.Sprintf("building-%d.db", os.Getpid()))
 	for _, p := range []string{tmp, tmp + "-wal", tmp + "-shm"} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
@@ -132,6 +132,9 @@ func (r *run) scaleIndexes(ctx context.Context, targets []scaleTarget) (map[scal
 		return err
 	}
 	left := slices.Clone(targets)
+	// Stats counts by scanning the chunks table, so it is read only near a
+	// target; in between, the chunks are estimated from the last ratio.
+	ratio := 1.0
 	batch := 500
 	for _, t := range targets { // small enough to land near the smallest target
 		if t.Notes > 0 {
@@ -149,11 +152,19 @@ func (r *run) scaleIndexes(ctx context.Context, targets []scaleTarget) (map[scal
 		if err := apply(notes); err != nil {
 			return nil, err
 		}
+		total := n + batch
+		near := false
+		for _, t := range left {
+			near = near || (t.Chunks > 0 && float64(total)*ratio >= 0.97*float64(t.Chunks)) || (t.Chunks == 0 && total >= t.Notes)
+		}
+		if !near && n > 0 {
+			continue
+		}
 		st, err := store.Stats(ctx)
 		if err != nil {
 			return nil, err
 		}
-		total := n + batch
+		ratio = float64(st.Chunks) / float64(st.Notes)
 		var still []scaleTarget
 		for _, t := range left {
 			if (t.Chunks > 0 && st.Chunks < t.Chunks) || (t.Chunks == 0 && total < t.Notes) {
