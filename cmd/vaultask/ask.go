@@ -13,6 +13,7 @@ import (
 
 	"github.com/vaultask/vaultask/config"
 	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/internal/ragconfig"
 	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/rag"
 	"github.com/vaultask/vaultask/rag/web"
@@ -144,32 +145,6 @@ func parseQuestion(fs *flag.FlagSet, args []string) (string, error) {
 	return q, nil
 }
 
-// retrievalSettings are the pipeline's sizes from config.
-func retrievalSettings(cfg config.Config) rag.Settings {
-	r := cfg.Retrieval
-	return rag.Settings{
-		VectorTopK:       r.VectorTopK,
-		FTSTopK:          r.FTSTopK,
-		FusionTopK:       r.FusionTopK,
-		NoteFusion:       r.Fusion == "note",
-		FTSWeight:        r.FTSWeight,
-		MaxChunksPerDoc:  r.MaxChunksPerDoc,
-		GraphEnabled:     r.GraphEnabled,
-		GraphMaxSiblings: r.GraphMaxSiblings,
-		GraphDiscount:    r.GraphDiscount,
-		GraphMaxSlots:    r.GraphMaxSlots,
-		GraphMemberSlots: r.GraphMemberSlots,
-		RerankTopK:       r.RerankTopK,
-		FinalTopK:        r.FinalTopK,
-		ThinHits:         cfg.Web.ThinHits,
-		ThinDistance:     cfg.Web.ThinDistance,
-		WebResults:       cfg.Web.MaxResults,
-		FTSFields: index.FieldWeights{Title: r.BM25Title, Aliases: r.BM25Aliases, Headings: r.BM25Headings, Path: r.BM25Path,
-			Topics: r.BM25Topics, Body: r.BM25Body, Links: r.BM25Links},
-		VectorMaxDistance: r.VectorMaxDistance,
-	}
-}
-
 // newPipeline wires the answering pipeline from config. Each model that
 // can't be had is a degradation said on stderr, never a failure: no
 // embedder means full-text search only, no generation model (the offline
@@ -178,8 +153,8 @@ func retrievalSettings(cfg config.Config) rag.Settings {
 // The pipeline holds a web searcher only when web.enabled; it then searches
 // only for requests that allow the web.
 func (m *Main) newPipeline(cfg config.Config, store *index.Store, log *slog.Logger, generate bool) (*rag.Pipeline, error) {
-	opts := rag.Options{Searcher: store, Settings: retrievalSettings(cfg), Logger: log}
-	if emb, err := newEmbedder(cfg, m.getenv); err != nil {
+	opts := rag.Options{Searcher: store, Settings: ragconfig.Settings(cfg), Logger: log}
+	if emb, err := m.embedder(cfg); err != nil {
 		fmt.Fprintf(m.Stderr, "note: no embedder (%v): full-text search only\n", err)
 	} else {
 		opts.Embedder = emb

@@ -13,6 +13,23 @@ import (
 
 var _ index.Embedder = llm.Embedder(nil)
 
+// embedder returns the configured embedding model, built once per Main and
+// shared: serve's pipeline (query vectors) and its background vectorizer
+// (chunk vectors) then hold one copy of the built-in model, not two.
+func (m *Main) embedder(cfg config.Config) (llm.Embedder, error) {
+	m.embMu.Lock()
+	defer m.embMu.Unlock()
+	if m.emb != nil && m.embFor == cfg.Models {
+		return m.emb, nil
+	}
+	e, err := newEmbedder(cfg, m.getenv)
+	if err != nil {
+		return nil, err
+	}
+	m.emb, m.embFor = e, cfg.Models
+	return e, nil
+}
+
 // newEmbedder builds the configured embedding model.
 func newEmbedder(cfg config.Config, env func(string) string) (llm.Embedder, error) {
 	return llm.NewEmbedder(cfg.Models.Embedding, llm.EmbedderOptions{
@@ -26,7 +43,7 @@ func newEmbedder(cfg config.Config, env func(string) string) (llm.Embedder, erro
 // one-shot commands. When the embedder can't be had, the index stays
 // searchable by full text and the backlog waits for the next run or serve.
 func (m *Main) embedBacklog(ctx context.Context, cfg config.Config, store *index.Store, log *slog.Logger) error {
-	emb, err := newEmbedder(cfg, m.getenv)
+	emb, err := m.embedder(cfg)
 	if err != nil {
 		log.Warn("no embedder: the index is searchable by full text only until the backlog is embedded", "model", cfg.Models.Embedding, "err", err)
 		return nil
@@ -51,7 +68,7 @@ func (m *Main) embedBacklog(ctx context.Context, cfg config.Config, store *index
 // writes notes; the returned function stops it and waits. Without an
 // embedder the index is full-text only, said once.
 func (m *Main) startVectorizer(ctx context.Context, cfg config.Config, store *index.Store, log *slog.Logger) (stop func()) {
-	emb, err := newEmbedder(cfg, m.getenv)
+	emb, err := m.embedder(cfg)
 	if err != nil {
 		log.Warn("no embedder: new notes are searchable by full text only", "model", cfg.Models.Embedding, "err", err)
 		return func() {}

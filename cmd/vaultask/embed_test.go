@@ -2,12 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/vaultask/vaultask/config"
 )
 
 // fakeOllama speaks Ollama's OpenAI-compatible /v1/embeddings with
@@ -78,4 +81,19 @@ func TestIndexEmbedsWithOllamaAndRefusesAModelChange(t *testing.T) {
 		t.Fatalf("stats after rebuild: %v", err)
 	}
 	golden(t, "stats-json/stdout", out, paths)
+}
+
+// One command loads its embedder once: serve's pipeline and its vectorizer
+// share the built-in model instead of holding two copies of its weights.
+func TestEmbedderLoadedOncePerCommand(t *testing.T) {
+	m := NewMain(io.Discard, io.Discard, nil)
+	cfg := config.Default()
+	a, err := m.embedder(cfg)
+	if err != nil {
+		t.Skipf("no built-in model here: %v", err)
+	}
+	b, err := m.embedder(cfg)
+	if err != nil || a != b {
+		t.Fatalf("second embedder %v (%v), want the first one again", b, err)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/vaultask/vaultask/config"
 	"github.com/vaultask/vaultask/eval"
 	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/internal/ragconfig"
 	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/rag"
 )
@@ -134,7 +135,7 @@ func (m *Main) evalRetrieval(ctx context.Context, args []string) error {
 	}
 	defer s.store.Close()
 	for i, a := range arms {
-		p, err := s.pipeline.WithSettings(retrievalSettings(a.Config))
+		p, err := s.pipeline.WithSettings(ragconfig.Settings(a.Config))
 		if err != nil {
 			return fmt.Errorf("--ab %q: %w", a.Settings, err)
 		}

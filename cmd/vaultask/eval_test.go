@@ -11,8 +11,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/vaultask/vaultask/config"
-	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/internal/fakellm"
 )
 
@@ -280,29 +278,6 @@ func TestEvalWebTriggerOverlap(t *testing.T) {
 	env = append(env, "VAULTASK_WEB__THIN_HITS=0")
 	if _, _, err := run(t, env, "eval", "web-trigger", "--questions", questions); err == nil || !strings.Contains(err.Error(), "web.thin_hits is 0") {
 		t.Fatalf("thin_hits 0: %v", err)
-	}
-}
-
-// The full-text field weights and the vector distance limit reach the
-// pipeline from config (ask, serve and eval alike): their defaults are the
-// index's, and a changed one arrives.
-func TestRetrievalSettingsMapTheFieldWeights(t *testing.T) {
-	got := retrievalSettings(config.Default())
-	if got.FTSFields != index.DefaultFieldWeights {
-		t.Errorf("default bm25_* = %+v, want index.DefaultFieldWeights %+v", got.FTSFields, index.DefaultFieldWeights)
-	}
-	if got.VectorMaxDistance != 0 {
-		t.Errorf("default vector_max_distance = %v, want 0 (no limit)", got.VectorMaxDistance)
-	}
-	cfg := config.Default()
-	if err := cfg.Set("retrieval.bm25_links", "2"); err != nil {
-		t.Fatal(err)
-	}
-	if err := cfg.Set("retrieval.vector_max_distance", "0.6"); err != nil {
-		t.Fatal(err)
-	}
-	if got := retrievalSettings(cfg); got.FTSFields.Links != 2 || got.VectorMaxDistance != 0.6 {
-		t.Errorf("changed bm25_links and vector_max_distance: %+v, %v", got.FTSFields, got.VectorMaxDistance)
 	}
 }
 

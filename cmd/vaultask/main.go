@@ -8,7 +8,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
+
+	"github.com/vaultask/vaultask/config"
+	"github.com/vaultask/vaultask/llm"
 )
 
 func main() {
@@ -41,6 +45,12 @@ var (
 type Main struct {
 	Stdout, Stderr io.Writer
 	Env            []string
+
+	// emb is the embedder loaded for embFor, shared by everything one
+	// command runs (see embedder).
+	embMu  sync.Mutex
+	emb    llm.Embedder
+	embFor config.Models
 }
 
 // NewMain returns a Main writing to stdout and stderr and reading env.

@@ -112,7 +112,7 @@ func (svc *service) open(ctx context.Context, m *Main) error {
 		})
 		svc.src = svc.couchF
 	}
-	if emb, err := newEmbedder(cfg, m.getenv); err != nil {
+	if emb, err := m.embedder(cfg); err != nil {
 		log.Warn("no embedder: notes are searchable by full text only", "model", cfg.Models.Embedding, "err", err)
 	} else {
 		svc.vec = index.NewVectorizer(svc.store, emb, index.VectorizerOptions{Logger: log, OnCaughtUp: func(n int) {

@@ -87,6 +87,32 @@ func Main(m *testing.M) int {
 	return code
 }
 
+// Launch is Start for a program, such as the benchmarks: it starts its own
+// server/server.js (or uses COUCH_URL's) and returns a stop function that
+// kills a started server. The server also exits when this process does.
+func Launch() (*Server, func(), error) {
+	if u := os.Getenv("COUCH_URL"); u != "" {
+		s, err := fromEnv(u)
+		return s, func() {}, err
+	}
+	s, p, err := launch()
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, p.stop, nil
+}
+
+// CreateDB creates database name; DeleteDB deletes it. Tests use NewDB,
+// which does both.
+func (s *Server) CreateDB(name string) error {
+	return s.do(http.MethodPut, url.PathEscape(name), nil, nil)
+}
+
+// DeleteDB deletes database name.
+func (s *Server) DeleteDB(name string) error {
+	return s.do(http.MethodDelete, url.PathEscape(name), nil, nil)
+}
+
 func fromEnv(raw string) (*Server, error) {
 	s := &Server{
 		URL:      strings.TrimRight(raw, "/"),
@@ -249,11 +275,11 @@ var dbCounter atomic.Int64
 func (s *Server) NewDB(tb testing.TB) string {
 	tb.Helper()
 	name := fmt.Sprintf("t-%s-%d-%d", dbNamePart(tb.Name()), os.Getpid(), dbCounter.Add(1))
-	if err := s.do(http.MethodPut, url.PathEscape(name), nil, nil); err != nil {
+	if err := s.CreateDB(name); err != nil {
 		tb.Fatalf("create database %s: %v", name, err)
 	}
 	tb.Cleanup(func() {
-		if err := s.do(http.MethodDelete, url.PathEscape(name), nil, nil); err != nil {
+		if err := s.DeleteDB(name); err != nil {
 			tb.Errorf("delete database %s: %v", name, err)
 		}
 	})

@@ -79,7 +79,9 @@ func mustRevs(tb testing.TB, s *Server, db string) map[string]string {
 func dumpRevs(tb testing.TB, path string) map[string]string {
 	tb.Helper()
 	var all allDocs
-	readDump(tb, path, &all)
+	if err := readDump(path, &all); err != nil {
+		tb.Fatal(err)
+	}
 	return all.revs()
 }
 
@@ -275,7 +277,9 @@ func TestHelpCorpus(t *testing.T) {
 		DocCount  int             `json:"doc_count"`
 		UpdateSeq json.RawMessage `json:"update_seq"`
 	}
-	readDump(t, filepath.Join(dir, "help.dbinfo.json"), &srcInfo)
+	if err := readDump(filepath.Join(dir, "help.dbinfo.json"), &srcInfo); err != nil {
+		t.Fatal(err)
+	}
 	s := Start(t)
 
 	t.Run("all_docs", func(t *testing.T) {

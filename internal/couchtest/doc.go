@@ -1,5 +1,6 @@
 // Package couchtest gives tests a real CouchDB-compatible server and loads
-// LiveSync database dumps into it. Only _test.go files import it; it imports
+// LiveSync database dumps into it. Only _test.go files and the benchmarks
+// (internal/bench, through Launch, CreateDB and Load) import it; it imports
 // no package of this module.
 //
 // Start returns one server per test binary: the one at COUCH_URL when set,

@@ -114,11 +114,10 @@ func (s *Server) do(method, path string, body, out any) error {
 
 // readDump decodes the JSON file at path, gunzipping it if it starts with
 // gzip's magic bytes.
-func readDump(tb testing.TB, path string, v any) {
-	tb.Helper()
+func readDump(path string, v any) error {
 	f, err := os.Open(path)
 	if err != nil {
-		tb.Fatal(err)
+		return err
 	}
 	defer f.Close()
 	br := bufio.NewReader(f)
@@ -126,14 +125,15 @@ func readDump(tb testing.TB, path string, v any) {
 	if magic, _ := br.Peek(2); bytes.Equal(magic, []byte{0x1f, 0x8b}) {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			tb.Fatalf("%s: %v", path, err)
+			return fmt.Errorf("%s: %w", path, err)
 		}
 		defer zr.Close()
 		r = zr
 	}
 	if err := json.NewDecoder(r).Decode(v); err != nil {
-		tb.Fatalf("%s: %v", path, err)
+		return fmt.Errorf("%s: %w", path, err)
 	}
+	return nil
 }
 
 func hasDoc(doc json.RawMessage) bool {
@@ -147,12 +147,22 @@ func hasDoc(doc json.RawMessage) bool {
 // a doc already there under another rev would become a conflict.
 func (s *Server) LoadAllDocs(tb testing.TB, db, dumpPath string) int {
 	tb.Helper()
+	n, err := s.loadAllDocs(db, dumpPath)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+func (s *Server) loadAllDocs(db, dumpPath string) (int, error) {
 	var dump struct {
 		Rows []struct {
 			Doc json.RawMessage `json:"doc"`
 		} `json:"rows"`
 	}
-	readDump(tb, dumpPath, &dump)
+	if err := readDump(dumpPath, &dump); err != nil {
+		return 0, err
+	}
 	docs := make([]json.RawMessage, 0, len(dump.Rows))
 	for _, r := range dump.Rows {
 		if hasDoc(r.Doc) {
@@ -160,12 +170,14 @@ func (s *Server) LoadAllDocs(tb testing.TB, db, dumpPath string) int {
 		}
 	}
 	if len(docs) == 0 && len(dump.Rows) > 0 {
-		tb.Fatalf("%s: no row has a doc; dump _all_docs with include_docs=true", dumpPath)
+		return 0, fmt.Errorf("%s: no row has a doc; dump _all_docs with include_docs=true", dumpPath)
 	}
 	for chunk := range slices.Chunk(docs, LoadBatch) {
-		s.bulkDocs(tb, db, chunk)
+		if err := s.bulkDocs(db, chunk); err != nil {
+			return 0, err
+		}
 	}
-	return len(docs)
+	return len(docs), nil
 }
 
 // ChangeRow is one row of a _changes dump.
@@ -194,7 +206,9 @@ func ReadChanges(tb testing.TB, dumpPath string) []ChangeRow {
 			Doc     json.RawMessage `json:"doc"`
 		} `json:"results"`
 	}
-	readDump(tb, dumpPath, &dump)
+	if err := readDump(dumpPath, &dump); err != nil {
+		tb.Fatal(err)
+	}
 	rows := make([]ChangeRow, len(dump.Results))
 	for i, r := range dump.Results {
 		seq, err := seqString(r.Seq)
@@ -240,13 +254,17 @@ func (s *Server) ReplayChanges(tb testing.TB, db string, rows []ChangeRow, batch
 			tb.Fatalf("ReplayChanges: row %s (seq %s) has no doc; dump _changes with include_docs=true", r.ID, r.Seq)
 		}
 		if len(docs) == batch || (len(docs) > 0 && !jsLess(rows[i-1].ID, r.ID)) {
-			s.bulkDocs(tb, db, docs)
+			if err := s.bulkDocs(db, docs); err != nil {
+				tb.Fatal(err)
+			}
 			docs = docs[:0]
 		}
 		docs = append(docs, r.Doc)
 	}
 	if len(docs) > 0 {
-		s.bulkDocs(tb, db, docs)
+		if err := s.bulkDocs(db, docs); err != nil {
+			tb.Fatal(err)
+		}
 	}
 }
 
@@ -257,8 +275,7 @@ func jsLess(a, b string) bool {
 }
 
 // bulkDocs writes docs as they are, revisions included.
-func (s *Server) bulkDocs(tb testing.TB, db string, docs []json.RawMessage) {
-	tb.Helper()
+func (s *Server) bulkDocs(db string, docs []json.RawMessage) error {
 	req := struct {
 		Docs     []json.RawMessage `json:"docs"`
 		NewEdits bool              `json:"new_edits"`
@@ -270,13 +287,14 @@ func (s *Server) bulkDocs(tb testing.TB, db string, docs []json.RawMessage) {
 		Reason string `json:"reason"`
 	}
 	if err := s.do(http.MethodPost, url.PathEscape(db)+"/_bulk_docs", req, &res); err != nil {
-		tb.Fatalf("bulk write of %d docs to %s: %v", len(docs), db, err)
+		return fmt.Errorf("bulk write of %d docs to %s: %w", len(docs), db, err)
 	}
 	for _, r := range res {
 		if r.Error != "" {
-			tb.Fatalf("bulk write to %s: %s: %s: %s", db, r.ID, r.Error, r.Reason)
+			return fmt.Errorf("bulk write to %s: %s: %s: %s", db, r.ID, r.Error, r.Reason)
 		}
 	}
+	return nil
 }
 
 // PutLocal writes raw as the _local document id ("_local/..."), replacing the
@@ -285,13 +303,19 @@ func (s *Server) bulkDocs(tb testing.TB, db string, docs []json.RawMessage) {
 // current rev, so the doc gets this database's next one ("0-1" when new).
 func (s *Server) PutLocal(tb testing.TB, db, id string, raw []byte) {
 	tb.Helper()
+	if err := s.putLocal(db, id, raw); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func (s *Server) putLocal(db, id string, raw []byte) error {
 	name, ok := strings.CutPrefix(id, "_local/")
 	if !ok || name == "" {
-		tb.Fatalf("PutLocal: id %q is not _local/<name>", id)
+		return fmt.Errorf("PutLocal: id %q is not _local/<name>", id)
 	}
 	var doc map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &doc); err != nil {
-		tb.Fatalf("PutLocal %s: %v", id, err)
+		return fmt.Errorf("PutLocal %s: %w", id, err)
 	}
 	doc["_id"], _ = json.Marshal(id)
 	delete(doc, "_rev")
@@ -306,11 +330,12 @@ func (s *Server) PutLocal(tb testing.TB, db, id string, raw []byte) {
 		doc["_rev"], _ = json.Marshal(cur.Rev)
 	case errors.As(err, &se) && se.status == http.StatusNotFound:
 	default:
-		tb.Fatalf("PutLocal %s: %v", id, err)
+		return fmt.Errorf("PutLocal %s: %w", id, err)
 	}
 	if err := s.do(http.MethodPut, path, doc, nil); err != nil {
-		tb.Fatalf("PutLocal %s: %v", id, err)
+		return fmt.Errorf("PutLocal %s: %w", id, err)
 	}
+	return nil
 }
 
 // LoadFixture loads the dump set <dir>/<name>.*: <name>.all_docs.json (or
@@ -320,12 +345,25 @@ func (s *Server) PutLocal(tb testing.TB, db, id string, raw []byte) {
 // docs LoadAllDocs wrote.
 func (s *Server) LoadFixture(tb testing.TB, db, dir, name string) int {
 	tb.Helper()
+	n, err := s.Load(db, dir, name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+// Load is LoadFixture for a program: it returns what went wrong instead of
+// failing a test.
+func (s *Server) Load(db, dir, name string) (int, error) {
 	base := filepath.Join(dir, name)
 	dump := base + ".all_docs.json"
 	if _, err := os.Stat(dump); errors.Is(err, fs.ErrNotExist) {
 		dump += ".gz"
 	}
-	n := s.LoadAllDocs(tb, db, dump)
+	n, err := s.loadAllDocs(db, dump)
+	if err != nil {
+		return 0, err
+	}
 	for _, l := range []struct{ suffix, id string }{
 		{".local_sync_parameters.json", LocalSyncParametersID},
 		{".local_milestone.json", LocalMilestoneID},
@@ -335,11 +373,13 @@ func (s *Server) LoadFixture(tb testing.TB, db, dir, name string) int {
 			continue
 		}
 		if err != nil {
-			tb.Fatal(err)
+			return 0, err
 		}
-		s.PutLocal(tb, db, l.id, raw)
+		if err := s.putLocal(db, l.id, raw); err != nil {
+			return 0, err
+		}
 	}
-	return n
+	return n, nil
 }
 
 // DBInfo returns db's update_seq, as kivik reports sequences (see

@@ -194,6 +194,41 @@ func (c *Client) CreateVault(ctx context.Context) error {
 	return nil
 }
 
+// Note is a note to write: its vault path and its text.
+type Note struct{ Path, Text string }
+
+// PutNew writes notes that are not in the database yet in one _bulk_docs
+// request, every chunk before the notes, as a device replicating a batch of
+// new files does. A note already in the database is an error; a chunk
+// already there is not (content-addressed, so it is the same chunk).
+func (c *Client) PutNew(ctx context.Context, notes []Note) error {
+	var chunks, metas []any
+	seen := map[string]bool{}
+	now := time.Now()
+	for _, n := range notes {
+		cs, note := Docs(n.Path, n.Text, now)
+		for _, ch := range cs {
+			if id := ch["_id"].(string); !seen[id] {
+				seen[id] = true
+				chunks = append(chunks, ch)
+			}
+		}
+		metas = append(metas, note)
+	}
+	var res []struct {
+		ID, Error, Reason string
+	}
+	if err := c.do(ctx, http.MethodPost, "/_bulk_docs", map[string]any{"docs": append(chunks, metas...)}, &res); err != nil {
+		return err
+	}
+	for _, r := range res {
+		if r.Error != "" && (r.Error != "conflict" || !strings.HasPrefix(r.ID, "h:")) {
+			return fmt.Errorf("write %s: %s: %s", r.ID, r.Error, r.Reason)
+		}
+	}
+	return nil
+}
+
 // Delete soft-deletes a note, as LiveSync does: a new revision with
 // "deleted": true that keeps its children.
 func (c *Client) Delete(ctx context.Context, path string) error {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"sync"
 )
@@ -108,6 +109,11 @@ func load(fsys fs.FS, dir string, kern kernel) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("uselite: load %s: %w", dir, err)
 	}
+	// Reading passes the 28 MB of weights through shard buffers and JSON,
+	// leaving about twice that in garbage. The model is loaded once and
+	// kept, and Go returns freed memory below its next heap goal only
+	// slowly, so an idle server would hold much of it: hand it back now.
+	debug.FreeOSMemory()
 	return m, nil
 }
 

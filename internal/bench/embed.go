@@ -1,0 +1,94 @@
+package bench
+
+import (
+	"context"
+	"encoding/binary"
+	"hash/fnv"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+
+	"github.com/vaultask/vaultask/index"
+)
+
+// builtinSpace is the built-in embedder's vector space, the default.
+var builtinSpace = index.EmbeddingSpace{Model: "builtin/use-lite", Dim: 512}
+
+// quiet is the logger of the index and feed the benchmarks open in process.
+var quiet = slog.New(slog.DiscardHandler)
+
+// hashEmbedder is a stand-in embedder for measurements that do not depend
+// on the vectors' values (file sizes): a unit vector seeded by the text.
+type hashEmbedder struct{}
+
+func (hashEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i] = noisy(nil, t, 1)
+	}
+	return out, nil
+}
+
+// noisy is base (or the origin) plus Gaussian noise of per-dimension
+// deviation sigma seeded by text, normalised.
+func noisy(base []float32, text string, sigma float64) []float32 {
+	h := fnv.New64a()
+	h.Write([]byte(text))
+	seed := h.Sum64()
+	r := rand.New(rand.NewPCG(seed, seed>>7|1))
+	v := make([]float32, builtinSpace.Dim)
+	var norm float64
+	for i := range v {
+		x := r.NormFloat64() * sigma
+		if base != nil {
+			x += float64(base[i])
+		}
+		v[i] = float32(x)
+		norm += x * x
+	}
+	for i := range v {
+		v[i] /= float32(math.Sqrt(norm))
+	}
+	return v
+}
+
+// poolEmbedder gives each text a real USE-lite vector of one of a pool of
+// generated passages, chosen by the text's hash, plus a little noise: the
+// scale indexes get the built-in model's distribution of vectors (clusters
+// included) without embedding 300k chunks, which takes the built-in model
+// half an hour on this machine. Their search cost does not depend on which
+// vector a chunk has; their relevance is not measured here.
+type poolEmbedder struct{ pool [][]float32 }
+
+func (p poolEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		h := fnv.New64a()
+		h.Write([]byte(t))
+		out[i] = noisy(p.pool[h.Sum64()%uint64(len(p.pool))], t, 0.02)
+	}
+	return out, nil
+}
+
+func encodeVectors(vs [][]float32) []byte {
+	b := make([]byte, 0, len(vs)*builtinSpace.Dim*4)
+	for _, v := range vs {
+		for _, x := range v {
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
+		}
+	}
+	return b
+}
+
+func decodeVectors(b []byte) [][]float32 {
+	dim := builtinSpace.Dim
+	out := make([][]float32, len(b)/(4*dim))
+	for i := range out {
+		v := make([]float32, dim)
+		for j := range v {
+			v[j] = math.Float32frombits(binary.LittleEndian.Uint32(b[(i*dim+j)*4:]))
+		}
+		out[i] = v
+	}
+	return out
+}

@@ -1,0 +1,311 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/pprof"
+	"strings"
+	"time"
+
+	"github.com/vaultask/vaultask/config"
+	"github.com/vaultask/vaultask/feed"
+	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/internal/livesyncput"
+	"github.com/vaultask/vaultask/internal/ragconfig"
+	"github.com/vaultask/vaultask/rag"
+)
+
+// settings are the retrieval defaults, mapped from config as every command maps them.
+func settings() rag.Settings { return ragconfig.Settings(config.Default()) }
+
+// latencies are the measured retrieval times of one index.
+type latencies struct {
+	retrieve, embed, knn, fts []float64
+	profile                   string // pprof -top of the retrieval loop, when asked
+}
+
+// shortlisted is the index with its vector search done by way of the
+// bit-quantised shortlist.
+type shortlisted struct {
+	*index.Store
+	candidates int
+}
+
+func (s shortlisted) SearchVector(ctx context.Context, vec []float32, k int, scope index.Scope) ([]index.Hit, error) {
+	return s.SearchVectorShortlist(ctx, vec, k, s.candidates, scope)
+}
+
+// measureRetrieval runs the default retrieval (vector, FTS, fusion, graph;
+// no rerank, no generation) on searcher n times over the generated
+// questions, warm, and each of the store's searches alone.
+func (r *run) measureRetrieval(ctx context.Context, searcher rag.Searcher, store *index.Store, qs []string, n int, profile bool) (latencies, error) {
+	var out latencies
+	emb, err := r.embedder()
+	if err != nil {
+		return out, err
+	}
+	p, err := rag.New(rag.Options{Searcher: searcher, Embedder: emb, Settings: settings(), Logger: quiet})
+	if err != nil {
+		return out, err
+	}
+	vecs, err := emb.Embed(ctx, qs)
+	if err != nil {
+		return out, err
+	}
+	for _, q := range qs { // warm: the page cache and SQLite's
+		if _, err := p.Retrieve(ctx, rag.Question{Text: q}); err != nil {
+			return out, err
+		}
+	}
+	var prof bytes.Buffer
+	if profile {
+		if err := pprof.StartCPUProfile(&prof); err != nil {
+			return out, err
+		}
+	}
+	for i := range n {
+		t := time.Now()
+		if _, err := p.Retrieve(ctx, rag.Question{Text: qs[i%len(qs)]}); err != nil {
+			return out, err
+		}
+		out.retrieve = append(out.retrieve, ms(time.Since(t)))
+	}
+	if profile {
+		pprof.StopCPUProfile()
+		out.profile = pprofTop(prof.Bytes())
+	}
+	k := settings().VectorTopK
+	for i := range n {
+		q := qs[i%len(qs)]
+		t := time.Now()
+		if _, err := emb.Embed(ctx, []string{q}); err != nil {
+			return out, err
+		}
+		out.embed = append(out.embed, ms(time.Since(t)))
+		t = time.Now()
+		if _, err := store.SearchVector(ctx, vecs[i%len(vecs)], k, index.ScopeAll); err != nil {
+			return out, err
+		}
+		out.knn = append(out.knn, ms(time.Since(t)))
+		t = time.Now()
+		if _, err := store.SearchFTS(ctx, rag.FTSText(q), settings().FTSTopK, index.ScopeAll, settings().FTSFields); err != nil {
+			return out, err
+		}
+		out.fts = append(out.fts, ms(time.Since(t)))
+	}
+	return out, nil
+}
+
+// pprofTop is `go tool pprof -top` of a CPU profile of this process.
+func pprofTop(profile []byte) string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	f, err := os.CreateTemp("", "vaultask-bench-*.pprof")
+	if err != nil {
+		return ""
+	}
+	defer os.Remove(f.Name())
+	_, _ = f.Write(profile)
+	f.Close()
+	out, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=14", exe, f.Name()).Output()
+	if err != nil {
+		return ""
+	}
+	var keep []string
+	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+		if strings.HasPrefix(line, "File:") || strings.HasPrefix(line, "Build ID:") || strings.HasPrefix(line, "Type:") || strings.HasPrefix(line, "Time:") {
+			continue
+		}
+		keep = append(keep, line)
+	}
+	return strings.Join(keep, "\n")
+}
+
+// withFollower runs fn while a LiveSync follower (and the built-in
+// embedder, as serve runs them) writes rate notes/s into store from a
+// database of its own.
+func (r *run) withFollower(ctx context.Context, store *index.Store, name string, rate int, fn func() error) error {
+	db := "bench-follow-" + name
+	if err := r.couch.CreateDB(db); err != nil {
+		return err
+	}
+	defer func() { _ = r.couch.DeleteDB(db) }()
+	couch, err := feed.Connect(ctx, feed.CouchOptions{URL: r.couch.URL, Database: db, User: r.couch.User, Password: r.couch.Password,
+		Corpus: index.Corpus{Include: []string{"**/*.md"}}, Logger: quiet})
+	if err != nil {
+		return err
+	}
+	defer couch.Close()
+	f := feed.NewFollower(couch, store, feed.FollowerOptions{})
+	if err := f.Open(ctx); err != nil {
+		return err
+	}
+	emb, err := r.embedder()
+	if err != nil {
+		return err
+	}
+	v := index.NewVectorizer(store, emb, index.VectorizerOptions{Logger: quiet})
+	if err := v.Open(ctx); err != nil {
+		return err
+	}
+	lp := &livesyncput.Client{DB: r.couch.DBURL(db), User: r.couch.User, Password: r.couch.Password, HTTP: httpClient}
+	l := startLoad(ctx, lp, rate, name)
+	time.Sleep(2 * time.Second)
+	err = fn()
+	l.stop()
+	closing, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	return joinErr(err, f.Close(closing), v.Close(closing))
+}
+
+func joinErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+func retrievalLatency(ctx context.Context, r *run, s *Section) error {
+	s.Command = "go run -tags sqlite_fts5 ./internal/cmd/bench -only 3 -size " + r.cfg.Size
+	var targets []scaleTarget
+	for _, c := range r.sz.chunks {
+		targets = append(targets, scaleTarget{Chunks: c})
+	}
+	ixs, err := r.scaleIndexes(ctx, r.sz.scaleTargets())
+	if err != nil {
+		return err
+	}
+	s.Notes = append(s.Notes,
+		fmt.Sprintf("In process: `rag.Pipeline.Retrieve` with the defaults (query embedding with the built-in model, vector top-%d by sqlite-vec brute force, FTS5 top-%d, fusion, graph expansion, assembly; no rerank, no generation), %d times over 50 generated questions, after one warm-up pass. The rows below it time its parts alone: the query's embedding, the KNN and the FTS query.", settings().VectorTopK, settings().FTSTopK, r.sz.queries),
+		"The indexes are the generated vault grown until it has the chunks named, built once and cached (~/.cache/vaultask-bench, keyed by generator version). Their vectors are real USE-lite vectors of a pool of generated passages with a little noise (see internal/bench/embed.go): the built-in model would take half an hour to embed 300k chunks here, and a search's cost does not depend on which vector a chunk holds.",
+		"With the follower: a LiveSync follower and the background embedder (as serve runs them) take in 10 notes/s from a database of their own into the same index while the queries run. Baseline: the same queries on the same index alone.",
+		fmt.Sprintf("Bit-quantised shortlist + float rescore (index.BuildShortlist, SearchVectorShortlist): sqlite-vec's KNN by Hamming distance over one bit per dimension picks %d candidates (%d× the vector top-k), rescored by cosine distance on their float vectors. It is built on a copy of each index for the measurement; the product does not use it yet. Recall@%d is the mean share of brute force's top %d that it returns, over the 50 questions.", shortlistFactor*settings().VectorTopK, shortlistFactor, settings().VectorTopK, settings().VectorTopK))
+	for i, t := range targets {
+		ix := ixs[t]
+		path := filepath.Join(r.work, "query.db")
+		if err := copyFile(ix.Path, path); err != nil {
+			return err
+		}
+		store, err := index.Open(ctx, index.Options{Path: path, Space: builtinSpace,
+			Sensitivity: index.Classifier{PersonalPaths: []string{"Personal/**", "Journal/**"}}, Logger: quiet})
+		if err != nil {
+			return err
+		}
+		label := fmt.Sprintf("%d chunks (%d notes)", ix.Chunks, ix.Notes)
+		r.log.Info("retrieval", "index", label)
+		alone, err := r.measureRetrieval(ctx, store, store, Questions(50), r.sz.queries, i == len(targets)-1)
+		if err != nil {
+			store.Close()
+			return err
+		}
+		short, err := r.measureShortlist(ctx, store)
+		if err != nil {
+			store.Close()
+			return err
+		}
+		var busy latencies
+		err = r.withFollower(ctx, store, fmt.Sprintf("q%d", i), 10, func() error {
+			var err error
+			busy, err = r.measureRetrieval(ctx, store, store, Questions(50), r.sz.queries, false)
+			return err
+		})
+		store.Close()
+		os.Remove(path)
+		if err != nil {
+			return err
+		}
+		row := s.dist("retrieval, "+label, "ms", alone.retrieve).against("its vector KNN alone", alone.knn)
+		if t.Chunks == 100000 {
+			row.target("p50 < 25 ms at 100k chunks", median, 25, false)
+		}
+		s.dist("retrieval with the follower writing 10 notes/s, "+label, "ms", busy.retrieve).against("the same index alone", alone.retrieve)
+		s.dist("  its query embedding alone, "+label, "ms", alone.embed)
+		s.dist("  its vector KNN alone (brute force), "+label, "ms", alone.knn)
+		s.dist("  its FTS query alone, "+label, "ms", alone.fts)
+		s.dist("retrieval with the bit-quantised shortlist, "+label, "ms", short.retrieve).against("brute force (the first row)", alone.retrieve)
+		s.dist("  shortlist KNN alone, "+label, "ms", short.knn).against("brute-force KNN alone", alone.knn)
+		s.add(fmt.Sprintf("  shortlist recall@%d against brute force, %s", settings().VectorTopK, label), "recall", []float64{short.recall})
+		if alone.profile != "" {
+			s.Notes = append(s.Notes, fmt.Sprintf("CPU profile of the retrieval loop at %s (`go tool pprof -top`):\n\n```\n%s\n```", label, alone.profile))
+		}
+		r.queryPoints = append(r.queryPoints, queryPoint{chunks: ix.Chunks, notes: ix.Notes, alone: alone.retrieve, busy: busy.retrieve})
+	}
+	return nil
+}
+
+// queryPoint is one index size's retrieval latency, for the charts.
+type queryPoint struct {
+	chunks, notes int
+	alone, busy   []float64
+}
+
+// shortlistFactor sizes the shortlist: this many times the vector top-k.
+const shortlistFactor = 10
+
+// shortlistResult is the shortlist measured on one index.
+type shortlistResult struct {
+	retrieve, knn []float64
+	recall        float64
+}
+
+// measureShortlist builds the bit-quantised shortlist on store and times
+// retrieval through it, its KNN alone, and its recall against brute force.
+func (r *run) measureShortlist(ctx context.Context, store *index.Store) (shortlistResult, error) {
+	var out shortlistResult
+	if _, err := store.BuildShortlist(ctx); err != nil {
+		return out, err
+	}
+	k := settings().VectorTopK
+	sl := shortlisted{Store: store, candidates: shortlistFactor * k}
+	lat, err := r.measureRetrieval(ctx, sl, store, Questions(50), r.sz.queries, false)
+	if err != nil {
+		return out, err
+	}
+	out.retrieve = lat.retrieve
+	emb, err := r.embedder()
+	if err != nil {
+		return out, err
+	}
+	vecs, err := emb.Embed(ctx, Questions(50))
+	if err != nil {
+		return out, err
+	}
+	var recall float64
+	for i := range r.sz.queries {
+		v := vecs[i%len(vecs)]
+		t := time.Now()
+		got, err := sl.SearchVector(ctx, v, k, index.ScopeAll)
+		if err != nil {
+			return out, err
+		}
+		out.knn = append(out.knn, ms(time.Since(t)))
+		if i >= len(vecs) {
+			continue
+		}
+		want, err := store.SearchVector(ctx, v, k, index.ScopeAll)
+		if err != nil {
+			return out, err
+		}
+		in := map[int64]bool{}
+		for _, h := range want {
+			in[h.RowID] = true
+		}
+		found := 0
+		for _, h := range got {
+			if in[h.RowID] {
+				found++
+			}
+		}
+		recall += float64(found) / float64(max(len(want), 1))
+	}
+	out.recall = recall / float64(min(r.sz.queries, len(vecs)))
+	return out, nil
+}

@@ -1,0 +1,69 @@
+// Command bench runs vaultask's benchmarks and writes BENCHMARKS.md,
+// bench/results.json and the charts in bench/ (see internal/bench):
+//
+//	go run -tags sqlite_fts5 ./internal/cmd/bench -size full -out .
+//
+// It is not part of the vaultask binary.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/vaultask/vaultask/internal/bench"
+)
+
+func main() {
+	size := flag.String("size", "full", "full (the published figures) or smoke (every scenario, tiny)")
+	out := flag.String("out", ".", "directory for BENCHMARKS.md and bench/")
+	only := flag.String("only", "", "comma-separated section numbers to run (default all)")
+	cache := flag.String("cache", defaultCache(), "cache of generated indexes, reused between runs")
+	flag.Parse()
+	if err := run(*size, *out, *only, *cache); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func defaultCache() string {
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "vaultask-bench")
+	}
+	return filepath.Join(os.TempDir(), "vaultask-bench")
+}
+
+func run(size, out, only, cache string) error {
+	root, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output()
+	if err != nil {
+		return fmt.Errorf("go list -m: %w (run it inside the vaultask module)", err)
+	}
+	cfg := bench.Config{Size: size, Out: out, Root: strings.TrimSpace(string(root)), Cache: cache, Log: os.Stderr}
+	if only != "" {
+		cfg.Only = strings.Split(only, ",")
+	}
+	if dir := filepath.Join(cfg.Root, "..", "shared", "corpus"); fileExists(filepath.Join(dir, "MANIFEST.md")) {
+		cfg.Corpus = dir
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	start := time.Now()
+	rep, err := bench.Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("wrote %s and %s in %s\n", filepath.Join(out, "BENCHMARKS.md"), filepath.Join(out, "bench"), time.Since(start).Round(time.Second))
+	_ = rep
+	return nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
