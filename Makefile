@@ -19,7 +19,7 @@ build: ## build bin/vaultask as releases are built, stamped with VERSION (defaul
 test: ## run every test with the race detector (installs what they need first)
 	bash scripts/test.sh
 
-lint: ## gofmt, go vet and staticcheck with the project's build tags
+lint: ## gofmt, go vet, staticcheck (the project's build tags), shellcheck, the Dockerfile and the compose file
 	bash scripts/lint.sh
 
 fuzz: ## run every fuzz target for FUZZTIME each (default 20s)

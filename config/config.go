@@ -139,8 +139,9 @@ type API struct {
 	// CORSOrigins are the browser origins allowed to call the API, such as
 	// app://obsidian.md; empty sends no CORS headers.
 	CORSOrigins []string `yaml:"cors_origins" validate:"dive,required"`
-	// TrustedHosts are the Host names a reverse proxy on this machine
-	// forwards, accepted on loopback connections beside localhost.
+	// TrustedHosts are the host names vaultask is reached by besides IP
+	// addresses and localhost (a NAS's name, a reverse proxy's). Without
+	// api.key any other name is refused, as a DNS-rebinding page sends one.
 	TrustedHosts []string `yaml:"trusted_hosts" validate:"dive,required,hostname_rfc1123"`
 }
 

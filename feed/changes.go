@@ -185,7 +185,7 @@ func readChanges(ctx context.Context, ch *kivik.Changes, rows chan<- feedRow) (e
 		var raw json.RawMessage
 		if err := change.ScanDoc(&raw); err != nil || len(raw) == 0 || string(raw) == "null" {
 			if !change.Deleted {
-				return fmt.Errorf("change %s without its document: %w", change.ID, err)
+				return fmt.Errorf("a change (sequence %s) came without its document: %w", change.Seq, err) // no id: it is a note's path, and the error reaches /readyz
 			}
 			raw, _ = json.Marshal(map[string]any{"_id": change.ID, "_deleted": true})
 		}

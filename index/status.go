@@ -28,7 +28,7 @@ type NoteStatus struct {
 	SourceID string // the source's id for the note (CouchDB _id)
 	Path     string
 	Rev      string
-	State    string // StatusPending or StatusIncomplete
+	State    string // StatusPending, StatusIncomplete or StatusSkipped
 	Reason   string
 	// Since is when this revision was first parked; a row kept for the same
 	// revision keeps its first Since.

@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -275,8 +276,8 @@ func TestEmbeddingMustRunLocally(t *testing.T) {
 		{"builtin/use-lite", "http://x/v1", false},
 	} {
 		err := CheckLocalEmbedding(tc.model, tc.base)
-		if (err == nil) != tc.ok {
-			t.Errorf("CheckLocalEmbedding(%q, %q) = %v, want ok=%v", tc.model, tc.base, err, tc.ok)
+		if (err == nil) != tc.ok || err != nil && !errors.Is(err, ErrEmbeddingNotLocal) {
+			t.Errorf("CheckLocalEmbedding(%q, %q) = %v, want ok=%v (or ErrEmbeddingNotLocal)", tc.model, tc.base, err, tc.ok)
 		}
 		if err != nil && !tc.ok && tc.base == "" && !strings.Contains(err.Error(), "personal") {
 			t.Errorf("refusal %q does not say why", err)

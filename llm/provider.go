@@ -33,9 +33,10 @@ var providers = []provider{
 // ErrBadModelID is wrapped by every error about a malformed model id.
 var ErrBadModelID = errors.New("bad model id")
 
-// ErrHostedEmbedding is an embedding model that would send every note to a
-// hosted API, or a built-in one given a server URL.
-var ErrHostedEmbedding = errors.New("embedding model cannot run here")
+// ErrEmbeddingNotLocal is an embedding model that cannot run where
+// vaultask puts it: a hosted API, which would be sent every note, or the
+// built-in model given a server URL.
+var ErrEmbeddingNotLocal = errors.New("embedding model cannot run here")
 
 // ModelID is a parsed model id such as "openrouter/google/gemini-2.5-flash":
 // the provider prefix and the provider's own model name.
@@ -87,9 +88,9 @@ func CheckLocalEmbedding(model, baseURL string) error {
 	p, _ := lookupProvider(id.Provider)
 	switch {
 	case p.hosted && baseURL == "":
-		return fmt.Errorf("%w: embedding model %s is a hosted API: embedding touches every note, personal ones included, so it must run locally: use builtin/use-lite or an ollama/ model, or your own OpenAI-compatible server", ErrHostedEmbedding, model)
+		return fmt.Errorf("%w: embedding model %s is a hosted API: embedding touches every note, personal ones included, so it must run locally: use builtin/use-lite or an ollama/ model, or your own OpenAI-compatible server", ErrEmbeddingNotLocal, model)
 	case id.Provider == "builtin" && baseURL != "":
-		return fmt.Errorf("%w: embedding model %s runs inside vaultask, so a server URL (%s) means nothing to it: it is for ollama/ or OpenAI-compatible servers", ErrHostedEmbedding, model, baseURL)
+		return fmt.Errorf("%w: embedding model %s runs inside vaultask, so a server URL (%s) means nothing to it: it is for ollama/ or OpenAI-compatible servers", ErrEmbeddingNotLocal, model, baseURL)
 	}
 	return nil
 }

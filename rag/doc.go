@@ -13,7 +13,7 @@
 //   - web.go: the web searcher a caller plugs in, and the thin-coverage trigger.
 //   - trace.go: what each stage saw and changed.
 //   - result.go: the one shape a retrieval and its answer leave in (Result,
-//     HitView), for the CLI and every later surface.
+//     HitView), which `ask --json` prints.
 //
 // Sensitivity comes first: the request's scope is decided before retrieval
 // and passed into every read of the Searcher, which filters inside its

@@ -1,9 +1,10 @@
 package rag
 
 // Result is the shape in which one request's retrieval, and its answer when
-// there is one, leaves the pipeline: what `vaultask ask --json` prints, and
-// what an HTTP or MCP surface serves, so that every surface shows one shape
-// and none keeps its own copy of what a hit says.
+// there is one, leaves the pipeline: what `vaultask ask --json` prints, its
+// trace included, so the CLI keeps no copy of what a hit says. The HTTP and
+// MCP surfaces answer in their protocols' own shapes (OpenAI's completions,
+// MCP's tool results) instead.
 type Result struct {
 	Question     string    `json:"question"`
 	Query        string    `json:"query"`

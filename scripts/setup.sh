@@ -21,9 +21,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-if [ -x scripts/fetch-model.sh ]; then
-  bash scripts/fetch-model.sh
-fi
+bash scripts/fetch-model.sh
 
 # npm packages, installed again whenever a package-lock.json changes; npm's
 # cache stays in ~/.npm, outside the repo.

@@ -211,11 +211,14 @@ func (s *Server) adminAuthed(next http.Handler) http.Handler {
 }
 
 // statusAuthed admits the API key, or the admin key in X-API-Key: /admin
-// shows the status too, and its key is the stronger one.
+// shows the status too, and its key is the stronger one. A request with a
+// bearer token, or any request while no admin key is set, goes by the API
+// key alone, so a stray X-API-Key neither refuses a good bearer nor counts
+// towards the admin lockout.
 func (s *Server) statusAuthed(next http.Handler) http.Handler {
 	api, admin := s.authed(next), s.adminAuthed(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("X-API-Key") != "" {
+		if r.Header.Get("X-API-Key") != "" && r.Header.Get("Authorization") == "" && s.opts.Admin.Key != "" {
 			admin.ServeHTTP(w, r)
 			return
 		}

@@ -113,7 +113,7 @@ func TestAdminAuth(t *testing.T) {
 	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
 	_, s := testServer(t, testVault(t), upstream(t), Options{Admin: opts})
 	get := func(from, key string) *httptest.ResponseRecorder {
-		req := httptest.NewRequest(http.MethodGet, "/admin/config", nil)
+		req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:8080/admin/config", nil)
 		req.RemoteAddr = from
 		if key != "" {
 			req.Header.Set("X-API-Key", key)
@@ -190,7 +190,8 @@ func TestAdminKeyEqual(t *testing.T) {
 }
 
 // Status and the note list take the admin key as well as the API key, so
-// /admin needs one key; a wrong admin key there counts as one.
+// /admin needs one key; a wrong admin key there counts as one, and a good
+// bearer token is enough whatever X-API-Key says.
 func TestStatusTakesTheAdminKey(t *testing.T) {
 	hs := adminServer(t, adminOptions(t))
 	for _, c := range []struct {
@@ -200,6 +201,7 @@ func TestStatusTakesTheAdminKey(t *testing.T) {
 		{[]string{"Authorization", "Bearer api-key"}, http.StatusOK},
 		{[]string{"X-API-Key", adminKey}, http.StatusOK},
 		{[]string{"X-API-Key", "api-key"}, http.StatusUnauthorized},
+		{[]string{"Authorization", "Bearer api-key", "X-API-Key", "stray"}, http.StatusOK},
 		{nil, http.StatusUnauthorized},
 	} {
 		for _, path := range []string{"/status", "/status/notes?state=skipped"} {
@@ -207,6 +209,10 @@ func TestStatusTakesTheAdminKey(t *testing.T) {
 				t.Errorf("%s with %v: %d, want %d", path, c.header, resp.StatusCode, c.want)
 			}
 		}
+	}
+	noAdmin, _ := testServer(t, testVault(t), upstream(t), Options{APIKey: "api-key"})
+	if resp := do(t, http.MethodGet, noAdmin.URL+"/status", nil, "Authorization", "Bearer api-key", "X-API-Key", "x"); resp.StatusCode != http.StatusOK {
+		t.Errorf("/status with a good bearer and an X-API-Key, no admin key set: %d, want 200", resp.StatusCode)
 	}
 }
 

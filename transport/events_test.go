@@ -97,6 +97,18 @@ func TestEventsLiveAndResumed(t *testing.T) {
 	if diff := cmp.Diff([]string{"3", "4"}, ids); diff != "" {
 		t.Errorf("open notes only, resumed after 1 (-want +got; 2 is personal):\n%s", diff)
 	}
+	// Live, with allow_web=true, a personal note's event is never sent: the
+	// open one published after it is the first thing the client reads.
+	ctx5, cancel5 := context.WithCancel(context.Background())
+	live := eventsStream(t, ctx5, hs.URL+"/events?allow_web=true")
+	waitSubscribers(t, ev, 2) // the first stream is still open
+	ev.Publish(noteEvent("Diary/E.md", true))
+	ev.Publish(noteEvent("F.md", false))
+	liveGot := readSSE(t, live.Body, func(e sseEvent) bool { return strings.Contains(e.data, "F.md") })
+	cancel5()
+	if len(liveGot) != 1 || strings.Contains(liveGot[0].data, "Diary/E.md") {
+		t.Errorf("live open-only events = %+v, want only F.md's", liveGot)
+	}
 	// An id that fell out of the three-event window asks for a resync.
 	ctx4, cancel4 := context.WithCancel(context.Background())
 	old := eventsStream(t, ctx4, hs.URL+"/events", "Last-Event-ID", "0")

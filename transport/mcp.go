@@ -27,9 +27,15 @@ Every tool takes allow_web (default false). Pass allow_web=true when what you re
 content or leave this conversation for the web: the tools then see only the user's open notes, and personal
 notes do not exist for that call.`
 
-// noteURI is the MCP resource URI of a note: vault://note/<path>.
-func noteURI(path string) string {
-	return "vault://note/" + (&url.URL{Path: path}).EscapedPath()
+// noteURI is the MCP resource URI of a note: vault://note/<path>, with
+// ?allow_web=true when it was found under the open scope, so that following
+// the link reads under the same gate as the call that gave it.
+func noteURI(path string, scope index.Scope) string {
+	uri := "vault://note/" + (&url.URL{Path: path}).EscapedPath()
+	if scope == index.ScopeOpen {
+		uri += "?allow_web=true"
+	}
+	return uri
 }
 
 // newMCP is the MCP server on streamable HTTP. Tools are read-only and
@@ -97,8 +103,8 @@ type noteRef struct {
 	URI      string `json:"uri"`      // its MCP resource
 }
 
-func refOf(d index.Doc) noteRef {
-	return noteRef{Path: d.Path, Title: d.Title, Citation: rag.Link(d.Path, d.Title), URI: noteURI(d.Path)}
+func refOf(d index.Doc, scope index.Scope) noteRef {
+	return noteRef{Path: d.Path, Title: d.Title, Citation: rag.Link(d.Path, d.Title), URI: noteURI(d.Path, scope)}
 }
 
 type searchHit struct {
@@ -235,7 +241,7 @@ func (s *Server) vaultSearch(ctx context.Context, req mcp.CallToolRequest) (*mcp
 		if r.Silent {
 			break
 		}
-		hit := searchHit{noteRef: refOf(index.Doc{Path: h.Chunk.Path, Title: h.Chunk.Title}), Heading: h.Chunk.HeadingPath,
+		hit := searchHit{noteRef: refOf(index.Doc{Path: h.Chunk.Path, Title: h.Chunk.Title}, scope), Heading: h.Chunk.HeadingPath,
 			Snippet: snippet(h.Chunk.Body, 400), Score: h.Score, Reach: h.Reach()}
 		for _, src := range h.Sources {
 			hit.Provenance = append(hit.Provenance, string(src))
@@ -285,7 +291,7 @@ func (s *Server) resolve(ctx context.Context, ref string, scope index.Scope) (in
 	}
 	var also []noteRef
 	for _, a := range alts {
-		also = append(also, refOf(a))
+		also = append(also, refOf(a, scope))
 	}
 	return d, also, nil
 }
@@ -328,7 +334,7 @@ func (s *Server) vaultRead(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	if err != nil {
 		return s.toolFailed(err), nil
 	}
-	out := readResult{noteRef: refOf(n.Doc), Text: n.Text, Offset: n.Offset, Length: n.Length, More: n.Offset+len(n.Text) < n.Length, Also: also}
+	out := readResult{noteRef: refOf(n.Doc, scope), Text: n.Text, Offset: n.Offset, Length: n.Length, More: n.Offset+len(n.Text) < n.Length, Also: also}
 	head := fmt.Sprintf("%s (%s), bytes %d to %d of %d", out.Citation, out.Path, n.Offset, n.Offset+len(n.Text), n.Length)
 	if out.More {
 		head += fmt.Sprintf("; more with offset %d", n.Offset+len(n.Text))
@@ -354,11 +360,11 @@ func (s *Server) vaultNeighbors(ctx context.Context, req mcp.CallToolRequest) (*
 	if err != nil {
 		return s.toolFailed(err), nil
 	}
-	out := neighborsResult{Note: refOf(d), Neighbors: []neighbor{}, Also: also}
+	out := neighborsResult{Note: refOf(d, scope), Neighbors: []neighbor{}, Also: also}
 	var text strings.Builder
 	fmt.Fprintf(&text, "Notes one link from %s:%s\n", out.Note.Citation, alsoText(also))
 	for _, n := range nb {
-		e := neighbor{noteRef: refOf(n.Doc), Relation: string(n.Relation)}
+		e := neighbor{noteRef: refOf(n.Doc, scope), Relation: string(n.Relation)}
 		line := fmt.Sprintf("- %s: %s", e.Relation, e.Citation)
 		if n.Via != "" {
 			if via, _, err := s.opts.Vault.ResolveNote(ctx, n.Via, scope); err == nil {
@@ -388,7 +394,7 @@ func (s *Server) vaultTopics(ctx context.Context, req mcp.CallToolRequest) (*mcp
 	var text strings.Builder
 	fmt.Fprintf(&text, "%d topic notes:\n", len(ts))
 	for _, t := range ts {
-		out.Topics = append(out.Topics, topicEntry{noteRef: refOf(t.Doc), Members: t.Members})
+		out.Topics = append(out.Topics, topicEntry{noteRef: refOf(t.Doc, scope), Members: t.Members})
 		fmt.Fprintf(&text, "- %s: %d notes\n", rag.Link(t.Path, t.Title), t.Members)
 	}
 	return toolResult(out, text.String()), nil
@@ -420,5 +426,5 @@ func (s *Server) readNoteResource(ctx context.Context, req mcp.ReadResourceReque
 		s.log.Error("MCP resource failed", "err", err)
 		return nil, errors.New("reading the note failed; the server's log says why")
 	}
-	return []mcp.ResourceContents{mcp.TextResourceContents{URI: noteURI(n.Path), MIMEType: "text/markdown", Text: n.Text}}, nil
+	return []mcp.ResourceContents{mcp.TextResourceContents{URI: noteURI(n.Path, scope), MIMEType: "text/markdown", Text: n.Text}}, nil
 }

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -84,10 +85,10 @@ func TestMCPTransportGuards(t *testing.T) {
 	}
 }
 
-// The Host check applies to loopback connections only: on any other
-// address a Host header says nothing about rebinding.
-func TestMCPHostCheckIsForLoopback(t *testing.T) {
-	_, s := testServer(t, testVault(t), upstream(t), Options{})
+// On a connection to a non-loopback address a name is refused while no API
+// key is set (a rebinding page reaches a LAN server as well as a loopback
+// one) and accepted with a key, which such a page cannot send.
+func TestHostCheckOnANonLoopbackAddress(t *testing.T) {
 	addrs, err := net.InterfaceAddrs()
 	if err != nil {
 		t.Fatal(err)
@@ -101,16 +102,122 @@ func TestMCPHostCheckIsForLoopback(t *testing.T) {
 	if ip == "" {
 		t.Skip("no non-loopback IPv4 address")
 	}
-	l, err := net.Listen("tcp", ip+":0")
-	if err != nil {
-		t.Skipf("cannot listen on %s: %v", ip, err)
+	for _, tc := range []struct {
+		name, key, host string
+		want            int
+	}{
+		{"no key, a name", "", "vaultask.example", http.StatusForbidden},
+		{"no key, the address", "", ip, http.StatusOK},
+		{"a key, a name", "k", "vaultask.example", http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, s := testServer(t, testVault(t), upstream(t), Options{APIKey: tc.key})
+			l, err := net.Listen("tcp", ip+":0")
+			if err != nil {
+				t.Skipf("cannot listen on %s: %v", ip, err)
+			}
+			hs := httptest.NewUnstartedServer(s)
+			hs.Listener.Close()
+			hs.Listener = l
+			hs.Start()
+			t.Cleanup(hs.Close)
+			resp := do(t, http.MethodGet, fmt.Sprintf("http://%s/v1/models", l.Addr()), nil, "Host", tc.host, "Authorization", "Bearer "+tc.key)
+			if resp.StatusCode != tc.want {
+				t.Fatalf("GET /v1/models on %s as %q: %d, want %d", l.Addr(), tc.host, resp.StatusCode, tc.want)
+			}
+		})
 	}
-	hs := httptest.NewUnstartedServer(s)
-	hs.Listener.Close()
-	hs.Listener = l
-	hs.Start()
-	t.Cleanup(hs.Close)
-	if resp := initialize(t, fmt.Sprintf("http://%s", l.Addr()), "Host", "vaultask.example"); resp.StatusCode != http.StatusOK {
-		t.Fatalf("initialize on %s with another Host: %d, want 200", l.Addr(), resp.StatusCode)
+}
+
+// Every route but the health checks refuses a Host that is a name nobody
+// trusted: the API, MCP, the events, the status and the pages alike, so a
+// page that rebinds its own name to this server reads nothing. An IP
+// address, localhost and a trusted name pass; the refusal says what to set.
+func TestRebindingHostRefusedEverywhere(t *testing.T) {
+	hs, _ := testServer(t, testVault(t), upstream(t), Options{TrustedHosts: []string{"vault.home.arpa"}})
+	for _, path := range []string{"/v1/models", "/events", "/status", "/status/notes", "/chat", "/admin", "/chat/config", "/mcp"} {
+		resp := do(t, http.MethodGet, hs.URL+path, nil, "Host", "evil.example:8080")
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "api.trusted_hosts") {
+			t.Errorf("GET %s as evil.example: %d %s, want 403 naming api.trusted_hosts", path, resp.StatusCode, body)
+		}
+	}
+	for _, host := range []string{"127.0.0.1:8080", "localhost", "pantry.localhost:8080", "VAULT.home.arpa", "[::1]:8080"} {
+		if resp := do(t, http.MethodGet, hs.URL+"/v1/models", nil, "Host", host); resp.StatusCode != http.StatusOK {
+			t.Errorf("GET /v1/models as %s: %d, want 200", host, resp.StatusCode)
+		}
+	}
+	for _, path := range []string{"/healthz", "/readyz"} {
+		if resp := do(t, http.MethodGet, hs.URL+path, nil, "Host", "vaultask-container"); resp.StatusCode == http.StatusForbidden {
+			t.Errorf("GET %s as a container name: 403, want the health answer", path)
+		}
+	}
+}
+
+// mcpCall calls a tool (or reads a resource) in a session and returns the
+// response body, which holds the text and the structured content alike.
+func mcpCall(t *testing.T, url, session, method string, params any) string {
+	t.Helper()
+	resp := rpc(t, url, session, method, params)
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s %v: %d %s %v", method, params, resp.StatusCode, body, err)
+	}
+	return string(body)
+}
+
+// Every tool and the note resource, called with allow_web=true, see open
+// notes only: the personal notes outnumber what a search returns, a
+// personal note refused by path reads exactly like a missing one, a name
+// both sides share resolves to the open note without a "did you mean", the
+// topic's member count leaves the personal clipping out, and every
+// resource link handed out under the open scope reads under it again.
+func TestMCPAllowWebSeesOpenNotesOnly(t *testing.T) {
+	hs, _ := testServer(t, testVault(t), upstream(t), Options{})
+	resp := initialize(t, hs.URL)
+	session := resp.Header.Get("Mcp-Session-Id")
+	tool := func(name string, args map[string]any) string {
+		return mcpCall(t, hs.URL, session, "tools/call", map[string]any{"name": name, "arguments": args})
+	}
+	leaks := func(what, body string) {
+		t.Helper()
+		// The open topic note's own text links to [[Diary/Bread]]: that text is
+		// open; a personal note as a result, a neighbour or a link is not.
+		if strings.Contains(body, personalMark) || strings.Contains(body, `"path":"Diary`) || strings.Contains(body, "note/Diary") {
+			t.Errorf("%s with allow_web=true shows a personal note: %s", what, body)
+		}
+	}
+	search := tool("vault_search", map[string]any{"query": "knead dough sourdough rise", "k": 2, "allow_web": true})
+	leaks("vault_search", search)
+	if !strings.Contains(search, "Sourdough bread") || !strings.Contains(search, `allow_web=true`) {
+		t.Errorf("vault_search: want the open note with resource links under the open scope: %s", search)
+	}
+	if whole := tool("vault_search", map[string]any{"query": "knead dough sourdough rise", "k": 2}); !strings.Contains(whole, `"path":"Diary`) {
+		t.Errorf("vault_search without allow_web misses the personal notes, so the test proves nothing: %s", whole)
+	}
+	refused := tool("vault_read", map[string]any{"path": "Diary/Knead log", "allow_web": true})
+	missing := tool("vault_read", map[string]any{"path": "Garden/Knead log", "allow_web": true})
+	if strings.ReplaceAll(refused, "Diary", "Garden") != missing || !strings.Contains(missing, `"isError":true`) {
+		t.Errorf("a refused personal note and a missing note differ:\n%s\n%s", refused, missing)
+	}
+	bread := tool("vault_read", map[string]any{"path": "Bread", "allow_web": true})
+	leaks("vault_read Bread", bread)
+	if !strings.Contains(bread, "A plain loaf") {
+		t.Errorf("vault_read Bread under the open scope: %s", bread)
+	}
+	leaks("vault_neighbors", tool("vault_neighbors", map[string]any{"path": "99 topics/Baking", "allow_web": true}))
+	topics := tool("vault_topics", map[string]any{"allow_web": true})
+	leaks("vault_topics", topics)
+	if !strings.Contains(topics, `"members":2`) {
+		t.Errorf("vault_topics under the open scope: want Baking with its 2 open members: %s", topics)
+	}
+	read := func(uri string) string {
+		return mcpCall(t, hs.URL, session, "resources/read", map[string]any{"uri": uri})
+	}
+	if got := read("vault://note/Diary/Knead%20log.md?allow_web=true"); strings.Contains(got, personalMark) || !strings.Contains(got, `"error"`) {
+		t.Errorf("a personal note's resource under the open scope: %s", got)
+	}
+	if got := read("vault://note/Diary/Knead%20log.md"); !strings.Contains(got, personalMark) {
+		t.Errorf("a personal note's resource with the whole vault: %s", got)
 	}
 }

@@ -276,11 +276,14 @@ func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, q rag.
 	if err := send(delta(map[string]string{"role": "assistant", "content": ""}, nil), nil); err != nil {
 		return
 	}
-	flowing := make(chan struct{})
+	// stopKeepalive returns once the keepalive goroutine has ended, so no
+	// comment is written after text flows or the handler returns.
+	flowing, stopped := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	stopKeepalive := func() { once.Do(func() { close(flowing) }) }
+	stopKeepalive := func() { once.Do(func() { close(flowing); <-stopped }) }
 	defer stopKeepalive()
 	go func() {
+		defer close(stopped)
 		t := time.NewTicker(s.opts.KeepAlive)
 		defer t.Stop()
 		for {

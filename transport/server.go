@@ -46,7 +46,7 @@ type Options struct {
 	Status func(ctx context.Context) Status
 	Events *Events
 	// APIKey, when set, is required as "Authorization: Bearer <key>" on
-	// /v1/*, /mcp, /events and /status*.
+	// /v1/*, /mcp, /events, /status* and /chat/config.
 	APIKey string
 	// MaxConcurrent bounds the answers generated at once; beyond it a
 	// request is answered 429. Default 4.
@@ -56,10 +56,11 @@ type Options struct {
 	// CORSOrigins are the browser origins allowed to call the API (CORS),
 	// and the only ones /mcp accepts in an Origin header.
 	CORSOrigins []string
-	// TrustedHosts are Host header values accepted on a connection to a
-	// loopback address besides localhost itself: the names a reverse proxy
-	// on the same machine forwards. Any other Host there is refused, as a
-	// DNS-rebinding attack would send one.
+	// TrustedHosts are the host names vaultask is addressed by besides IP
+	// addresses and localhost: the names people and reverse proxies use.
+	// Another name is refused (403) wherever a DNS-rebinding page could
+	// use it: on every connection while no APIKey is set, and on loopback
+	// connections always. /healthz and /readyz answer any Host.
 	TrustedHosts []string
 	// Version is the build's version, shown by /status.
 	Version string
@@ -164,7 +165,27 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if r.URL.Path != "/healthz" && r.URL.Path != "/readyz" && !s.hostAllowed(r) {
+		writeError(w, http.StatusForbidden, "invalid_request_error", "", "", fmt.Sprintf(
+			"vaultask is not addressed as %q here: add %q to api.trusted_hosts (VAULTASK_API__TRUSTED_HOSTS), or use its IP address; without VAULTASK_API__KEY a name must be trusted, since a web page can point its own name at this server (DNS rebinding)",
+			r.Host, hostOnly(r.Host)))
+		return
+	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// hostAllowed reports whether a request's Host may reach the server: an IP
+// address, localhost, a trusted name, or — with an API key, which a
+// rebinding page cannot send, on a connection to a non-loopback address —
+// any name.
+func (s *Server) hostAllowed(r *http.Request) bool {
+	host := hostOnly(r.Host)
+	if _, err := netip.ParseAddr(host); err == nil || host == "" || isLocalhost(host) ||
+		slices.ContainsFunc(s.opts.TrustedHosts, func(h string) bool { return strings.EqualFold(h, host) }) {
+		return true
+	}
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	return s.opts.APIKey != "" && ok && !isLoopback(local.String())
 }
 
 // authed requires the API key, when one is configured, as a bearer token,
@@ -203,17 +224,11 @@ func (s *Server) limited(next http.Handler) http.Handler {
 }
 
 // mcpGuard refuses, for /mcp, an Origin that is not allowed (a web page's
-// script) and, on a loopback connection, a Host that is neither loopback nor
-// trusted (DNS rebinding).
+// script); ServeHTTP has already refused an untrusted Host.
 func (s *Server) mcpGuard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if origin := r.Header.Get("Origin"); origin != "" && !slices.Contains(s.opts.CORSOrigins, origin) {
 			writeError(w, http.StatusForbidden, "invalid_request_error", "", "", fmt.Sprintf("origin %q is not allowed (api.cors_origins)", origin))
-			return
-		}
-		if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && isLoopback(local.String()) &&
-			!isLoopback(r.Host) && !slices.ContainsFunc(s.opts.TrustedHosts, func(h string) bool { return strings.EqualFold(h, hostOnly(r.Host)) }) {
-			writeError(w, http.StatusForbidden, "invalid_request_error", "", "", fmt.Sprintf("host %q is not trusted on a loopback connection (api.trusted_hosts)", r.Host))
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -228,13 +243,17 @@ func hostOnly(hostport string) string {
 	return strings.Trim(hostport, "[]")
 }
 
+// isLoopback reports whether an address (host and port) is a loopback one.
 func isLoopback(hostport string) bool {
-	host := hostOnly(hostport)
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
+	ip, err := netip.ParseAddr(hostOnly(hostport))
 	return err == nil && ip.IsLoopback()
+}
+
+// isLocalhost reports whether a host name is localhost, which resolves to
+// the loopback address only (RFC 6761), subdomains included.
+func isLocalhost(host string) bool {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	return host == "localhost" || strings.HasSuffix(host, ".localhost")
 }
 
 // acquire takes one of the answer slots, or reports none free.

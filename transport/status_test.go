@@ -55,8 +55,24 @@ func TestStatusNotes(t *testing.T) {
 	if got.Total != 3 || len(got.Notes) != 2 || got.Notes[0].Path != "Recipes/Bread.md" || got.Notes[0].State != "indexed" || got.Notes[0].Chunks != 1 {
 		t.Fatalf("indexed recipes, first page: %+v", got)
 	}
-	decode(t, do(t, http.MethodGet, hs.URL+"/status/notes?allow_web=true", nil), &got)
-	for _, n := range got.Notes {
+	type list struct {
+		Total int `json:"total"`
+		Notes []struct{ Path, Sensitivity string } `json:"notes"`
+	}
+	var all, open list
+	decode(t, do(t, http.MethodGet, hs.URL+"/status/notes?limit=500", nil), &all)
+	resp := do(t, http.MethodGet, hs.URL+"/status/notes?allow_web=true&limit=500", nil)
+	decode(t, resp, &open)
+	openPaths := 0
+	for _, n := range all.Notes {
+		if n.Sensitivity == "open" {
+			openPaths++
+		}
+	}
+	if resp.StatusCode != http.StatusOK || len(open.Notes) == 0 || open.Total != openPaths || openPaths == all.Total {
+		t.Fatalf("allow_web=true: %d, %d of %d listed, want the %d open notes of %d", resp.StatusCode, len(open.Notes), open.Total, openPaths, all.Total)
+	}
+	for _, n := range open.Notes {
 		if n.Sensitivity != "open" || strings.HasPrefix(n.Path, "Diary/") {
 			t.Errorf("allow_web=true lists %+v", n)
 		}

@@ -223,6 +223,11 @@ func (svc *service) close(ctx context.Context) error {
 		}
 		svc.base(transport.ErrShutdown)
 	}
+	if svc.ln != nil { // Shutdown closes it only if Serve ran: not when the start failed after listening
+		if err := svc.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			errs = append(errs, err)
+		}
+	}
 	closing, cancel := context.WithTimeout(ctx, closeTimeout)
 	defer cancel()
 	if svc.src != nil {

@@ -215,18 +215,7 @@ func (c *Client) PutNew(ctx context.Context, notes []Note) error {
 		}
 		metas = append(metas, note)
 	}
-	var res []struct {
-		ID, Error, Reason string
-	}
-	if err := c.do(ctx, http.MethodPost, "/_bulk_docs", map[string]any{"docs": append(chunks, metas...)}, &res); err != nil {
-		return err
-	}
-	for _, r := range res {
-		if r.Error != "" && (r.Error != "conflict" || !strings.HasPrefix(r.ID, "h:")) {
-			return fmt.Errorf("write %s: %s: %s", r.ID, r.Error, r.Reason)
-		}
-	}
-	return nil
+	return c.bulk(ctx, append(chunks, metas...))
 }
 
 // Delete soft-deletes a note, as LiveSync does: a new revision with
@@ -249,7 +238,9 @@ func (c *Client) bulk(ctx context.Context, docs []any) error {
 		return err
 	}
 	for _, r := range res {
-		if r.Error != "" && r.Error != "conflict" { // a conflict on a chunk: the same content is there
+		// A conflict on a chunk: the same content is there. On a note it is a
+		// lost race with another writer, and nothing was written.
+		if r.Error != "" && (r.Error != "conflict" || !strings.HasPrefix(r.ID, "h:")) {
 			return fmt.Errorf("write %s: %s: %s", r.ID, r.Error, r.Reason)
 		}
 	}

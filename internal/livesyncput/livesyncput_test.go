@@ -191,6 +191,11 @@ func TestPutAndDelete(t *testing.T) {
 	if first["_rev"] == second["_rev"] || !strings.HasPrefix(second["_rev"].(string), "2-") {
 		t.Errorf("revisions %v then %v, want a second revision", first["_rev"], second["_rev"])
 	}
+	// A note written on a revision another writer replaced meanwhile (a lost
+	// race between Put's read and its write) is an error, not a silent no-op.
+	if err := c.PutNew(ctx, []Note{{Path: "Recipes/Bread.md", Text: "# Bread\n\nOverwritten.\n"}}); err == nil || !strings.Contains(err.Error(), "conflict") {
+		t.Errorf("a note over a newer revision: %v, want a conflict error", err)
+	}
 	for _, id := range second["children"].([]any) {
 		get(strings.ReplaceAll(id.(string), ":", "%3A"))
 	}

@@ -214,6 +214,7 @@ func runDemo(ctx context.Context, o demoOptions, stdout, stderr io.Writer) error
 		`VAULTASK_SENSITIVITY__PERSONAL_PATHS=["Journal/**","Tastings/**"]`,
 		"VAULTASK_API__LISTEN="+o.listen,
 		"VAULTASK_API__ADMIN_KEY="+envOr("VAULTASK_API__ADMIN_KEY", demoAdminKey),
+		"VAULTASK_API__KEY=", // the demo is open on loopback, as its banner and curl line say, whatever this shell exports
 	)
 	serveOut, err := serveCmd.StdoutPipe()
 	if err != nil {
@@ -280,6 +281,10 @@ func waitReady(ctx context.Context, base string, timeout time.Duration, serve *c
 		}
 		if ready {
 			if resp, err := http.Get(base + "/status"); err == nil {
+				if resp.StatusCode != http.StatusOK {
+					resp.Body.Close()
+					return st, fmt.Errorf("vaultask's /status answered %s", resp.Status)
+				}
 				err = json.NewDecoder(resp.Body).Decode(&st)
 				resp.Body.Close()
 				if err == nil && st.Index.EmbeddingBacklog == 0 {

@@ -112,7 +112,9 @@ func vaultPath(p string) (string, error) {
 		return "", errors.New("the note's path is empty")
 	case strings.HasPrefix(p, "/") || strings.Contains(p, "\\") || strings.Contains(p, ":"):
 		return "", fmt.Errorf("%q: a vault path is relative, with / between folders and no ':' (e.g. Inbox/From my phone.md)", p)
-	case path.Clean(p) != p || strings.HasPrefix(p, "../"):
+	case p == "." || p == ".." || strings.HasPrefix(p, "../"):
+		return "", fmt.Errorf("%q leaves the vault: a vault path names a note inside it (e.g. Inbox/From my phone.md)", p)
+	case path.Clean(p) != p:
 		return "", fmt.Errorf("%q is not a clean vault path; did you mean %q?", p, strings.TrimPrefix(path.Clean("/"+p), "/"))
 	}
 	return p, nil
