@@ -56,7 +56,7 @@ func TestStatusNotes(t *testing.T) {
 		t.Fatalf("indexed recipes, first page: %+v", got)
 	}
 	type list struct {
-		Total int `json:"total"`
+		Total int                                  `json:"total"`
 		Notes []struct{ Path, Sensitivity string } `json:"notes"`
 	}
 	var all, open list
