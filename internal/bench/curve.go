@@ -21,7 +21,9 @@ func scaleCurve(ctx context.Context, r *run, s *Section) error {
 	s.Notes = append(s.Notes,
 		"Index throughput (section 2's measurement: `vaultask index` from the test CouchDB, full text only) and retrieval latency (section 3's, alone) on the generated vault at each size. A vault of n notes is the first n notes of any larger one, plus its topic notes.",
 		"With vectors the index time is the embedder's: chunks ÷ its rate in section 4, whatever the size, so the curve is full text only.")
-	var notes, notesPS, chunksPS, p50, p95 []float64
+	// notes are the indexed vaults' sizes, retrNotes those of the scale
+	// indexes retrieval ran on (with their topic notes).
+	var notes, notesPS, chunksPS, retrNotes, p50, p95 []float64
 	ixs, err := r.scaleIndexes(ctx, r.sz.scaleTargets())
 	if err != nil {
 		return err
@@ -36,7 +38,7 @@ func scaleCurve(ctx context.Context, r *run, s *Section) error {
 			var ix indexed
 			runs := r.sz.heavyRuns
 			if n >= 10000 {
-				runs = 1 // minutes per run
+				runs = 1 // minutes per run: these rows have n = 1
 			}
 			if ix, tp, err = r.throughput(ctx, &Section{}, db, fmt.Sprintf("generated %d", n), false, runs); err != nil {
 				return err
@@ -60,6 +62,7 @@ func scaleCurve(ctx context.Context, r *run, s *Section) error {
 		row := s.dist(fmt.Sprintf("retrieval at %d notes (%d chunks)", ix.Notes, ix.Chunks), "ms", lat.retrieve)
 		notes = append(notes, float64(tp.notes))
 		notesPS, chunksPS = append(notesPS, row0(tp.notesPS)), append(chunksPS, row0(tp.chunksPS))
+		retrNotes = append(retrNotes, float64(ix.Notes))
 		p50, p95 = append(p50, row.Summary.Median), append(p95, row.Summary.P95)
 	}
 	dir := filepath.Join(r.cfg.Out, "bench")
@@ -73,7 +76,7 @@ func scaleCurve(ctx context.Context, r *run, s *Section) error {
 	}{
 		{"index-throughput.png", "Initial index, FTS only (vaultask index from CouchDB)", "notes in the vault", "per second (median)", notes,
 			map[string][]float64{"notes/s": notesPS, "chunks/s": chunksPS}},
-		{"retrieval-by-notes.png", "Retrieval latency, warm, alone", "notes in the vault", "ms", notes,
+		{"retrieval-by-notes.png", "Retrieval latency, warm, alone", "notes in the index", "ms", retrNotes,
 			map[string][]float64{"p50": p50, "p95": p95}},
 	}
 	if len(r.queryPoints) > 0 {

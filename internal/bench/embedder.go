@@ -31,14 +31,14 @@ func embedderThroughput(ctx context.Context, r *run, s *Section) error {
 		return err
 	}
 	texts := embedTexts(r.sz.embedN)
+	tfN := min(len(texts), 32) // TF.js is slow: the first chunks give its rate
 	tfjs := filepath.Join(r.cfg.Root, "internal", "bench", "tfjs")
 	s.Notes = append(s.Notes,
-		fmt.Sprintf("%d generated chunks of about 200 tokens embedded in one call, %d runs per setting; threads is GOMAXPROCS, over which the built-in model spreads its windows.", len(texts), r.sz.runs),
-		"Baseline: the official TF.js runtime (`@energetic-ai/embeddings` 0.2.0 on `@energetic-ai/core`, pure-JS CPU backend, one thread) with the same model files and the same chunks, run by node from internal/bench/tfjs in the same run; the ratio is Go ÷ TF.js.")
+		fmt.Sprintf("Built-in embedder: %d generated chunks of about 200 tokens embedded in one call, %d runs per setting, after a warm-up call on the first %d chunks; threads is GOMAXPROCS, over which the built-in model spreads its windows.", len(texts), r.sz.runs, warmN),
+		fmt.Sprintf("Baseline: the official TF.js runtime (`@energetic-ai/embeddings` 0.2.0 on `@energetic-ai/core`, pure-JS CPU backend, one thread) with the same model files, run by node from internal/bench/tfjs in the same run: the first %d of those chunks in one call, %d runs, after the same warm-up call on the first %d. The rates are chunks/s, so the two compare though TF.js embeds fewer chunks; the ratio is Go ÷ TF.js.", tfN, r.sz.runs, warmN))
 	var tf []float64
 	if _, err := os.Stat(filepath.Join(tfjs, "node_modules", "@energetic-ai", "embeddings")); err == nil {
-		n := min(len(texts), 32) // it is slow: a subset gives its rate
-		if tf, err = tfjsRates(ctx, tfjs, texts[:n], r.sz.runs); err != nil {
+		if tf, err = tfjsRates(ctx, tfjs, texts[:tfN], r.sz.runs); err != nil {
 			return err
 		}
 	} else {
@@ -46,6 +46,10 @@ func embedderThroughput(ctx context.Context, r *run, s *Section) error {
 	}
 	for _, threads := range []int{1, runtime.NumCPU()} {
 		prev := runtime.GOMAXPROCS(threads)
+		if _, err := emb.Embed(ctx, texts[:min(warmN, len(texts))]); err != nil { // warm-up, as embed.js does
+			runtime.GOMAXPROCS(prev)
+			return err
+		}
 		var rates []float64
 		for range r.sz.runs {
 			t := time.Now()
@@ -56,21 +60,24 @@ func embedderThroughput(ctx context.Context, r *run, s *Section) error {
 			rates = append(rates, float64(len(texts))/time.Since(t).Seconds())
 		}
 		runtime.GOMAXPROCS(prev)
-		row := s.add(fmt.Sprintf("built-in embedder (%s), %d thread(s)", uselite.ModelID, threads), "chunks/s", rates)
+		row := s.add(fmt.Sprintf("built-in embedder (%s), %d thread(s), %d chunks", uselite.ModelID, threads, len(texts)), "chunks/s", rates)
 		if tf != nil {
-			row.against("TF.js reference, 1 thread", tf)
+			row.against(fmt.Sprintf("TF.js reference, 1 thread, first %d chunks", tfN), tf)
 		}
 	}
 	if tf != nil {
-		s.add("TF.js reference runtime, 1 thread", "chunks/s", tf)
+		s.add(fmt.Sprintf("TF.js reference runtime, 1 thread, first %d chunks", tfN), "chunks/s", tf)
 	}
 	return nil
 }
 
-// tfjsRates runs the TF.js reference on texts runs times and returns its
-// chunks/s.
+// warmN is how many chunks the warm-up call of each embedder embeds.
+const warmN = 2
+
+// tfjsRates runs the TF.js reference on texts runs times, after a warm-up
+// call on the first warmN, and returns its chunks/s.
 func tfjsRates(ctx context.Context, dir string, texts []string, runs int) ([]float64, error) {
-	in, _ := json.Marshal(map[string]any{"texts": texts, "runs": runs, "model": uselite.DefaultDir()})
+	in, _ := json.Marshal(map[string]any{"texts": texts, "runs": runs, "warm": warmN, "model": uselite.DefaultDir()})
 	cmd := exec.CommandContext(ctx, "node", "embed.js")
 	cmd.Dir = dir
 	cmd.Stdin = bytes.NewReader(in)

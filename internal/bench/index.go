@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -61,12 +62,16 @@ func (r *run) indexDB(ctx context.Context, db, name string, vectors bool) (index
 		return out, fmt.Errorf("stats --json: %w: %s", err, st.Stdout)
 	}
 	out.Chunks, out.Vectors = stats.Chunks, stats.Vectors
+	out.FileBytes, err = fileSize(path)
+	return out, err
+}
+
+func fileSize(path string) (int64, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return out, err
+		return 0, err
 	}
-	out.FileBytes = fi.Size()
-	return out, nil
+	return fi.Size(), nil
 }
 
 // readFloor is `vaultask index --dry-run` on a fresh index: the whole
@@ -81,7 +86,11 @@ type rates struct {
 	notes, chunks     int
 	notesPS, chunksPS []float64
 	rss               []float64 // MiB
-	fileBytes         int64
+	// fileBytes is the index file's size; with vectors, measured after
+	// completeVectors, when every chunk has one, of which the last run
+	// embedded vectors with the built-in model.
+	fileBytes int64
+	vectors   int
 }
 
 // floor is readFloor's wall time on db, measured twice the first time it is
@@ -134,10 +143,11 @@ func (r *run) throughput(ctx context.Context, s *Section, db, label string, vect
 			extrapolated = fmt.Sprintf("stopped %v after the full-text index, before the first batch of vectors committed: the time is that, not the whole index", r.sz.vectorBudget)
 		case ix.Interrupted:
 			// Embedding was cut at the budget: the time the whole backlog
-			// would take at the rate reached, after the full-text index
-			// (done at its first line of output).
+			// would take at the rate reached from the full-text index (done
+			// at its first line of output) to the signal, the child's
+			// shutdown left out.
 			fts := ix.FirstLine.Seconds()
-			rate := float64(ix.Vectors) / (sec - fts)
+			rate := float64(ix.Vectors) / (ix.Signalled.Seconds() - fts)
 			sec = fts + float64(ix.Chunks)/rate
 			extrapolated = fmt.Sprintf("extrapolated: embedding stopped %v after the full-text index with %d of %d chunks embedded (%.1f chunks/s)", r.sz.vectorBudget, ix.Vectors, ix.Chunks, rate)
 		}
@@ -159,7 +169,7 @@ func (r *run) throughput(ctx context.Context, s *Section, db, label string, vect
 	s.add(what+": notes/s", "notes/s", notesPS)
 	s.add(what+": chunks/s", "chunks/s", chunksPS)
 	s.add(what+": peak RSS of vaultask index", "MiB", rss)
-	return last, rates{notes: last.Notes, chunks: last.Chunks, notesPS: notesPS, chunksPS: chunksPS, rss: rss, fileBytes: last.FileBytes}, nil
+	return last, rates{notes: last.Notes, chunks: last.Chunks, notesPS: notesPS, chunksPS: chunksPS, rss: rss, fileBytes: last.FileBytes, vectors: last.Vectors}, nil
 }
 
 func indexThroughput(ctx context.Context, r *run, s *Section) error {
@@ -167,7 +177,7 @@ func indexThroughput(ctx context.Context, r *run, s *Section) error {
 	s.Notes = append(s.Notes,
 		"Each run is the real binary, `vaultask index`, from the test CouchDB (express-pouchdb in memory, loaded before the timing) into a fresh index file; wall time is from exec to exit, so it includes process start, the `_all_docs` listing and the vectors when on. Peak RSS is the child's VmHWM (/proc/PID/status), polled every 5 ms.",
 		"Baseline: `vaultask index --dry-run` on the same database, which lists, fetches and decodes every document and indexes nothing: reading the vault alone. The ratio is how much indexing costs over that floor.",
-		"FTS only: the built-in model directory points at nothing, so no embedder is loaded. With vectors: the built-in USE-lite embedder on both cores; the run is interrupted (SIGINT) a budget after the full-text index is done (its first line of output), and the whole time is extrapolated from the embedding rate reached: the full-text time plus all chunks at that rate. The generated vault runs once each way (minutes per run).")
+		fmt.Sprintf("FTS only: the built-in model directory points at nothing, so no embedder is loaded. With vectors: the built-in USE-lite embedder on all %d cores; the run is interrupted (SIGINT) a budget after the full-text index is done (its first line of output), and the whole time is extrapolated from the embedding rate reached between then and the signal (the vectors committed by exit over that span; the shutdown is not counted): the full-text time plus all chunks at that rate. The generated vault runs once each way (minutes per run): its rows have n = 1.", runtime.NumCPU()))
 	if r.cfg.Corpus == "" {
 		s.Notes = append(s.Notes, "The corpus (../shared/corpus) is absent: its rows are skipped; the generated vault still runs.")
 	} else {
@@ -188,10 +198,10 @@ func indexThroughput(ctx context.Context, r *run, s *Section) error {
 			return err
 		}
 		r.corpusIndex, r.corpusNotes = vec.Path, vec.Notes
-		r.corpusFTS, r.corpusVec = ftsRates, vecRates
-		if err := r.completeVectors(ctx, vec.Path); err != nil {
+		if r.completed, vecRates.fileBytes, err = r.completeVectors(ctx, vec.Path); err != nil {
 			return err
 		}
+		r.corpusFTS, r.corpusVec = ftsRates, vecRates
 	}
 	db := fmt.Sprintf("bench-gen-%d", r.sz.genNotes)
 	if _, err := r.loadGenerated(ctx, db, r.sz.genNotes); err != nil {
@@ -207,16 +217,18 @@ func indexThroughput(ctx context.Context, r *run, s *Section) error {
 	if err != nil {
 		return err
 	}
+	completed, size, err := r.completeVectors(ctx, vx.Path)
+	if err != nil {
+		return err
+	}
+	genVec.fileBytes = size
 	if r.corpusIndex != "" {
 		_ = os.Remove(vx.Path)
 	} else {
 		// Without the corpus, the serve sections run on the generated vault.
-		r.corpusDB, r.corpusIndex, r.corpusNotes = db, vx.Path, vx.Notes
+		r.corpusDB, r.corpusIndex, r.corpusNotes, r.completed = db, vx.Path, vx.Notes, completed
 		r.corpusFTS, r.corpusVec = genRates, genVec
 		r.sz.corpus = fmt.Sprintf("generated %d", r.sz.genNotes)
-		if err := r.completeVectors(ctx, vx.Path); err != nil {
-			return err
-		}
 	}
 	r.genVec = genVec
 	return nil
@@ -224,23 +236,28 @@ func indexThroughput(ctx context.Context, r *run, s *Section) error {
 
 // completeVectors gives every chunk of the index at path still waiting for
 // a vector one from the pool (see poolEmbedder), so that a server started
-// on it has no embedding backlog: an index run with vectors stops at the
-// vector budget.
-func (r *run) completeVectors(ctx context.Context, path string) error {
+// on it has no embedding backlog and its file has the size of a complete
+// index (a vector's bytes do not depend on its values): an index run with
+// vectors stops at the vector budget. It returns how many chunks it gave
+// vectors to and the file's size after.
+func (r *run) completeVectors(ctx context.Context, path string) (int, int64, error) {
 	pool, err := r.poolVectors(ctx)
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
 	store, err := index.Open(ctx, index.Options{Path: path, Space: builtinSpace,
 		Sensitivity: index.Classifier{PersonalPaths: []string{"Personal/**", "Journal/**"}}, Logger: quiet})
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
 	n, err := index.NewVectorizer(store, poolEmbedder{pool}, index.VectorizerOptions{BatchChunks: 1000, SliceChunks: 1000, Logger: quiet}).Drain(ctx)
 	if err != nil {
 		store.Close()
-		return err
+		return 0, 0, err
 	}
-	r.completed = n
-	return store.Close()
+	if err := store.Close(); err != nil { // folds the WAL into the file
+		return 0, 0, err
+	}
+	size, err := fileSize(path)
+	return n, size, err
 }

@@ -19,14 +19,18 @@ import (
 	"time"
 )
 
-// BuildBinary builds vaultask from the module at root into dir, as `make
-// build` does, and returns its path.
+// BuildBinary builds vaultask from the module at root into dir with
+// scripts/build-release.sh, as `make build` and the releases do (-trimpath,
+// -ldflags "-s -w", the version from git describe), and returns its path.
 func BuildBinary(ctx context.Context, root, dir string) (string, error) {
-	bin := filepath.Join(dir, "vaultask")
-	cmd := exec.CommandContext(ctx, "go", "build", "-tags", "sqlite_fts5", "-o", bin, "./cmd/vaultask")
+	bin, err := filepath.Abs(filepath.Join(dir, "vaultask"))
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.CommandContext(ctx, "bash", filepath.Join("scripts", "build-release.sh"), bin)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build: %w\n%s", err, out)
+		return "", fmt.Errorf("scripts/build-release.sh: %w\n%s", err, out)
 	}
 	return bin, nil
 }
@@ -47,9 +51,11 @@ type runResult struct {
 	// until its output closes).
 	PeakRSS int64
 	// FirstLine is when the child printed its first line; Interrupted is
-	// set when runChildFor's budget ran out.
+	// set when runChildFor's budget ran out, and Signalled is when it sent
+	// the SIGINT (the child's shutdown comes after).
 	FirstLine   time.Duration
 	Interrupted bool
+	Signalled   time.Duration
 }
 
 // runChild runs bin with args in dir and returns its output, wall time and
@@ -77,6 +83,7 @@ func runChildFor(ctx context.Context, budget time.Duration, bin, dir string, env
 	}
 	var res runResult
 	var interrupted atomic.Bool
+	var signalled atomic.Int64
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
@@ -86,6 +93,7 @@ func runChildFor(ctx context.Context, budget time.Duration, bin, dir string, env
 				res.FirstLine = time.Since(start)
 				if budget > 0 {
 					t := time.AfterFunc(budget, func() {
+						signalled.Store(int64(time.Since(start)))
 						interrupted.Store(true)
 						_ = cmd.Process.Signal(os.Interrupt)
 					})
@@ -118,7 +126,7 @@ func runChildFor(ctx context.Context, budget time.Duration, bin, dir string, env
 	<-read
 	<-polled
 	err = cmd.Wait()
-	res.Interrupted = interrupted.Load()
+	res.Interrupted, res.Signalled = interrupted.Load(), time.Duration(signalled.Load())
 	res.Stdout, res.Stderr, res.Wall = out.String(), errb.String(), time.Since(start)
 	res.PeakRSS = peak.Load()
 	if err != nil && !res.Interrupted {

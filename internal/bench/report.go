@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -25,24 +26,39 @@ type Summary struct {
 	Max    float64 `json:"max"`
 }
 
-// summarize sorts a copy of xs and reads its quantiles (nearest rank).
+// summarize sorts a copy of xs and reads its quantiles (nearest rank; the
+// median of an even count is the mean of the middle two).
 func summarize(xs []float64) Summary {
 	if len(xs) == 0 {
 		return Summary{}
 	}
 	s := slices.Clone(xs)
 	slices.Sort(s)
-	q := func(p float64) float64 {
-		i := int(math.Ceil(p*float64(len(s)))) - 1
-		return s[min(max(i, 0), len(s)-1)]
-	}
+	q := func(p float64) float64 { return s[rank(p, len(s))] }
 	mid := (s[(len(s)-1)/2] + s[len(s)/2]) / 2
 	return Summary{N: len(s), Min: s[0], Median: mid, P95: q(0.95), P99: q(0.99), Max: s[len(s)-1]}
 }
 
+// rank is the index of quantile p among n sorted values, by nearest rank.
+func rank(p float64, n int) int {
+	i := int(math.Ceil(p*float64(n))) - 1
+	return min(max(i, 0), n-1)
+}
+
+// quantileText prints quantile p (v) of n samples, marked when n is too
+// small for it to be anything but the max: below 100 samples for p99,
+// below 20 for p95.
+func quantileText(v, p float64, n int) string {
+	if n > 0 && rank(p, n) == n-1 {
+		return fmt.Sprintf("%s (= max, n<%.0f)", num(v), math.Round(1/(1-p)))
+	}
+	return num(v)
+}
+
 // Row is one figure of the report: its values (repeated runs, or the
-// samples of a distribution) and, when it has one, the baseline measured in
-// the same run and their ratio.
+// samples of a distribution; Summary.N says how many, and a figure that
+// takes minutes may have one) and, when it has one, the baseline measured
+// in the same run and their ratio.
 type Row struct {
 	Name string `json:"name"`
 	Unit string `json:"unit"`
@@ -77,10 +93,12 @@ type Section struct {
 	// Skipped says why the section has no figures.
 	Skipped string  `json:"skipped,omitempty"`
 	Seconds float64 `json:"seconds"`
-	// Started and Commit say when and on what the section ran: a run with
-	// -only keeps the other sections of the report it writes over.
+	// Started, Commit and Machine say when, on what code and where the
+	// section ran: a run with -only keeps the other sections of the report
+	// it writes over, so they may differ from the report's.
 	Started time.Time `json:"started"`
 	Commit  string    `json:"commit"`
+	Machine Machine   `json:"machine"`
 }
 
 // add appends a figure of repeated runs.
@@ -128,14 +146,21 @@ func maxOf(s Summary) float64  { return s.Max }
 
 // Machine is what the figures were measured on.
 type Machine struct {
-	CPU      string `json:"cpu"`
-	Cores    int    `json:"cores"`
-	MemoryGB float64
-	Kernel   string `json:"kernel"`
-	Go       string `json:"go"`
+	CPU      string  `json:"cpu"`
+	Cores    int     `json:"cores"`
+	MemoryGB float64 `json:"memory_gb"`
+	Kernel   string  `json:"kernel"`
+	Go       string  `json:"go"`
 }
 
-// Report is everything one run measured.
+// String is the machine in one line, as the report prints it.
+func (m Machine) String() string {
+	return fmt.Sprintf("%s, %d cores, %.1f GiB memory, Linux %s, %s", m.CPU, m.Cores, m.MemoryGB, m.Kernel, m.Go)
+}
+
+// Report is everything one run measured, and the sections it kept from
+// earlier runs (a run with -only). Its commit, start, time and machine are
+// the latest run's; each section has its own.
 type Report struct {
 	Size     string     `json:"size"`
 	Commit   string     `json:"commit"`
@@ -149,18 +174,25 @@ type Report struct {
 
 // mergeInto keeps the sections of the report already in dir that this run
 // did not run (a run with -only), so that sections run separately make one
-// report.
-func (rep *Report) mergeInto(dir string) error {
-	b, err := os.ReadFile(filepath.Join(dir, "bench", "results.json"))
+// report. A report it cannot read, or of another size, is replaced whole,
+// with a warning: this run's figures are never lost to it.
+func (rep *Report) mergeInto(dir string, log *slog.Logger) {
+	path := filepath.Join(dir, "bench", "results.json")
+	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
+		return
 	}
 	var old Report
-	if err := json.Unmarshal(b, &old); err != nil || old.Size != rep.Size {
-		return err // another size's report is replaced whole
+	if err == nil {
+		err = json.Unmarshal(b, &old)
+	}
+	if err != nil {
+		log.Warn("the earlier report cannot be read: it is replaced by this run's sections alone", "file", path, "err", err)
+		return
+	}
+	if old.Size != rep.Size {
+		log.Warn("the earlier report is of another size: it is replaced by this run's sections alone", "file", path, "size", old.Size)
+		return
 	}
 	ran := map[string]bool{}
 	for _, s := range rep.Sections {
@@ -172,11 +204,6 @@ func (rep *Report) mergeInto(dir string) error {
 		}
 	}
 	slices.SortFunc(rep.Sections, func(a, b *Section) int { return strings.Compare(a.ID, b.ID) })
-	rep.Seconds += old.Seconds
-	if old.Started.Before(rep.Started) {
-		rep.Started = old.Started
-	}
-	return nil
 }
 
 // WriteFiles writes BENCHMARKS.md into dir and results.json beside the
@@ -203,15 +230,24 @@ func (rep *Report) WriteFiles(dir string) error {
 func (rep *Report) writeMarkdown(w io.Writer) {
 	fmt.Fprintf(w, "# vaultask benchmarks\n\n")
 	fmt.Fprintf(w, "Written by `%s` (size %s) — numbers, not tests: nothing here fails CI. ", rep.Command, rep.Size)
-	fmt.Fprintf(w, "This machine is shared and noisy, so every figure is the min / median / max over repeated runs (or the percentiles of a latency distribution) and, where it has a baseline, the ratio of the medians against that baseline **measured in the same run**: absolute times move between runs, ratios much less.\n\n")
+	fmt.Fprintf(w, "This machine is shared and noisy, so a figure is measured several times where that is cheap, and shown as the min / median / max of those runs (or the percentiles of a latency distribution) and, where it has a baseline, the ratio of the medians against that baseline **measured in the same run**: absolute times move between runs, ratios much less. Not every figure is repeated: where one run takes minutes (the generated vault, the larger sizes of the scale curve, the indexes with vectors) or the figure is one count or size of a run (answers/s, errors, file and binary sizes), **n** says how many values it has — n = 1 is a single measurement with no spread (no min or max shown), and with n = 2 the median is the mean of the two.\n\n")
 	dirty := ""
 	if rep.Dirty {
 		dirty = " (with uncommitted changes)"
 	}
-	m := rep.Machine
-	fmt.Fprintf(w, "| | |\n|---|---|\n| commit | `%s`%s |\n| started | %s |\n| took (sum of the runs) | %s |\n| machine | %s, %d cores, %.1f GiB memory, Linux %s, %s |\n\n",
-		rep.Commit, dirty, rep.Started.UTC().Format(time.RFC3339), (time.Duration(rep.Seconds) * time.Second).String(), m.CPU, m.Cores, m.MemoryGB, m.Kernel, m.Go)
-	fmt.Fprintf(w, "Columns: **n** runs (or samples); min, median, max (p50, p95, p99 for a distribution); the baseline's median and the ratio figure ÷ baseline (medians, < 1 is faster or smaller than the baseline for times and sizes, > 1 is more for rates). Targets are the issue's, read on the column the target names.\n\n")
+	fmt.Fprintf(w, "| latest run (wrote this file) | |\n|---|---|\n| commit | `%s`%s |\n| started | %s |\n| took | %s |\n| machine | %s |\n",
+		rep.Commit, dirty, rep.Started.UTC().Format(time.RFC3339), (time.Duration(rep.Seconds) * time.Second).String(), rep.Machine)
+	var kept []string
+	for _, s := range rep.Sections {
+		if s.Started.Before(rep.Started) {
+			kept = append(kept, s.ID)
+		}
+	}
+	if len(kept) > 0 {
+		fmt.Fprintf(w, "| sections kept from earlier runs | %s |\n", strings.Join(kept, ", "))
+	}
+	fmt.Fprintf(w, "\nEach section says when and on what commit it ran (a run with `-only` keeps the other sections of the report it writes over), and on what machine where that is not the latest run's.\n\n")
+	fmt.Fprintf(w, "Columns: **n** runs (or samples); min, median, max (p50, p95, p99 for a distribution, by nearest rank: below 20 samples the p95, below 100 the p99 is the max, and is marked so); the baseline's median and the ratio figure ÷ baseline (medians, < 1 is faster or smaller than the baseline for times and sizes, > 1 is more for rates). Targets are the issue's, read on the column the target names.\n\n")
 	rep.writeTargets(w)
 	for _, s := range rep.Sections {
 		fmt.Fprintf(w, "## %s. %s\n\n", s.ID, s.Title)
@@ -219,7 +255,14 @@ func (rep *Report) writeMarkdown(w io.Writer) {
 			fmt.Fprintf(w, "Skipped: %s\n\n", s.Skipped)
 			continue
 		}
-		fmt.Fprintf(w, "Reproduce: `%s` (this section took %.0f s; ran %s on `%s`)\n\n", s.Command, s.Seconds, s.Started.UTC().Format(time.RFC3339), s.Commit)
+		where := ""
+		if s.Machine != rep.Machine {
+			where = "; on another machine: " + s.Machine.String()
+			if s.Machine == (Machine{}) {
+				where = "; its machine was not recorded"
+			}
+		}
+		fmt.Fprintf(w, "Reproduce: `%s` (this section took %.0f s; ran %s on `%s`%s)\n\n", s.Command, s.Seconds, s.Started.UTC().Format(time.RFC3339), s.Commit, where)
 		for _, n := range s.Notes {
 			fmt.Fprintf(w, "- %s\n", n)
 		}
@@ -237,8 +280,8 @@ func (rep *Report) writeMarkdown(w io.Writer) {
 func (rep *Report) writeTargets(w io.Writer) {
 	fmt.Fprintln(w, "## Targets")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| section | figure | target | median / p50 | p99 | baseline median | ratio | |")
-	fmt.Fprintln(w, "|---|---|---|---:|---:|---:|---:|---|")
+	fmt.Fprintln(w, "| section | figure | target | n | median / p50 | p99 | baseline median | ratio | |")
+	fmt.Fprintln(w, "|---|---|---|---:|---:|---:|---:|---:|---|")
 	for _, s := range rep.Sections {
 		for _, r := range s.Rows {
 			if r.Met == nil {
@@ -246,7 +289,7 @@ func (rep *Report) writeTargets(w io.Writer) {
 			}
 			p99s, bmed, ratio := "", "", ""
 			if r.Samples {
-				p99s = num(r.Summary.P99)
+				p99s = quantileText(r.Summary.P99, 0.99, r.Summary.N)
 			}
 			if r.BaselineSummary != nil {
 				bmed = num(r.BaselineSummary.Median) + " (" + r.Baseline + ")"
@@ -256,7 +299,7 @@ func (rep *Report) writeTargets(w io.Writer) {
 			if *r.Met {
 				verdict = "met"
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s %s | %s | %s | %s | %s |\n", s.ID, r.Name, r.Target, num(r.Summary.Median), r.Unit, p99s, bmed, ratio, verdict)
+			fmt.Fprintf(w, "| %s | %s | %s | %d | %s %s | %s | %s | %s | %s |\n", s.ID, r.Name, r.Target, r.Summary.N, num(r.Summary.Median), r.Unit, p99s, bmed, ratio, verdict)
 		}
 	}
 	fmt.Fprintln(w)
@@ -270,9 +313,13 @@ func writeRows(w io.Writer, rows []*Row) {
 	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---|")
 	for _, r := range rows {
 		s := r.Summary
+		mins, maxs := num(s.Min), num(s.Max)
+		if s.N == 1 {
+			mins, maxs = "", "" // one value: no spread
+		}
 		p95s, p99s := "", ""
 		if r.Samples {
-			p95s, p99s = num(s.P95), num(s.P99)
+			p95s, p99s = quantileText(s.P95, 0.95, s.N), quantileText(s.P99, 0.99, s.N)
 		}
 		base, bmed, ratio := "", "", ""
 		if r.BaselineSummary != nil {
@@ -292,7 +339,7 @@ func writeRows(w io.Writer, rows []*Row) {
 			name += " (" + r.Note + ")"
 		}
 		fmt.Fprintf(w, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-			name, r.Unit, s.N, num(s.Min), num(s.Median), p95s, p99s, num(s.Max), base, bmed, ratio, tgt)
+			name, r.Unit, s.N, mins, num(s.Median), p95s, p99s, maxs, base, bmed, ratio, tgt)
 	}
 	fmt.Fprintln(w)
 }
@@ -302,6 +349,8 @@ func ratioText(r *Row) string {
 	switch {
 	case r.Ratio == 0:
 		return ""
+	case r.RatioP99 != 0 && (r.Summary.N < 100 || r.BaselineSummary.N < 100):
+		return fmt.Sprintf("%.3g× (p99 %.3g×; a p99 of n<100 is the max)", r.Ratio, r.RatioP99)
 	case r.RatioP99 != 0:
 		return fmt.Sprintf("%.3g× (p99 %.3g×)", r.Ratio, r.RatioP99)
 	default:

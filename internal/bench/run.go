@@ -64,7 +64,7 @@ type sizes struct {
 var sizeTable = map[string]sizes{
 	"full": {runs: 3, heavyRuns: 2, corpus: "hub", edits: 100, loads: []int{0, 10, 50}, period: 10 * time.Second,
 		genNotes: 50000, vectorBudget: 90 * time.Second, curve: []int{1000, 5000, 10000, 50000}, chunks: []int{10000, 100000, 300000},
-		queries: 200, ttft: 60, clients: []int{1, 10, 50}, clientFor: 15 * time.Second, embedN: 128, pool: 512,
+		queries: 200, ttft: 100, clients: []int{1, 10, 50}, clientFor: 15 * time.Second, embedN: 128, pool: 512,
 		growth: [3]int{2500, 100, 100}, idle: 10 * time.Second},
 	"smoke": {runs: 1, heavyRuns: 1, corpus: "help", edits: 3, loads: []int{0, 10}, period: 500 * time.Millisecond,
 		genNotes: 200, vectorBudget: 7 * time.Second, curve: []int{60, 150}, chunks: []int{300, 600},
@@ -129,9 +129,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
-	rep := &Report{Size: cfg.Size, Started: time.Now(), Machine: machine(),
-		Command: fmt.Sprintf("go run -tags sqlite_fts5 ./internal/cmd/bench -size %s -out .", cfg.Size)}
+	rep := &Report{Size: cfg.Size, Started: time.Now(), Machine: machine(), Command: command(cfg)}
 	rep.Commit, rep.Dirty = commit(cfg.Root)
+	sectionCommit := rep.Commit
+	if rep.Dirty {
+		sectionCommit += "-dirty"
+	}
 	r := &run{cfg: cfg, sz: sz, floors: map[string][]float64{}, log: slog.New(slog.NewTextHandler(cfg.Log, &slog.HandlerOptions{Level: slog.LevelInfo}))}
 	var err error
 	if r.work, err = os.MkdirTemp("", "vaultask-bench-"); err != nil {
@@ -150,7 +153,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	r.couch = couch
 	r.upstream = fakellm.New()
 	defer r.upstream.Close()
-	r.upstream.Reply = func([]fakellm.Message) string { return reply }
+	r.upstream.SetReply(func([]fakellm.Message) string { return reply })
 	defer func() {
 		if r.serve != nil {
 			_ = r.serve.stop()
@@ -160,7 +163,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if len(cfg.Only) > 0 && !slices.Contains(cfg.Only, sc.id) {
 			continue
 		}
-		sec := &Section{ID: sc.id, Title: sc.title, Started: time.Now(), Commit: rep.Commit}
+		sec := &Section{ID: sc.id, Title: sc.title, Started: time.Now(), Commit: sectionCommit, Machine: rep.Machine}
 		rep.Sections = append(rep.Sections, sec)
 		r.log.Info("section", "id", sc.id, "title", sc.title)
 		start := time.Now()
@@ -177,11 +180,18 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	slices.SortFunc(rep.Sections, func(a, b *Section) int { return strings.Compare(a.ID, b.ID) })
 	rep.Seconds = time.Since(rep.Started).Seconds()
 	if len(cfg.Only) > 0 {
-		if err := rep.mergeInto(cfg.Out); err != nil {
-			return rep, err
-		}
+		rep.mergeInto(cfg.Out, r.log)
 	}
 	return rep, rep.WriteFiles(cfg.Out)
+}
+
+// command is the command line that reproduces a run of cfg.
+func command(cfg Config) string {
+	c := fmt.Sprintf("go run -tags sqlite_fts5 ./internal/cmd/bench -size %s -out %s", cfg.Size, cfg.Out)
+	if len(cfg.Only) > 0 {
+		c += " -only " + strings.Join(cfg.Only, ",")
+	}
+	return c
 }
 
 // The sections run in this order: the corpus index of 2 is the existing

@@ -78,18 +78,53 @@ type scaleIndex struct {
 	Notes, Chunks int
 }
 
+// scaleManifest lists the cached scale indexes of one size and what built
+// them.
+type scaleManifest struct {
+	GeneratorVersion string                `json:"generator_version"`
+	SchemaVersion    string                `json:"schema_version"`
+	Indexes          map[string]scaleIndex `json:"indexes"`
+}
+
+// schemaVersion is the index schema this code writes (its last
+// migration's number), read from a new empty index.
+func (r *run) schemaVersion(ctx context.Context) (string, error) {
+	path := filepath.Join(r.work, "schema-probe.db")
+	store, err := index.Open(ctx, index.Options{Path: path, Space: builtinSpace, Logger: quiet})
+	if err != nil {
+		return "", err
+	}
+	st, err := store.Stats(ctx)
+	if err := joinErr(err, store.Close()); err != nil {
+		return "", err
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		_ = os.Remove(p)
+	}
+	if st.SchemaVersion == "" {
+		return "", errors.New("a new index records no schema version")
+	}
+	return st.SchemaVersion, nil
+}
+
 // scaleIndexes returns an index of the generated vault for each target,
-// with pool vectors (see poolEmbedder), from the cache when it has them;
-// otherwise it builds them all in one pass, the vault growing a batch at a
-// time and each index a snapshot of it.
+// with pool vectors (see poolEmbedder), from the cache when it has them
+// (keyed by the generator's version and the index schema's); otherwise it
+// builds them all in one pass, the vault growing a batch at a time and
+// each index a snapshot of it.
 func (r *run) scaleIndexes(ctx context.Context, targets []scaleTarget) (map[scaleTarget]scaleIndex, error) {
-	dir := filepath.Join(r.cfg.Cache, GeneratorVersion)
+	schema, err := r.schemaVersion(ctx)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(r.cfg.Cache, GeneratorVersion, "schema"+schema)
 	manifest := filepath.Join(dir, "scale-"+r.cfg.Size+".json")
 	out := map[scaleTarget]scaleIndex{}
-	var cached map[string]scaleIndex
-	if b, err := os.ReadFile(manifest); err == nil && json.Unmarshal(b, &cached) == nil {
+	var cached scaleManifest
+	if b, err := os.ReadFile(manifest); err == nil && json.Unmarshal(b, &cached) == nil &&
+		cached.GeneratorVersion == GeneratorVersion && cached.SchemaVersion == schema {
 		for _, t := range targets {
-			if ix, ok := cached[t.key()]; ok && exists(ix.Path) {
+			if ix, ok := cached.Indexes[t.key()]; ok && exists(ix.Path) {
 				out[t] = ix
 			}
 		}
@@ -199,9 +234,9 @@ func (r *run) scaleIndexes(ctx context.Context, targets []scaleTarget) (map[scal
 		}
 		left = still
 	}
-	m := map[string]scaleIndex{}
+	m := scaleManifest{GeneratorVersion: GeneratorVersion, SchemaVersion: schema, Indexes: map[string]scaleIndex{}}
 	for t, ix := range out {
-		m[t.key()] = ix
+		m.Indexes[t.key()] = ix
 	}
 	b, err := json.Marshal(m)
 	if err != nil {

@@ -59,7 +59,7 @@ func footprint(ctx context.Context, r *run, s *Section) error {
 	if err != nil {
 		return err
 	}
-	s.add("binary size (go build -tags sqlite_fts5)", "MiB", []float64{mib(fi.Size())})
+	s.add("binary size (scripts/build-release.sh: -trimpath, -ldflags \"-s -w\", as released)", "MiB", []float64{mib(fi.Size())})
 	if r.completed > 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("Section 2's index run with vectors stopped at its budget; the %d chunks it had not embedded got pool vectors (see section 3) so that serve starts with no embedding backlog, as on a vault indexed long ago. Sections 5, 6 and 1 use the same server.", r.completed))
 	}
@@ -96,10 +96,16 @@ func footprint(ctx context.Context, r *run, s *Section) error {
 	s.add("peak RSS indexing "+r.sz.corpus+", FTS only", "MiB", r.corpusFTS.rss)
 	s.add("peak RSS indexing "+r.sz.corpus+", with vectors", "MiB", r.corpusVec.rss)
 	per1k := func(x rates) []float64 { return []float64{mib(x.fileBytes) * 1000 / float64(x.notes)} }
+	withVectors := func(x rates) string {
+		if x.vectors >= x.chunks {
+			return fmt.Sprintf("with vectors, all %d chunks embedded by the built-in model", x.chunks)
+		}
+		return fmt.Sprintf("with vectors, all %d chunks: %d embedded by the built-in model before the budget, the rest pool vectors", x.chunks, x.vectors)
+	}
 	s.add(fmt.Sprintf("index file per 1k notes, %s, FTS only", r.sz.corpus), "MiB", per1k(r.corpusFTS))
-	s.add(fmt.Sprintf("index file per 1k notes, %s, with vectors", r.sz.corpus), "MiB", per1k(r.corpusVec))
+	s.add(fmt.Sprintf("index file per 1k notes, %s, %s", r.sz.corpus, withVectors(r.corpusVec)), "MiB", per1k(r.corpusVec))
 	s.add(fmt.Sprintf("index file per 1k notes, generated %d, FTS only", r.genFTS.notes), "MiB", per1k(r.genFTS))
-	s.add(fmt.Sprintf("index file per 1k notes, generated %d, with vectors", r.genVec.notes), "MiB", per1k(r.genVec))
+	s.add(fmt.Sprintf("index file per 1k notes, generated %d, %s", r.genVec.notes, withVectors(r.genVec)), "MiB", per1k(r.genVec))
 	g := r.sz.growth
 	for _, compact := range []bool{false, true} {
 		clean, final, err := editCycles(ctx, filepath.Join(r.work, "growth.db"), g[0], g[1], g[2], compact)
@@ -188,7 +194,7 @@ func timeToFirstToken(ctx context.Context, r *run, s *Section) error {
 		return skipf("no server: section 7 did not run")
 	}
 	first := 300 * time.Millisecond
-	r.upstream.FirstToken, r.upstream.PerToken = first, 5*time.Millisecond
+	r.upstream.SetDelays(first, 5*time.Millisecond)
 	s.Notes = append(s.Notes,
 		fmt.Sprintf("A fake OpenAI-compatible upstream (internal/fakellm, loopback) sends its first word %v after the request and one word every 5 ms after that. Each of %d rounds streams one question straight from the upstream (the baseline), then the same question through `vaultask serve`'s `/v1/chat/completions` (retrieval on the %s index with vectors, the prompt assembled, then the upstream's stream relayed). Time to first token: request sent → the first content chunk holding the upstream's first word.", first, r.sz.ttft, r.sz.corpus),
 		"Added by vaultask: the per-round difference, vaultask minus direct.")
@@ -212,7 +218,7 @@ func timeToFirstToken(ctx context.Context, r *run, s *Section) error {
 	s.dist("time to first token through vaultask", "ms", via).against("the upstream called directly", direct)
 	s.dist("added by vaultask (through − direct, per round)", "ms", added).target("< 15 ms (median)", median, 15, false)
 	// What the added time is made of: the same questions' retrieval, in
-	// this process on the same index, with a CPU profile.
+	// this process on the same index, and a CPU profile of a pass after.
 	store, err := index.Open(ctx, index.Options{Path: r.corpusIndex, Space: builtinSpace, ReadOnly: true,
 		Sensitivity: index.Classifier{PersonalPaths: []string{"Personal/**", "Journal/**"}}, Logger: quiet})
 	if err != nil {
@@ -228,7 +234,7 @@ func timeToFirstToken(ctx context.Context, r *run, s *Section) error {
 	s.dist("  its vector KNN alone", "ms", lat.knn)
 	s.dist("  its FTS query alone", "ms", lat.fts)
 	if lat.profile != "" {
-		s.Notes = append(s.Notes, fmt.Sprintf("CPU profile of that in-process retrieval (`go tool pprof -top`):\n\n```\n%s\n```", lat.profile))
+		s.Notes = append(s.Notes, fmt.Sprintf("CPU profile of that in-process retrieval, taken in a separate pass of the same questions after the measured one (`go tool pprof -top`):\n\n```\n%s\n```", lat.profile))
 	}
 	return nil
 }
@@ -238,7 +244,7 @@ func concurrency(ctx context.Context, r *run, s *Section) error {
 	if r.serve == nil {
 		return skipf("no server: section 7 did not run")
 	}
-	r.upstream.FirstToken, r.upstream.PerToken = 300*time.Millisecond, 10*time.Millisecond
+	r.upstream.SetDelays(300*time.Millisecond, 10*time.Millisecond)
 	s.Notes = append(s.Notes,
 		fmt.Sprintf("N clients each stream answers back to back for %v through `vaultask serve` (api.max_concurrent set to 64; the default of 4 answers 429 beyond four), the upstream as in section 5 but 10 ms per word (20 words). Baseline: the same N clients against the upstream directly, in the same run. An error is a refused request, a stream without the first word or without [DONE].", r.sz.clientFor))
 	for _, n := range r.sz.clients {

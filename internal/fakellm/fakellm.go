@@ -16,9 +16,17 @@ import (
 	"time"
 )
 
+// Kept is how many of the latest requests and stream ends a Server keeps
+// for Requests and Finished: a benchmark sends thousands, each with its
+// whole prompt.
+const Kept = 1000
+
 // Server is a fake OpenAI-compatible API. Reply decides the answer to each
 // request from its messages; the answer streams word by word, the first
 // word after FirstToken and each next after PerToken.
+//
+// Set the exported fields before the first request; while requests may be
+// in flight, change them with SetReply and SetDelays.
 type Server struct {
 	srv *httptest.Server
 	// Reply answers a conversation; default: a fixed sentence.
@@ -30,7 +38,7 @@ type Server struct {
 	// which clients do not retry: a model that fails before its first word.
 	Refuse func(msgs []Message) bool
 
-	mu       sync.Mutex
+	mu       sync.Mutex // guards the fields above, once serving, and below
 	requests []Request
 	finished []time.Time // when each streamed reply's last word was sent
 }
@@ -63,14 +71,38 @@ func (s *Server) URL() string { return s.srv.URL + "/v1" }
 // Close stops the server.
 func (s *Server) Close() { s.srv.Close() }
 
-// Requests are the requests received so far.
+// SetReply sets Reply, safely while requests are in flight.
+func (s *Server) SetReply(reply func(msgs []Message) string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Reply = reply
+}
+
+// SetDelays sets FirstToken and PerToken, safely while requests are in
+// flight; a reply already streaming keeps the delays it started with.
+func (s *Server) SetDelays(first, per time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.FirstToken, s.PerToken = first, per
+}
+
+// keep appends v to xs, dropping the oldest beyond Kept.
+func keep[T any](xs []T, v T) []T {
+	if len(xs) >= Kept {
+		xs = append(xs[:0], xs[len(xs)-Kept+1:]...)
+	}
+	return append(xs, v)
+}
+
+// Requests are the requests received so far, the latest Kept of them.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Request(nil), s.requests...)
 }
 
-// Finished are the times streamed replies ended, in order.
+// Finished are the times streamed replies ended, in order, the latest Kept
+// of them.
 func (s *Server) Finished() []time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -91,13 +123,14 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	s.requests = append(s.requests, Request{Model: req.Model, Stream: req.Stream, Messages: req.Messages})
+	s.requests = keep(s.requests, Request{Model: req.Model, Stream: req.Stream, Messages: req.Messages})
+	replyFn, refuse, first, per := s.Reply, s.Refuse, s.FirstToken, s.PerToken
 	s.mu.Unlock()
-	if s.Refuse != nil && s.Refuse(req.Messages) {
+	if refuse != nil && refuse(req.Messages) {
 		http.Error(w, `{"error":{"message":"refused by the test"}}`, http.StatusBadRequest)
 		return
 	}
-	reply := s.Reply(req.Messages)
+	reply := replyFn(req.Messages)
 	prompt := 0
 	for _, m := range req.Messages {
 		prompt += len(m.Content) / 4
@@ -125,9 +158,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		return true
 	}
 	for i, word := range words {
-		wait := s.PerToken
+		wait := per
 		if i == 0 {
-			wait = s.FirstToken
+			wait = first
 		}
 		select {
 		case <-r.Context().Done():
@@ -140,7 +173,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Lock()
-	s.finished = append(s.finished, time.Now())
+	s.finished = keep(s.finished, time.Now())
 	s.mu.Unlock()
 	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
 		send(map[string]any{"id": "fake-1", "object": "chat.completion.chunk", "created": time.Now().Unix(), "model": req.Model, "choices": []any{}, "usage": usage})

@@ -1,7 +1,7 @@
 // The TF.js reference runtime of USE-lite, for the embedder benchmark: reads
-// {"texts": [...], "runs": N, "model": DIR} on stdin, embeds the texts N
-// times (after a warm-up) with the model files in DIR and prints
-// {"rates": [chunks/s, ...]}.
+// {"texts": [...], "runs": N, "warm": W, "model": DIR} on stdin, embeds the
+// texts N times (after a warm-up call on the first W) with the model files
+// in DIR and prints {"rates": [chunks/s, ...]}.
 const { initModel } = require("@energetic-ai/embeddings");
 const { loadGraphModel } = require("@energetic-ai/core");
 const fs = require("fs");
@@ -12,7 +12,7 @@ const fs = require("fs");
     model: await loadGraphModel(`file://${req.model}/model.json`),
     vocabulary: JSON.parse(fs.readFileSync(`${req.model}/vocab.json`, "utf-8")),
   }));
-  await model.embed(req.texts.slice(0, 2));
+  await model.embed(req.texts.slice(0, req.warm));
   const rates = [];
   for (let i = 0; i < req.runs; i++) {
     const t = process.hrtime.bigint();

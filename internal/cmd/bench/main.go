@@ -54,12 +54,10 @@ func run(size, out, only, cache string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	start := time.Now()
-	rep, err := bench.Run(ctx, cfg)
-	if err != nil {
+	if _, err := bench.Run(ctx, cfg); err != nil {
 		return err
 	}
 	fmt.Printf("wrote %s and %s in %s\n", filepath.Join(out, "BENCHMARKS.md"), filepath.Join(out, "bench"), time.Since(start).Round(time.Second))
-	_ = rep
 	return nil
 }
 
