@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -97,7 +98,10 @@ func (s *Store) Apply(ctx context.Context, b Batch) (ApplyResult, error) {
 				return fmt.Errorf("topics: %w", err)
 			}
 		}
-		if err := w.refreshLinkText(); err != nil {
+		if b.linked != nil {
+			maps.Copy(b.linked, w.linked)
+			clear(w.linked)
+		} else if err := w.refreshLinkText(); err != nil {
 			return fmt.Errorf("link text: %w", err)
 		}
 		if b.Source != "" {

@@ -2,6 +2,8 @@ package index
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -240,5 +242,74 @@ func TestFieldWeights(t *testing.T) {
 	hits, err := s.SearchFTS(context.Background(), "ficus", 5, ScopeAll, FieldWeights{Title: 10, Body: 1})
 	if err != nil || len(hits) < 2 || hits[0].Path != "Plants/Ficus.md" {
 		t.Errorf("title-weighted ficus = %v, %v", paths(hits), err)
+	}
+}
+
+// syncVault is a vault of more than two sync batches whose notes link
+// forwards and backwards across batches: each note's link to the note two
+// batches on, and the last batch's notes to the first's.
+func syncVault() []NoteInput {
+	n := 2*syncBatch + 50
+	name := func(i int) string { return fmt.Sprintf("N%04d", (i+n)%n) }
+	var notes []NoteInput
+	for i := range n {
+		notes = append(notes, note(name(i)+".md", fmt.Sprintf("# %s\n\nSee [[%s]] about quux%d repairs.\n", name(i), name(i+syncBatch+20), i)))
+	}
+	return notes
+}
+
+// A sync of many batches refreshes each note's link text once, at its end,
+// to what one batch would have given it: every note linked from another
+// batch carries what that note says.
+func TestSyncRefreshesLinkTextAtItsEnd(t *testing.T) {
+	s := mustOpen(t, Options{})
+	ctx := context.Background()
+	listing := syncVault()
+	plan, err := s.Plan(ctx, listing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Sync(ctx, listing, plan, SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	checkLinkText(t, s)
+	if n := count(t, s, `SELECT count(*) FROM docs WHERE link_text = ''`); n != 0 {
+		t.Errorf("%d notes without link text, want every note linked", n)
+	}
+	if got := search(t, s, "quux3", ScopeAll, linksOnly); !slices.Equal(got, []string{"N0223.md"}) {
+		t.Errorf("link text search for what N0003 says = %v, want N0223.md, in a later batch", got)
+	}
+	if v, done, err := getMeta(ctx, s.writer, linkTextMeta); err != nil || !done || v != "1" {
+		t.Errorf("link text meta after the sync: %q %v %v, want done", v, done, err)
+	}
+}
+
+// A sync cut short between its batches leaves link text to be made good:
+// the next open of the index computes it.
+func TestSyncCutShortLeavesLinkTextToTheNextOpen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "i.db")
+	s := mustOpen(t, Options{Path: path})
+	ctx, cancel := context.WithCancel(context.Background())
+	listing := syncVault()
+	plan, err := s.Plan(ctx, listing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Sync(ctx, listing, plan, SyncOptions{Progress: func(done, _ int) {
+		if done >= 2*syncBatch {
+			cancel()
+		}
+	}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("sync cut short: %v, want context.Canceled", err)
+	}
+	if _, done, err := getMeta(context.Background(), s.writer, linkTextMeta); err != nil || done {
+		t.Fatalf("link text meta after a cut-short sync: done=%v %v, want not done", done, err)
+	}
+	s.Close()
+	s = mustOpen(t, Options{Path: path})
+	checkLinkText(t, s)
+	if n := count(t, s, `SELECT count(*) FROM docs WHERE link_text != ''`); n == 0 {
+		t.Error("no note has link text after the reopen")
 	}
 }

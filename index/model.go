@@ -43,6 +43,12 @@ type Batch struct {
 	// index; whatever a follower applied since is newer than the listing,
 	// and is kept. Notes not in Expect are written unconditionally.
 	Expect map[string]string
+
+	// linked, when not nil, collects the notes whose link text the batch
+	// may have changed instead of refreshing it: a sync of many batches
+	// refreshes each note once at its end (see Store.Sync), where each
+	// batch would rewrite a much-linked note's full-text rows again.
+	linked map[string]bool
 }
 
 // ApplyResult counts what Apply did.

@@ -402,6 +402,13 @@ func getMeta(ctx context.Context, q querier, key string) (string, bool, error) {
 	return v, true, nil
 }
 
+func deleteMeta(ctx context.Context, e execer, key string) error {
+	if _, err := e.ExecContext(ctx, `DELETE FROM meta WHERE key = ?`, key); err != nil {
+		return fmt.Errorf("delete meta %s: %w", key, err)
+	}
+	return nil
+}
+
 func setMeta(ctx context.Context, e execer, key, value string) error {
 	_, err := e.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, value)
 	if err != nil {

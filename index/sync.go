@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 )
 
@@ -32,15 +33,37 @@ const syncBatch = 200
 func (s *Store) Sync(ctx context.Context, listing []NoteInput, plan Plan, opts SyncOptions) (SyncResult, error) {
 	var out SyncResult
 	var err error
+	// A sync of more than one batch refreshes link text once, at its end.
+	// Until then the index says its link text is not done, so a sync cut
+	// short is made good when the index is next opened (ensureLinkText).
+	var linked map[string]bool
+	if len(listing) > syncBatch {
+		linked = map[string]bool{}
+		if err := s.write(ctx, "link text", func(tx *sql.Tx) error { return deleteMeta(ctx, tx, linkTextMeta) }); err != nil {
+			return out, err
+		}
+	}
 	for start := 0; start < len(listing); start += syncBatch {
 		end := min(start+syncBatch, len(listing))
-		res, err := s.Apply(ctx, Batch{Upserts: listing[start:end], Force: opts.Force, Expect: plan.Expect})
+		res, err := s.Apply(ctx, Batch{Upserts: listing[start:end], Force: opts.Force, Expect: plan.Expect, linked: linked})
 		if err != nil {
 			return out, err
 		}
 		out.ApplyResult = out.ApplyResult.Add(res)
 		if opts.Progress != nil {
 			opts.Progress(end, len(listing))
+		}
+	}
+	if linked != nil {
+		if err := s.write(ctx, "link text", func(tx *sql.Tx) error {
+			w := newApplier(s, tx, ctx)
+			w.linked = linked
+			if err := w.refreshLinkText(); err != nil {
+				return err
+			}
+			return setMeta(ctx, tx, linkTextMeta, "1")
+		}); err != nil {
+			return out, fmt.Errorf("link text: %w", err)
 		}
 	}
 	if len(plan.Remove) > 0 {
