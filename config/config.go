@@ -96,6 +96,9 @@ type Retrieval struct {
 	// VectorMaxDistance keeps vector hits farther than this cosine distance
 	// from the query out of the fusion; 0 means no limit.
 	VectorMaxDistance float64 `yaml:"vector_max_distance" validate:"gte=0,lte=2"`
+	// VectorQuery is what the vector search embeds: the question as asked,
+	// or its keywords (the full-text query: no stopwords, no punctuation).
+	VectorQuery string `yaml:"vector_query" validate:"oneof=question keywords"`
 	// The BM25 weights of a full-text match in each field of a chunk: its
 	// note's title, aliases, the chunk's heading path, the note's path, its
 	// topics, the chunk's body, and what the notes linking to the note say
@@ -191,6 +194,7 @@ func Default() Config {
 			FinalTopK:        8,
 			MaxChunksPerDoc:  2,
 			Fusion:           "chunk",
+			VectorQuery:      "question",
 			FTSWeight:        1,
 			BM25Title:        0.5,
 			BM25Headings:     0.5,

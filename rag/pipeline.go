@@ -53,6 +53,9 @@ type Settings struct {
 	// VectorMaxDistance keeps vector hits farther from the query out of
 	// the fusion (see Voting); 0 means no limit.
 	VectorMaxDistance float64
+	// VectorKeywords embeds the query's keywords (FTSText) instead of the
+	// question as asked.
+	VectorKeywords bool
 	// MaxChunksPerDoc caps the chunks of one note; 0 means no cap.
 	MaxChunksPerDoc  int
 	GraphEnabled     bool
@@ -297,7 +300,11 @@ func (p *Pipeline) RankNotes(ctx context.Context, q Question) (ranked, inContext
 func (p *Pipeline) direct(ctx context.Context, r *Retrieval, s Settings) ([]float32, error) {
 	tr := &r.Trace
 	var vecHits []index.Hit
-	vec, err := p.embedQuery(ctx, r.Query)
+	embedded := r.Query
+	if s.VectorKeywords {
+		embedded = FTSText(r.Query)
+	}
+	vec, err := p.embedQuery(ctx, embedded)
 	switch {
 	case p.opts.Embedder == nil:
 		tr.stage("vector", nil, "no embedder: full-text search only")
@@ -309,7 +316,11 @@ func (p *Pipeline) direct(ctx context.Context, r *Retrieval, s Settings) ([]floa
 			return nil, err
 		}
 		r.Vector = armHits(vecHits, FromVector)
-		tr.stage("vector", r.Vector, fmt.Sprintf("top %d by cosine distance (the score)", s.VectorTopK))
+		what := ""
+		if s.VectorKeywords {
+			what = fmt.Sprintf(" to the keywords %q", embedded)
+		}
+		tr.stage("vector", r.Vector, fmt.Sprintf("top %d by cosine distance%s (the score)", s.VectorTopK, what))
 	}
 	r.FullTextOnly = vec == nil
 	ftsText := FTSText(r.Query)

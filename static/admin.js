@@ -35,12 +35,22 @@ const GROUPS = [
     ["retrieval.graph_max_siblings", "Linked notes per hit", ""],
     ["retrieval.graph_discount", "Score factor of linked notes", "more than 0, at most 1"],
     ["retrieval.graph_max_slots", "Context slots linked notes may take", "at most the chunks in the context"],
+    ["retrieval.graph_member_slots", "More slots for a hit topic note's clippings", "only notes its clippings region links to"],
+    ["retrieval.vector_max_distance", "Farthest vector hit that votes", "cosine distance; 0: no limit"],
+    ["retrieval.vector_query", "What vector search embeds", "question: as asked; keywords: without stopwords"],
+    ["retrieval.bm25_title", "Full-text weight of the title", "0 leaves the field out"],
+    ["retrieval.bm25_aliases", "… of the aliases", ""],
+    ["retrieval.bm25_headings", "… of the headings", ""],
+    ["retrieval.bm25_path", "… of the folder path", ""],
+    ["retrieval.bm25_topics", "… of the topic notes' titles", ""],
+    ["retrieval.bm25_body", "… of the text", ""],
+    ["retrieval.bm25_links", "… of what linking notes say", ""],
     ["retrieval.rerank_top_k", "Candidates reranked", "at least the chunks in the context"],
     ["retrieval.final_top_k", "Chunks in the answer's context", ""],
     ["retrieval.max_chunks_per_doc", "Chunks per note in the context", "0: no cap"],
   ]],
 ];
-const CHOICES = { "retrieval.fusion": ["chunk", "note"] };
+const CHOICES = { "retrieval.fusion": ["chunk", "note"], "retrieval.vector_query": ["question", "keywords"] };
 
 let state = null; // GET /admin/config
 let tab = "incomplete";

@@ -5,9 +5,13 @@ import (
 	"compress/gzip"
 	"io"
 	"net/http"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/vaultask/vaultask/config"
+	"github.com/vaultask/vaultask/static"
 )
 
 // Every page and asset is served with its type, nosniff, the strict CSP
@@ -134,5 +138,24 @@ func TestPagesHoldNoData(t *testing.T) {
 	decode(t, do(t, http.MethodGet, hs.URL+"/chat/config", nil, "Authorization", "Bearer api-key"), &cfg)
 	if cfg["obsidian_vault"] != "My Notes" {
 		t.Errorf("/chat/config = %v", cfg)
+	}
+}
+
+// /admin offers every retrieval key the server lets it change: a key added
+// to config but not to the page could be tuned only by hand.
+func TestAdminPageOffersEveryRetrievalKey(t *testing.T) {
+	js, err := static.Files.ReadFile("admin.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	typ := reflect.TypeOf(config.Retrieval{})
+	for i := range typ.NumField() {
+		key := "retrieval." + strings.Split(typ.Field(i).Tag.Get("yaml"), ",")[0]
+		if ok, _ := editable(key); !ok {
+			continue
+		}
+		if !strings.Contains(string(js), `"`+key+`"`) {
+			t.Errorf("%s is editable but /admin has no field for it", key)
+		}
 	}
 }

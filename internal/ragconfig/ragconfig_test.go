@@ -1,6 +1,9 @@
 package ragconfig
 
 import (
+	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/vaultask/vaultask/config"
@@ -27,5 +30,36 @@ func TestSettingsMapTheFieldWeights(t *testing.T) {
 	}
 	if got := Settings(cfg); got.FTSFields.Links != 2 || got.VectorMaxDistance != 0.6 {
 		t.Errorf("changed bm25_links and vector_max_distance: %+v, %v", got.FTSFields, got.VectorMaxDistance)
+	}
+}
+
+// Every retrieval key reaches the pipeline: changing any one of them changes
+// the settings (a key added to config but not mapped here would change
+// nothing, and an A/B arm on it would measure the defaults twice).
+func TestEveryRetrievalKeyIsMapped(t *testing.T) {
+	base := Settings(config.Default())
+	other := map[string]string{"fusion": "note", "vector_query": "keywords"}
+	typ := reflect.TypeOf(config.Retrieval{})
+	def := reflect.ValueOf(config.Default().Retrieval)
+	for i := range typ.NumField() {
+		key := strings.Split(typ.Field(i).Tag.Get("yaml"), ",")[0]
+		var value string
+		switch v := def.Field(i); v.Kind() {
+		case reflect.Bool:
+			value = strconv.FormatBool(!v.Bool())
+		case reflect.Int:
+			value = strconv.Itoa(int(v.Int()) + 1)
+		case reflect.Float64:
+			value = strconv.FormatFloat(v.Float()+0.25, 'f', -1, 64)
+		case reflect.String:
+			value = other[key]
+		}
+		cfg := config.Default()
+		if err := cfg.Set("retrieval."+key, value); err != nil {
+			t.Fatalf("retrieval.%s=%s: %v", key, value, err)
+		}
+		if reflect.DeepEqual(Settings(cfg), base) {
+			t.Errorf("retrieval.%s=%s changes nothing in rag.Settings: not mapped", key, value)
+		}
 	}
 }
