@@ -12,14 +12,16 @@ import (
 )
 
 // fakeTool is a docker, ssh or curl that logs its arguments and, for ssh,
-// what it was given on stdin, then succeeds.
+// what it was given on stdin, then succeeds. Each call is logged in one
+// write: the tools of a pipeline (docker save | gzip | ssh) run at once.
 const fakeTool = `#!/usr/bin/env bash
-{ printf '%s' "$(basename "$0")"; printf ' %q' "$@"; printf '\n'; } >>"$FAKE_LOG"
+line="$(basename "$0")$(printf ' %q' "$@")"
 case $(basename "$0") in
-ssh) [ -t 0 ] || { printf '  stdin: '; head -c 200 | tr '\n' '|'; printf '\n'; } >>"$FAKE_LOG" ;;
+ssh) [ -t 0 ] || line+=$'\n'"  stdin: $(head -c 200 | tr '\n' '|')" ;;
 docker) [ "$1" != save ] || printf 'IMAGE-BYTES' ;;
 curl) printf '{"version":"v9"}' ;;
 esac
+printf '%s\n' "$line" >>"$FAKE_LOG"
 `
 
 // deploy runs deploy.sh with args, fake tools first on PATH, the settings

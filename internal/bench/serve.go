@@ -20,14 +20,34 @@ const (
 	reply     = "Alpha bravo charlie delta echo foxtrot golf hotel india juliett kilo lima mike november oscar papa quebec romeo sierra tango"
 )
 
-// questions asked through the chat API: the corpus's subjects (Obsidian),
-// which the generated vault has none of, so they are fair to both.
+// questions asked through the chat API on the corpus: its subjects
+// (Obsidian).
 var chatQuestions = []string{
 	"how do I use templates for my daily notes?",
 	"what is the graph view good for?",
 	"how can I sync my vault between devices?",
 	"which plugins help with tasks?",
 	"how do I link to a heading in another note?",
+}
+
+// generatedQuestions are chatQuestions for the generated vault, which the
+// serve sections run on when the corpus is absent: in its words, so that
+// retrieval finds passages and the upstream is asked (a question the vault
+// is silent on is answered without it).
+var generatedQuestions = []string{
+	"how do I knead the sourdough dough?",
+	"what did I write about the copper kettle?",
+	"how do I repair the garden bridge?",
+	"what are my notes on baking?",
+	"how do I prune the orchard?",
+}
+
+// questions are the chat questions for the vault serve follows.
+func (r *run) questions() []string {
+	if r.cfg.Corpus == "" {
+		return generatedQuestions
+	}
+	return chatQuestions
 }
 
 // serveEnv runs serve on the corpus database with the fake upstream as its
@@ -200,7 +220,7 @@ func timeToFirstToken(ctx context.Context, r *run, s *Section) error {
 		"Added by vaultask: the per-round difference, vaultask minus direct.")
 	var direct, via, added []float64
 	for i := range r.sz.ttft + 3 {
-		q := chatQuestions[i%len(chatQuestions)]
+		q := r.questions()[i%len(r.questions())]
 		d, err := streamChat(ctx, r.upstream.URL(), "fake", q, firstWord)
 		if err != nil {
 			return fmt.Errorf("direct: %w", err)
@@ -225,7 +245,7 @@ func timeToFirstToken(ctx context.Context, r *run, s *Section) error {
 		return err
 	}
 	defer store.Close()
-	lat, err := r.measureRetrieval(ctx, store, store, chatQuestions, r.sz.ttft, true)
+	lat, err := r.measureRetrieval(ctx, store, store, r.questions(), r.sz.ttft, true)
 	if err != nil {
 		return err
 	}
@@ -248,8 +268,8 @@ func concurrency(ctx context.Context, r *run, s *Section) error {
 	s.Notes = append(s.Notes,
 		fmt.Sprintf("N clients each stream answers back to back for %v through `vaultask serve` (api.max_concurrent set to 64; the default of 4 answers 429 beyond four), the upstream as in section 5 but 10 ms per word (20 words). Baseline: the same N clients against the upstream directly, in the same run. An error is a refused request, a stream without the first word or without [DONE].", r.sz.clientFor))
 	for _, n := range r.sz.clients {
-		via := clientLoad(ctx, n, r.sz.clientFor, r.serve.URL+"/v1", "vault-ask")
-		direct := clientLoad(ctx, n, r.sz.clientFor, r.upstream.URL(), "fake")
+		via := clientLoad(ctx, n, r.sz.clientFor, r.serve.URL+"/v1", "vault-ask", r.questions())
+		direct := clientLoad(ctx, n, r.sz.clientFor, r.upstream.URL(), "fake", r.questions())
 		s.add(fmt.Sprintf("%d clients: answers/s", n), "answers/s", []float64{via.rate()}).against("upstream directly", []float64{direct.rate()})
 		s.dist(fmt.Sprintf("%d clients: time to first token", n), "ms", via.ttft).against("upstream directly", direct.ttft)
 		row := s.add(fmt.Sprintf("%d clients: errors", n), "errors", []float64{float64(via.errors)}).against("upstream directly", []float64{float64(direct.errors)})
@@ -273,8 +293,8 @@ type loadResult struct {
 
 func (l loadResult) rate() float64 { return float64(l.answers) / l.took.Seconds() }
 
-// clientLoad runs n clients streaming answers from base for d.
-func clientLoad(ctx context.Context, n int, d time.Duration, base, model string) loadResult {
+// clientLoad runs n clients streaming answers to questions from base for d.
+func clientLoad(ctx context.Context, n int, d time.Duration, base, model string, questions []string) loadResult {
 	var mu sync.Mutex
 	var res loadResult
 	var wg sync.WaitGroup
@@ -283,7 +303,7 @@ func clientLoad(ctx context.Context, n int, d time.Duration, base, model string)
 	for c := range n {
 		wg.Go(func() {
 			for i := 0; time.Now().Before(end) && ctx.Err() == nil; i++ {
-				t, err := streamChat(ctx, base, model, chatQuestions[(c+i)%len(chatQuestions)], firstWord)
+				t, err := streamChat(ctx, base, model, questions[(c+i)%len(questions)], firstWord)
 				mu.Lock()
 				if err != nil {
 					res.errors++
