@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -96,23 +95,7 @@ func TestOfficialClients(t *testing.T) {
 	}
 	const key = "client-test-key"
 	s := startServe(t, append(serveEnv(t, srv, db, up), "VAULTASK_API__KEY="+key))
-	waitUntil(t, 60*time.Second, "every note indexed and embedded", func() bool {
-		var st struct {
-			Index struct {
-				Notes, Vectors   int
-				EmbeddingBacklog int `json:"embedding_backlog"`
-			} `json:"index"`
-		}
-		req, _ := http.NewRequest(http.MethodGet, s.url+"/status", nil)
-		req.Header.Set("Authorization", "Bearer "+key)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		_ = json.NewDecoder(resp.Body).Decode(&st)
-		return st.Index.Notes == 7 && st.Index.Vectors > 0 && st.Index.EmbeddingBacklog == 0
-	})
+	waitEmbedded(t, s, key, 7)
 	env := []string{"VAULTASK_URL=" + s.url, "VAULTASK_KEY=" + key}
 
 	t.Run("openai", func(t *testing.T) {

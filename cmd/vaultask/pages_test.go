@@ -101,23 +101,7 @@ func TestPagesInABrowser(t *testing.T) {
 	env := append(serveEnv(t, srv, db, up), "VAULTASK_API__KEY="+key, "VAULTASK_API__ADMIN_KEY="+adminKey,
 		"VAULTASK_OVERRIDES_FILE="+overrides, "VAULTASK_API__OBSIDIAN_VAULT=My Notes")
 	s := startServe(t, env)
-	waitUntil(t, 60*time.Second, "every note indexed and embedded", func() bool {
-		var st struct {
-			Index struct {
-				Notes, Vectors   int
-				EmbeddingBacklog int `json:"embedding_backlog"`
-			} `json:"index"`
-		}
-		req, _ := http.NewRequest(http.MethodGet, s.url+"/status", nil)
-		req.Header.Set("Authorization", "Bearer "+key)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		_ = json.NewDecoder(resp.Body).Decode(&st)
-		return st.Index.Notes == 4 && st.Index.Vectors > 0 && st.Index.EmbeddingBacklog == 0
-	})
+	waitEmbedded(t, s, key, 4)
 	// The scripts write a note "on the phone" through this hook.
 	edits := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var note struct{ Path, Text string }

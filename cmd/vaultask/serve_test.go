@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -16,34 +15,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vaultask/vaultask/internal/syncbuf"
+
 	"github.com/vaultask/vaultask/internal/couchtest"
 	"github.com/vaultask/vaultask/internal/fakellm"
 	"github.com/vaultask/vaultask/internal/livesyncput"
 )
 
-// syncBuffer is an io.Writer safe for a command's goroutines and the test.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // served is a running `vaultask serve`.
 type served struct {
 	url    string
-	stdout *syncBuffer
-	stderr *syncBuffer
+	stdout *syncbuf.Buffer
+	stderr *syncbuf.Buffer
 	stop   func() error // SIGINT, then wait for the exit
 }
 
@@ -55,7 +38,7 @@ func startServe(t *testing.T, env []string) *served {
 	t.Helper()
 	env = append(env, "VAULTASK_API__LISTEN=127.0.0.1:0")
 	ctx, interrupt := context.WithCancel(context.Background())
-	s := &served{stdout: &syncBuffer{}, stderr: &syncBuffer{}}
+	s := &served{stdout: &syncbuf.Buffer{}, stderr: &syncbuf.Buffer{}}
 	done := make(chan error, 1)
 	go func() { done <- NewMain(s.stdout, s.stderr, env).Run(ctx, []string{"serve"}) }()
 	var once sync.Once
@@ -118,6 +101,29 @@ func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
 
 // serveVault is a small LiveSync vault in the test CouchDB: a few notes, a
 // personal one, one whose chunks are missing.
+// waitEmbedded waits until serve's /status, asked with the API key, shows
+// notes notes indexed and every chunk embedded.
+func waitEmbedded(t *testing.T, s *served, key string, notes int) {
+	t.Helper()
+	waitUntil(t, 60*time.Second, "every note indexed and embedded", func() bool {
+		var st struct {
+			Index struct {
+				Notes, Vectors   int
+				EmbeddingBacklog int `json:"embedding_backlog"`
+			} `json:"index"`
+		}
+		req, _ := http.NewRequest(http.MethodGet, s.url+"/status", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		_ = json.NewDecoder(resp.Body).Decode(&st)
+		return st.Index.Notes == notes && st.Index.Vectors > 0 && st.Index.EmbeddingBacklog == 0
+	})
+}
+
 func serveVault(t *testing.T) (*couchtest.Server, string, *livesyncput.Client) {
 	t.Helper()
 	srv := couchtest.Start(t)

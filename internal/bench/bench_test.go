@@ -14,7 +14,7 @@ import (
 
 func TestDeps(t *testing.T) {
 	deptest.Check(t, "config", "feed", "index", "llm", "llm/uselite", "rag",
-		"internal/couchtest", "internal/fakellm", "internal/livesyncput", "internal/ragconfig")
+		"internal/couchtest", "internal/fakellm", "internal/livesyncput", "internal/ragconfig", "internal/syncbuf")
 }
 
 // Every scenario runs at the smoke size and the report has every section

@@ -14,9 +14,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/vaultask/vaultask/internal/syncbuf"
 )
 
 // BuildBinary builds vaultask from the module at root into dir with
@@ -70,7 +71,7 @@ func runChild(ctx context.Context, bin, dir string, env []string, args ...string
 func runChildFor(ctx context.Context, budget time.Duration, bin, dir string, env []string, args ...string) (runResult, error) {
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir, cmd.Env = dir, env
-	var out lockedBuffer
+	var out syncbuf.Buffer
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
 	stdout, err := cmd.StdoutPipe()
@@ -155,28 +156,11 @@ func procStatus(pid int, field string) (int64, error) {
 type server struct {
 	URL     string
 	cmd     *exec.Cmd
-	stderr  *lockedBuffer
+	stderr  *syncbuf.Buffer
 	started time.Time
 	// Ready is how long it took from exec to /readyz answering 200.
 	Ready time.Duration
 	done  chan error
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 var servingOn = regexp.MustCompile(`serving on (http://\S+)`)
@@ -189,7 +173,7 @@ func startServe(ctx context.Context, bin, dir string, env []string) (*server, er
 	if err != nil {
 		return nil, err
 	}
-	s := &server{cmd: cmd, stderr: &lockedBuffer{}, done: make(chan error, 1)}
+	s := &server{cmd: cmd, stderr: &syncbuf.Buffer{}, done: make(chan error, 1)}
 	cmd.Stderr = s.stderr
 	s.started = time.Now()
 	if err := cmd.Start(); err != nil {

@@ -12,10 +12,11 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vaultask/vaultask/internal/syncbuf"
 )
 
 // ask asks the demo a question through the OpenAI endpoint and returns the
@@ -75,7 +76,7 @@ func TestDemoScript(t *testing.T) {
 	cmd := exec.CommandContext(ctx, "bash", "scripts/demo.sh", "-listen", "127.0.0.1:0", "-couch-port", "0", "-dir", t.TempDir())
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "VAULTASK_OPENROUTER_API_KEY=", "VAULTASK_OPENAI_API_KEY=")
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -172,22 +173,4 @@ func TestDemoScript(t *testing.T) {
 			t.Errorf("pid %d is still running after the demo stopped (%v)", pid, err)
 		}
 	}
-}
-
-// syncBuffer is an io.Writer safe for a command's goroutines and the test.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
