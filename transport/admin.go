@@ -581,14 +581,8 @@ func (s *Server) getAdminConfig(w http.ResponseWriter, _ *http.Request) {
 // the whole resulting document validated as the next start would, then
 // written atomically. It applies on restart.
 func (s *Server) putAdminConfig(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	var tooBig *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooBig):
-		writeError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "", "", fmt.Sprintf("request body is over the limit of %d bytes", tooBig.Limit))
-		return
-	case err != nil:
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "", "", "could not read the request body")
+	body, ok := readBody(w, r)
+	if !ok {
 		return
 	}
 	changes, err := decodeChange(body)

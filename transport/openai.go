@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -188,14 +187,8 @@ func completionID() string {
 const retryAfter = "2"
 
 func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	var tooBig *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooBig):
-		writeError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "", "", fmt.Sprintf("request body is over the limit of %d bytes", tooBig.Limit))
-		return
-	case err != nil:
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "", "", "could not read the request body")
+	body, ok := readBody(w, r)
+	if !ok {
 		return
 	}
 	req, q, err := decodeChat(body)

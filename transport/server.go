@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -221,6 +222,22 @@ func (s *Server) limited(next http.Handler) http.Handler {
 		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
 		next.ServeHTTP(w, r)
 	})
+}
+
+// readBody reads a request's body whole, bounded by limited; a body over
+// the limit is answered 413 and one that cannot be read 400, and ok is false.
+func readBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool) {
+	body, err := io.ReadAll(r.Body)
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		writeError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "", "", fmt.Sprintf("request body is over the limit of %d bytes", tooBig.Limit))
+		return nil, false
+	case err != nil:
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "", "", "could not read the request body")
+		return nil, false
+	}
+	return body, true
 }
 
 // mcpGuard refuses, for /mcp, an Origin that is not allowed (a web page's
