@@ -99,6 +99,13 @@ func (s *Store) Apply(ctx context.Context, b Batch) (ApplyResult, error) {
 			}
 		}
 		if b.linked != nil {
+			// Marked but not refreshed yet: until the sync's end says so, the
+			// index's link text is not done (see Store.Sync).
+			if len(w.linked) > 0 {
+				if err := deleteMeta(ctx, tx, linkTextMeta); err != nil {
+					return err
+				}
+			}
 			maps.Copy(b.linked, w.linked)
 			clear(w.linked)
 		} else if err := w.refreshLinkText(); err != nil {

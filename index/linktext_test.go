@@ -282,6 +282,17 @@ func TestSyncRefreshesLinkTextAtItsEnd(t *testing.T) {
 	if v, done, err := getMeta(ctx, s.writer, linkTextMeta); err != nil || !done || v != "1" {
 		t.Errorf("link text meta after the sync: %q %v %v, want done", v, done, err)
 	}
+	// The same listing again changes nothing: the link text stays done.
+	if plan, err = s.Plan(ctx, listing); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Sync(ctx, listing, plan, SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if v, done, err := getMeta(ctx, s.writer, linkTextMeta); err != nil || !done || v != "1" {
+		t.Errorf("link text meta after an unchanged sync: %q %v %v, want done", v, done, err)
+	}
+	checkLinkText(t, s)
 }
 
 // A sync cut short between its batches leaves link text to be made good:

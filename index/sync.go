@@ -34,14 +34,12 @@ func (s *Store) Sync(ctx context.Context, listing []NoteInput, plan Plan, opts S
 	var out SyncResult
 	var err error
 	// A sync of more than one batch refreshes link text once, at its end.
-	// Until then the index says its link text is not done, so a sync cut
-	// short is made good when the index is next opened (ensureLinkText).
+	// The first batch that marks a note records that the index's link text
+	// is not done, so a sync cut short is made good when the index is next
+	// opened (ensureLinkText); a sync that changes nothing writes nothing.
 	var linked map[string]bool
 	if len(listing) > syncBatch {
 		linked = map[string]bool{}
-		if err := s.write(ctx, "link text", func(tx *sql.Tx) error { return deleteMeta(ctx, tx, linkTextMeta) }); err != nil {
-			return out, err
-		}
 	}
 	for start := 0; start < len(listing); start += syncBatch {
 		end := min(start+syncBatch, len(listing))
@@ -54,7 +52,7 @@ func (s *Store) Sync(ctx context.Context, listing []NoteInput, plan Plan, opts S
 			opts.Progress(end, len(listing))
 		}
 	}
-	if linked != nil {
+	if len(linked) > 0 {
 		if err := s.write(ctx, "link text", func(tx *sql.Tx) error {
 			w := newApplier(s, tx, ctx)
 			w.linked = linked
