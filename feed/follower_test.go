@@ -339,7 +339,15 @@ func TestFollowerFirstScanThenFollow(t *testing.T) {
 	if st.Reconciles != 1 {
 		t.Errorf("%d reconciles, want the one first scan", st.Reconciles)
 	}
-	if r := st.LastReconcile; r.Notes != len(edgeTexts) || r.Added != len(edgeTexts) || r.At.IsZero() || st.Scanning || st.ScanDone != st.ScanTotal || st.ScanTotal != len(edgeTexts) {
+	// The note written during the scan is in its listing or not, by where
+	// the listing was when it landed (after its first _all_docs request, so
+	// a later page or lookup may hold it); either way the scan counts what
+	// it listed, all of it added, and the follower brings the rest.
+	r := st.LastReconcile
+	if r.Notes != len(edgeTexts) && r.Notes != len(edgeTexts)+1 {
+		t.Errorf("the first scan listed %d notes, want %d, or %d with the note written during it", r.Notes, len(edgeTexts), len(edgeTexts)+1)
+	}
+	if r.Added != r.Notes || r.At.IsZero() || st.Scanning || st.ScanDone != st.ScanTotal || st.ScanTotal != r.Notes {
 		t.Errorf("after the first scan: %+v", st)
 	}
 }
