@@ -299,6 +299,17 @@ func (p *Pipeline) RankNotes(ctx context.Context, q Question) (ranked, inContext
 // search is then full text only).
 func (p *Pipeline) direct(ctx context.Context, r *Retrieval, s Settings) ([]float32, error) {
 	tr := &r.Trace
+	// Full text first: the two searches read separate snapshots, and a note
+	// the embedder finishes between them must not look embedded to the
+	// fusion (which then gives it no vector vote) while the vector search
+	// ran before its vectors were there. Embedding only ever goes from not
+	// done to done, so the later vector search never misses what full text
+	// saw embedded.
+	ftsText := FTSText(r.Query)
+	ftsHits, err := p.opts.Searcher.SearchFTS(ctx, ftsText, s.FTSTopK, r.Scope, s.FTSFields)
+	if err != nil {
+		return nil, err
+	}
 	var vecHits []index.Hit
 	embedded := r.Query
 	if s.VectorKeywords {
@@ -323,11 +334,6 @@ func (p *Pipeline) direct(ctx context.Context, r *Retrieval, s Settings) ([]floa
 		tr.stage("vector", r.Vector, fmt.Sprintf("top %d by cosine distance%s (the score)", s.VectorTopK, what))
 	}
 	r.FullTextOnly = vec == nil
-	ftsText := FTSText(r.Query)
-	ftsHits, err := p.opts.Searcher.SearchFTS(ctx, ftsText, s.FTSTopK, r.Scope, s.FTSFields)
-	if err != nil {
-		return nil, err
-	}
 	tr.stage("fts", armHits(ftsHits, FromFTS), fmt.Sprintf("top %d by BM25 (the score, lower is better) for %q", s.FTSTopK, ftsText))
 
 	ftsWeight := s.FTSWeight

@@ -97,7 +97,7 @@ func Fuse(vector, fts []index.Hit, byNote bool, ftsWeight float64) []Hit {
 			} else {
 				h.FTSRank = i + 1
 			}
-			if arm == FromFTS && impute && !c.Embedded {
+			if arm == FromFTS && impute && !c.Embedded && h.VectorRank == 0 { // a vote only where the vector arm has none
 				weight = ftsWeight + 1
 			} else if arm == FromFTS {
 				weight = ftsWeight

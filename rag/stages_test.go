@@ -78,6 +78,14 @@ func TestFuseImputesTheVectorRankOfAChunkNotEmbeddedYet(t *testing.T) {
 	if got := Fuse(vector, []index.Hit{fresh}, true, 1); got[0].Chunk.RowID != 9 || !near(got[0].Score, 2.0/61) {
 		t.Errorf("by note: %+v", fusedRows(got))
 	}
+	// Full text read it before its vectors were in, the vector search after:
+	// its own vector vote counts, no second one.
+	embeddedSince := fresh
+	embeddedSince.Score = 0.45
+	got = Fuse([]index.Hit{vector[0], embeddedSince}, []index.Hit{fresh}, false, 1)
+	if got[0].Chunk.RowID != 9 || !near(got[0].Score, 1.0/62+1.0/61) {
+		t.Errorf("found by both arms: %+v, want the fresh note first with 1/62 + 1/61", fusedRows(got))
+	}
 }
 
 // Far vector hits do not vote: the nearest keep their ranks, the rest are
