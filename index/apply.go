@@ -133,7 +133,7 @@ func (s *Store) Apply(ctx context.Context, b Batch) (ApplyResult, error) {
 // noteChange describes the indexed note docID for ApplyResult.Notes.
 func (w *applier) noteChange(docID, kind string) (NoteChange, error) {
 	c := NoteChange{Change: kind}
-	err := w.tx.QueryRowContext(w.ctx, `SELECT path, title, sensitivity FROM docs WHERE doc_id = ?`, docID).Scan(&c.Path, &c.Title, &c.Sensitivity)
+	err := w.q.QueryRowContext(w.ctx, `SELECT path, title, sensitivity FROM docs WHERE doc_id = ?`, docID).Scan(&c.Path, &c.Title, &c.Sensitivity)
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, nil
 	}
@@ -155,21 +155,23 @@ const (
 type applier struct {
 	s        *Store
 	tx       *sql.Tx
+	q        *txStmts // tx's statements, each prepared once
 	ctx      context.Context
 	affected map[string]bool
 	linked   map[string]bool
+	resolved map[string]string // w.resolve's answers
 
 	preludesChanged bool // refreshTopics re-queued chunks for embedding
 }
 
 func newApplier(s *Store, tx *sql.Tx, ctx context.Context) *applier {
-	return &applier{s: s, tx: tx, ctx: ctx, affected: map[string]bool{}, linked: map[string]bool{}}
+	return &applier{s: s, tx: tx, q: newTxStmts(tx), ctx: ctx, affected: map[string]bool{}, linked: map[string]bool{}, resolved: map[string]string{}}
 }
 
 // markTargets marks the notes docID links to: their link text holds what
 // docID says about them, under docID's sensitivity.
 func (w *applier) markTargets(docID string) error {
-	dsts, err := queryAll(w.ctx, w.tx, one[string], `SELECT DISTINCT dst FROM edges WHERE src = ? AND dst IS NOT NULL AND kind != 'tag'`, docID)
+	dsts, err := queryAll(w.ctx, w.q, one[string], `SELECT DISTINCT dst FROM edges WHERE src = ? AND dst IS NOT NULL AND kind != 'tag'`, docID)
 	for _, d := range dsts {
 		w.linked[d] = true
 	}
@@ -184,7 +186,7 @@ func (w *applier) expected(expect map[string]string, docID string) (bool, error)
 		return true, nil
 	}
 	var rev string
-	err := w.tx.QueryRowContext(w.ctx, `SELECT rev FROM docs WHERE doc_id = ?`, docID).Scan(&rev)
+	err := w.q.QueryRowContext(w.ctx, `SELECT rev FROM docs WHERE doc_id = ?`, docID).Scan(&rev)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return false, err
 	}
@@ -193,7 +195,7 @@ func (w *applier) expected(expect map[string]string, docID string) (bool, error)
 
 func (w *applier) markAffected(docID string) error {
 	var p string
-	err := w.tx.QueryRowContext(w.ctx, `SELECT path FROM docs WHERE doc_id = ?`, docID).Scan(&p)
+	err := w.q.QueryRowContext(w.ctx, `SELECT path FROM docs WHERE doc_id = ?`, docID).Scan(&p)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}
@@ -201,7 +203,7 @@ func (w *applier) markAffected(docID string) error {
 		return err
 	}
 	w.affected[noteName(p)] = true
-	aliases, err := queryAll(w.ctx, w.tx, one[string], `SELECT alias FROM aliases WHERE doc_id = ?`, docID)
+	aliases, err := queryAll(w.ctx, w.q, one[string], `SELECT alias FROM aliases WHERE doc_id = ?`, docID)
 	for _, a := range aliases {
 		w.affected[a] = true
 	}
@@ -221,7 +223,7 @@ func (w *applier) deleteDoc(docID string) (bool, error) {
 	if err := w.deleteVectors(docID); err != nil {
 		return false, err
 	}
-	r, err := w.tx.ExecContext(w.ctx, `DELETE FROM docs WHERE doc_id = ?`, docID)
+	r, err := w.q.ExecContext(w.ctx, `DELETE FROM docs WHERE doc_id = ?`, docID)
 	if err != nil {
 		return false, err
 	}
@@ -229,7 +231,7 @@ func (w *applier) deleteDoc(docID string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if _, err := w.tx.ExecContext(w.ctx, `UPDATE edges SET dst = NULL, resolved = 0 WHERE dst = ? AND kind != 'tag'`, docID); err != nil {
+	if _, err := w.q.ExecContext(w.ctx, `UPDATE edges SET dst = NULL, resolved = 0 WHERE dst = ? AND kind != 'tag'`, docID); err != nil {
 		return false, err
 	}
 	return n > 0, nil
@@ -238,12 +240,12 @@ func (w *applier) deleteDoc(docID string) (bool, error) {
 // deleteVectors removes the vec0 rows of a note's chunks. vec0 is a virtual
 // table, so no foreign key or trigger can do this.
 func (w *applier) deleteVectors(docID string) error {
-	ids, err := embeddedRowIDs(w.ctx, w.tx, docID)
+	ids, err := embeddedRowIDs(w.ctx, w.q, docID)
 	if err != nil {
 		return err
 	}
 	for _, id := range ids {
-		if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM chunks_vec WHERE rowid = ?`, id); err != nil {
+		if _, err := w.q.ExecContext(w.ctx, `DELETE FROM chunks_vec WHERE rowid = ?`, id); err != nil {
 			return fmt.Errorf("delete vector %d: %w", id, err)
 		}
 	}
@@ -269,7 +271,7 @@ func (w *applier) upsert(n NoteInput, force bool) (outcome, error) {
 	docID := DocID(n.Path)
 	hash := contentHash(n.Text)
 	var oldRev, oldHash, oldPath string
-	err := w.tx.QueryRowContext(w.ctx, `SELECT rev, content_hash, path FROM docs WHERE doc_id = ?`, docID).Scan(&oldRev, &oldHash, &oldPath)
+	err := w.q.QueryRowContext(w.ctx, `SELECT rev, content_hash, path FROM docs WHERE doc_id = ?`, docID).Scan(&oldRev, &oldHash, &oldPath)
 	exists := err == nil
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return 0, err
@@ -278,7 +280,7 @@ func (w *applier) upsert(n NoteInput, force bool) (outcome, error) {
 		if oldRev == n.Rev {
 			return outcomeUnchanged, nil
 		}
-		_, err := w.tx.ExecContext(w.ctx, `UPDATE docs SET rev = ?, mtime = ?, source_id = ? WHERE doc_id = ?`, n.Rev, n.MTime.UnixMilli(), n.SourceID, docID)
+		_, err := w.q.ExecContext(w.ctx, `UPDATE docs SET rev = ?, mtime = ?, source_id = ? WHERE doc_id = ?`, n.Rev, n.MTime.UnixMilli(), n.SourceID, docID)
 		return outcomeTouched, err
 	}
 	if exists {
@@ -292,7 +294,7 @@ func (w *applier) upsert(n NoteInput, force bool) (outcome, error) {
 			return 0, err
 		}
 		for _, q := range []string{`DELETE FROM chunks WHERE doc_id = ?`, `DELETE FROM edges WHERE src = ?`, `DELETE FROM aliases WHERE doc_id = ?`} {
-			if _, err := w.tx.ExecContext(w.ctx, q, docID); err != nil {
+			if _, err := w.q.ExecContext(w.ctx, q, docID); err != nil {
 				return 0, err
 			}
 		}
@@ -318,8 +320,8 @@ func (w *applier) insert(docID, hash string, n NoteInput) error {
 	var topics string
 	// Keep topics already known for this note (from topic notes indexed
 	// earlier) so its prelude is right without waiting for refreshTopics.
-	_ = w.tx.QueryRowContext(w.ctx, `SELECT topics FROM docs WHERE doc_id = ?`, docID).Scan(&topics)
-	_, err = w.tx.ExecContext(w.ctx, `INSERT INTO docs(doc_id, path, name, source_id, title, rev, content_hash, sensitivity, sensitivity_override, topics, mtime, frontmatter, indexed_at, text, plain_text, sensitivity_problem)
+	_ = w.q.QueryRowContext(w.ctx, `SELECT topics FROM docs WHERE doc_id = ?`, docID).Scan(&topics)
+	_, err = w.q.ExecContext(w.ctx, `INSERT INTO docs(doc_id, path, name, source_id, title, rev, content_hash, sensitivity, sensitivity_override, topics, mtime, frontmatter, indexed_at, text, plain_text, sensitivity_problem)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(doc_id) DO UPDATE SET path = excluded.path, name = excluded.name, source_id = excluded.source_id,
 			title = excluded.title, rev = excluded.rev, content_hash = excluded.content_hash, sensitivity = excluded.sensitivity,
@@ -346,20 +348,15 @@ func (w *applier) insert(docID, hash string, n NoteInput) error {
 		if a == "" {
 			continue
 		}
-		if _, err := w.tx.ExecContext(w.ctx, `INSERT OR IGNORE INTO aliases(doc_id, alias) VALUES (?, ?)`, docID, a); err != nil {
+		if _, err := w.q.ExecContext(w.ctx, `INSERT OR IGNORE INTO aliases(doc_id, alias) VALUES (?, ?)`, docID, a); err != nil {
 			return fmt.Errorf("insert alias: %w", err)
 		}
 		w.affected[a] = true
 	}
 
-	ins, err := w.tx.PrepareContext(w.ctx, `INSERT INTO chunks(chunk_id, doc_id, ordinal, heading_path, prelude, body, sensitivity) VALUES (?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return err
-	}
-	defer ins.Close()
 	for _, c := range note.Chunks(w.s.chunking) {
 		id := markdown.ChunkID(docID, c.HeadingPath, c.Ordinal)
-		if _, err := ins.ExecContext(w.ctx, id, docID, c.Ordinal, c.HeadingPath, Prelude(note.Title, n.Path, c.HeadingPath, topics), c.Body, sens); err != nil {
+		if _, err := w.q.ExecContext(w.ctx, `INSERT INTO chunks(chunk_id, doc_id, ordinal, heading_path, prelude, body, sensitivity) VALUES (?, ?, ?, ?, ?, ?, ?)`, id, docID, c.Ordinal, c.HeadingPath, Prelude(note.Title, n.Path, c.HeadingPath, topics), c.Body, sens); err != nil {
 			return fmt.Errorf("insert chunk %d: %w", c.Ordinal, err)
 		}
 	}
@@ -369,11 +366,11 @@ func (w *applier) insert(docID, hash string, n NoteInput) error {
 		if key == "" {
 			continue // [[#heading]] points into the note itself
 		}
-		dst, err := resolve(w.ctx, w.tx, key)
+		dst, err := w.resolve(key)
 		if err != nil {
 			return err
 		}
-		if err := insertEdge(w.ctx, w.tx, docID, l.Kind, key, dst, l.Context); err != nil {
+		if err := insertEdge(w.ctx, w.q, docID, l.Kind, key, dst, l.Context); err != nil {
 			return err
 		}
 		if dst != "" {
@@ -385,7 +382,7 @@ func (w *applier) insert(docID, hash string, n NoteInput) error {
 	w.linked[docID] = true
 	for _, t := range note.Tags {
 		tag := strings.ToLower(t)
-		if _, err := w.tx.ExecContext(w.ctx, `INSERT OR IGNORE INTO edges(src, dst, kind, target, target_name, resolved) VALUES (?, ?, 'tag', ?, ?, 1)`, docID, "#"+tag, tag, tag); err != nil {
+		if _, err := w.q.ExecContext(w.ctx, `INSERT OR IGNORE INTO edges(src, dst, kind, target, target_name, resolved) VALUES (?, ?, 'tag', ?, ?, 1)`, docID, "#"+tag, tag, tag); err != nil {
 			return fmt.Errorf("insert tag: %w", err)
 		}
 	}
@@ -400,7 +397,7 @@ func (w *applier) insert(docID, hash string, n NoteInput) error {
 // open text, and a personal topic's title must not find it.
 func (w *applier) refreshTopics() error {
 	type change struct{ docID, path, title, old, topics string }
-	all, err := queryAll(w.ctx, w.tx, func(c *change) []any { return []any{&c.docID, &c.path, &c.title, &c.old, &c.topics} }, `
+	all, err := queryAll(w.ctx, w.q, func(c *change) []any { return []any{&c.docID, &c.path, &c.title, &c.old, &c.topics} }, `
 		SELECT d.doc_id, d.path, d.title, d.topics,
 			coalesce((SELECT group_concat(title, ', ') FROM (
 				SELECT DISTINCT t.title FROM edges e JOIN docs t ON t.doc_id = e.src
@@ -419,7 +416,7 @@ func (w *applier) refreshTopics() error {
 	}
 	w.preludesChanged = w.preludesChanged || len(changes) > 0
 	for _, c := range changes {
-		if _, err := w.tx.ExecContext(w.ctx, `UPDATE docs SET topics = ? WHERE doc_id = ?`, c.topics, c.docID); err != nil {
+		if _, err := w.q.ExecContext(w.ctx, `UPDATE docs SET topics = ? WHERE doc_id = ?`, c.topics, c.docID); err != nil {
 			return err
 		}
 		if err := w.deleteVectors(c.docID); err != nil {
@@ -429,12 +426,12 @@ func (w *applier) refreshTopics() error {
 			rowid   int64
 			heading string
 		}
-		chs, err := queryAll(w.ctx, w.tx, func(x *ch) []any { return []any{&x.rowid, &x.heading} }, `SELECT rowid, heading_path FROM chunks WHERE doc_id = ?`, c.docID)
+		chs, err := queryAll(w.ctx, w.q, func(x *ch) []any { return []any{&x.rowid, &x.heading} }, `SELECT rowid, heading_path FROM chunks WHERE doc_id = ?`, c.docID)
 		if err != nil {
 			return err
 		}
 		for _, x := range chs {
-			if _, err := w.tx.ExecContext(w.ctx, `UPDATE chunks SET prelude = ?, embedded = 0, staged = NULL WHERE rowid = ?`,
+			if _, err := w.q.ExecContext(w.ctx, `UPDATE chunks SET prelude = ?, embedded = 0, staged = NULL WHERE rowid = ?`,
 				Prelude(c.title, c.path, x.heading, c.topics), x.rowid); err != nil {
 				return err
 			}

@@ -63,6 +63,23 @@ func resolve(ctx context.Context, q querier, key string) (string, error) {
 	return resolveIn(ctx, q, key, ScopeAll)
 }
 
+// resolve resolves a link key of a note being written, once per key per
+// transaction: notes link to the same few notes again and again. An answer
+// a later note of the transaction changes (a shorter namesake, a new alias)
+// is made good by resolvePending, which resolves again every link whose
+// name or alias the transaction wrote or removed.
+func (w *applier) resolve(key string) (string, error) {
+	if dst, ok := w.resolved[key]; ok {
+		return dst, nil
+	}
+	dst, err := resolve(w.ctx, w.q, key)
+	if err != nil {
+		return "", err
+	}
+	w.resolved[key] = dst
+	return dst, nil
+}
+
 // targetName is the last path segment of a link key: the only note name it
 // can resolve to (or, for a bare key, the alias it may name).
 func targetName(key string) string {
@@ -72,7 +89,7 @@ func targetName(key string) string {
 	return key
 }
 
-func insertEdge(ctx context.Context, tx *sql.Tx, src, kind, key, dst, linkContext string) error {
+func insertEdge(ctx context.Context, q execer, src, kind, key, dst, linkContext string) error {
 	var d any
 	resolved := 0
 	if dst != "" {
@@ -80,7 +97,7 @@ func insertEdge(ctx context.Context, tx *sql.Tx, src, kind, key, dst, linkContex
 	}
 	// A link written twice in a note is one edge of each kind, with the
 	// context of its first occurrence.
-	_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO edges(src, dst, kind, target, target_name, resolved, context) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+	_, err := q.ExecContext(ctx, `INSERT OR IGNORE INTO edges(src, dst, kind, target, target_name, resolved, context) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		src, d, kind, key, targetName(key), resolved, linkContext)
 	if err != nil {
 		return fmt.Errorf("insert edge: %w", err)
@@ -101,23 +118,19 @@ func (w *applier) resolvePending() error {
 	}
 	var todo []edge
 	for _, k := range slices.Sorted(maps.Keys(w.affected)) {
-		es, err := queryAll(w.ctx, w.tx, func(e *edge) []any { return []any{&e.rowid, &e.target, &e.dst} },
+		es, err := queryAll(w.ctx, w.q, func(e *edge) []any { return []any{&e.rowid, &e.target, &e.dst} },
 			`SELECT rowid, target, dst FROM edges WHERE target_name = ? AND kind != 'tag'`, k)
 		if err != nil {
 			return err
 		}
 		todo = append(todo, es...)
 	}
-	upd, err := w.tx.PrepareContext(w.ctx, `UPDATE edges SET dst = ?, resolved = ? WHERE rowid = ?`)
-	if err != nil {
-		return err
-	}
-	defer upd.Close()
 	cache := map[string]string{}
 	for _, e := range todo {
 		dst, ok := cache[e.target]
 		if !ok {
-			if dst, err = resolve(w.ctx, w.tx, e.target); err != nil {
+			var err error
+			if dst, err = resolve(w.ctx, w.q, e.target); err != nil {
 				return err
 			}
 			cache[e.target] = dst
@@ -135,7 +148,7 @@ func (w *applier) resolvePending() error {
 		if dst != "" {
 			d, resolved = dst, 1
 		}
-		if _, err := upd.ExecContext(w.ctx, d, resolved, e.rowid); err != nil {
+		if _, err := w.q.ExecContext(w.ctx, `UPDATE edges SET dst = ?, resolved = ? WHERE rowid = ?`, d, resolved, e.rowid); err != nil {
 			return err
 		}
 	}

@@ -65,11 +65,11 @@ func linkText(ctx context.Context, q rowQuerier, docID string) (string, error) {
 // linking to it changed sensitivity.
 func (w *applier) refreshLinkText() error {
 	for _, id := range slices.Sorted(maps.Keys(w.linked)) {
-		text, err := linkText(w.ctx, w.tx, id)
+		text, err := linkText(w.ctx, w.q, id)
 		if err != nil {
 			return err
 		}
-		if _, err := w.tx.ExecContext(w.ctx, `UPDATE docs SET link_text = ? WHERE doc_id = ? AND link_text != ?`, text, id, text); err != nil {
+		if _, err := w.q.ExecContext(w.ctx, `UPDATE docs SET link_text = ? WHERE doc_id = ? AND link_text != ?`, text, id, text); err != nil {
 			return err
 		}
 	}

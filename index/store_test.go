@@ -202,6 +202,35 @@ func TestLinkResolution(t *testing.T) {
 	}
 }
 
+// TestLinkResolutionWithinABatch: a batch resolves each link key once
+// (applier.resolve) while the notes that decide it are written in the same
+// batch, between the notes that link to them.
+func TestLinkResolutionWithinABatch(t *testing.T) {
+	s := mustOpen(t, Options{})
+	mustApply(t, s, upserts(
+		note("First.md", "Before anything: [[Same]] and [[Nick]].\n"),
+		note("Deep/Same.md", "deep\n"),
+		note("Second.md", "After the deep one: [[Same]].\n"),
+		note("Same.md", "root\n"),
+		note("Third.md", "After the shorter one: [[Same]] and [[Nick]].\n"),
+		note("Aliased.md", "---\naliases:\n  - Nick\n---\nbody\n"),
+	))
+	for _, c := range []struct{ target, want string }{{"same", "same.md"}, {"nick", "aliased.md"}} {
+		if got := str(t, s, `SELECT group_concat(DISTINCT coalesce(dst, '')) FROM edges WHERE target = ?`, c.target); got != c.want {
+			t.Errorf("links to %q resolve to %q, want only %q", c.target, got, c.want)
+		}
+	}
+	text := str(t, s, `SELECT link_text FROM docs WHERE doc_id = 'same.md'`)
+	for _, from := range []string{"First", "Second", "Third"} {
+		if !strings.Contains(text, from+":") {
+			t.Errorf("Same.md's link text lacks %s's link:\n%s", from, text)
+		}
+	}
+	if text := str(t, s, `SELECT link_text FROM docs WHERE doc_id = 'deep/same.md'`); text != "" {
+		t.Errorf("Deep/Same.md, linked by no note, has link text %q", text)
+	}
+}
+
 func TestTopicEdgesAndPrelude(t *testing.T) {
 	s := mustOpen(t, Options{})
 	mustApply(t, s, upserts(

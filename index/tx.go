@@ -48,6 +48,53 @@ func inTx(ctx context.Context, db *sql.DB, what string, fn func(tx *sql.Tx) erro
 	return nil
 }
 
+// txStmts runs a write transaction's statements, each prepared once: Apply
+// runs the same few statements for every note and every link, and preparing
+// one on a table with full-text triggers (which compiles the triggers too)
+// cost more than running it. The statements close with the transaction.
+type txStmts struct {
+	tx    *sql.Tx
+	stmts map[string]*sql.Stmt
+}
+
+func newTxStmts(tx *sql.Tx) *txStmts { return &txStmts{tx: tx, stmts: map[string]*sql.Stmt{}} }
+
+func (t *txStmts) prepare(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := t.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := t.tx.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	t.stmts[query] = st
+	return st, nil
+}
+
+func (t *txStmts) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := t.prepare(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+func (t *txStmts) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := t.prepare(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+func (t *txStmts) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := t.prepare(ctx, query)
+	if err != nil {
+		return t.tx.QueryRowContext(ctx, query, args...) // a Row carrying the same error
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
 // queryAll runs query and reads every row into a T, whose fields dest
 // points Scan at, in order: the one loop over rows the package needs.
 func queryAll[T any](ctx context.Context, q rowQuerier, dest func(*T) []any, query string, args ...any) ([]T, error) {
