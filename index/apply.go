@@ -154,8 +154,7 @@ const (
 // notes whose link text may have (see refreshLinkText).
 type applier struct {
 	s        *Store
-	tx       *sql.Tx
-	q        *txStmts // tx's statements, each prepared once
+	q        *txStmts // the transaction's statements, each prepared once
 	ctx      context.Context
 	affected map[string]bool
 	linked   map[string]bool
@@ -165,7 +164,7 @@ type applier struct {
 }
 
 func newApplier(s *Store, tx *sql.Tx, ctx context.Context) *applier {
-	return &applier{s: s, tx: tx, q: newTxStmts(tx), ctx: ctx, affected: map[string]bool{}, linked: map[string]bool{}, resolved: map[string]string{}}
+	return &applier{s: s, q: newTxStmts(tx), ctx: ctx, affected: map[string]bool{}, linked: map[string]bool{}, resolved: map[string]string{}}
 }
 
 // markTargets marks the notes docID links to: their link text holds what
