@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -149,9 +150,24 @@ func (r *run) withFollower(ctx context.Context, store *index.Store, name string,
 		return err
 	}
 	defer couch.Close()
+	before, err := store.Stats(ctx)
+	if err != nil {
+		return err
+	}
 	f := feed.NewFollower(couch, store, feed.FollowerOptions{})
 	if err := f.Open(ctx); err != nil {
 		return err
+	}
+	// The follower has no checkpoint for this database, so it scans it
+	// whole first. The load starts only after that scan: a scan that lists
+	// the load's first notes would find the index's own notes missing from
+	// the database and remove them, and the queries would run on an
+	// emptying index. Listing an empty database removes nothing.
+	for deadline := time.Now().Add(2 * time.Minute); f.Stats().Reconciles == 0; {
+		if time.Now().After(deadline) {
+			return joinErr(errors.New("the follower's first scan did not end within 2m"), f.Close(ctx))
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	emb, err := r.embedder()
 	if err != nil {
@@ -168,7 +184,17 @@ func (r *run) withFollower(ctx context.Context, store *index.Store, name string,
 	l.stop()
 	closing, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
-	return joinErr(err, f.Close(closing), v.Close(closing))
+	if err := joinErr(err, f.Close(closing), v.Close(closing)); err != nil {
+		return err
+	}
+	after, err := store.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	if after.Notes < before.Notes {
+		return fmt.Errorf("the index lost %d of its %d notes while the follower ran: the measurement was not of this index", before.Notes-after.Notes, before.Notes)
+	}
+	return nil
 }
 
 func joinErr(errs ...error) error {
