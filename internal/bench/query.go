@@ -223,7 +223,9 @@ func retrievalLatency(ctx context.Context, r *run, s *Section) error {
 		fmt.Sprintf("Bit-quantised shortlist + float rescore (index.BuildShortlist, SearchVectorShortlist): sqlite-vec's KNN by Hamming distance over one bit per dimension picks %d candidates (%d× the vector top-k), rescored by cosine distance on their float vectors. It is built on a copy of each index for the measurement; the product does not use it yet. Recall@%d is the mean share of brute force's top %d that it returns, over the 50 questions.", shortlistFactor*settings().VectorTopK, shortlistFactor, settings().VectorTopK, settings().VectorTopK))
 	for i, t := range targets {
 		ix := ixs[t]
-		path := filepath.Join(r.work, "query.db")
+		// A file of its own per index: a WAL left by the last one must never
+		// be read as this one's.
+		path := filepath.Join(r.work, fmt.Sprintf("query-%d.db", i))
 		if err := copyFile(ix.Path, path); err != nil {
 			return err
 		}
@@ -250,8 +252,10 @@ func retrievalLatency(ctx context.Context, r *run, s *Section) error {
 			busy, err = r.measureRetrieval(ctx, store, store, Questions(50), r.sz.queries, false)
 			return err
 		})
-		store.Close()
-		os.Remove(path)
+		err = joinErr(err, store.Close())
+		for _, p := range []string{path, path + "-wal", path + "-shm"} {
+			_ = os.Remove(p)
+		}
 		if err != nil {
 			return err
 		}
