@@ -25,7 +25,7 @@ lint: ## gofmt, go vet, staticcheck (the project's build tags), shellcheck, the 
 fuzz: ## run every fuzz target for FUZZTIME each (default 20s)
 	bash scripts/fuzz.sh $${FUZZTIME:-20s}
 
-bench: ## run the benchmarks (about two hours on 2 cores the first time) and write BENCHMARKS.md, bench/results.json and bench/*.png; SIZE=smoke for a quick pass
+bench: ## run the benchmarks (about 1 h 40 min on 2 cores, an hour more the first time) and write BENCHMARKS.md, bench/results.json and bench/*.png; SIZE=smoke for a quick pass
 	bash scripts/setup.sh
 	go run -tags $(TAGS) ./internal/cmd/bench -size $${SIZE:-full} -out .
 
