@@ -121,11 +121,19 @@ func (s *Store) SearchFTS(ctx context.Context, text string, k int, scope Scope, 
 	if !all {
 		q = "{" + strings.Join(searched, " ") + "} : (" + q + ")"
 	}
-	// The weights are numbers formatted here, never user text.
-	hits, err := queryAll(ctx, s.reader, hitFields, `SELECT `+hitColumns+`, bm25(chunks_fts, `+strings.Join(weights, ", ")+`) AS score
-		FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid JOIN docs d ON d.doc_id = c.doc_id
-		WHERE chunks_fts MATCH ? AND (? = 0 OR c.sensitivity = 'open')
-		ORDER BY score LIMIT ?`, q, scope == ScopeOpen, k)
+	// The weights are numbers formatted here, never user text. The k best
+	// are ranked first, from the full-text table and the chunks' sensitivity
+	// alone (the scope applies before the limit), and only they are joined
+	// for their text: a query whose words are common matches a large share
+	// of the chunks.
+	hits, err := queryAll(ctx, s.reader, hitFields, `WITH top AS (
+			SELECT chunks_fts.rowid AS id, bm25(chunks_fts, `+strings.Join(weights, ", ")+`) AS score
+			FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
+			WHERE chunks_fts MATCH ? AND (? = 0 OR c.sensitivity = 'open')
+			ORDER BY score, id LIMIT ?)
+		SELECT `+hitColumns+`, top.score
+		FROM top JOIN chunks c ON c.rowid = top.id JOIN docs d ON d.doc_id = c.doc_id
+		ORDER BY top.score, top.id`, q, scope == ScopeOpen, k)
 	if err != nil {
 		return nil, fmt.Errorf("fts search: %w", err)
 	}
