@@ -26,6 +26,7 @@ import (
 	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/internal/couchtest"
 	"github.com/vaultask/vaultask/internal/retry"
+	"github.com/vaultask/vaultask/internal/syncbuf"
 )
 
 func TestMain(m *testing.M) { os.Exit(couchtest.Main(m)) }
@@ -56,22 +57,7 @@ func mustOpenStore(tb testing.TB, path string) *index.Store {
 }
 
 // logBuffer collects log output, safe for the follower's goroutine.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type logBuffer struct{ syncbuf.Buffer }
 
 func (b *logBuffer) count(s string) int { return strings.Count(b.String(), s) }
 
