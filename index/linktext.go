@@ -96,11 +96,6 @@ func (s *Store) ensureLinkText(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		upd, err := tx.PrepareContext(ctx, `UPDATE edges SET context = ? WHERE src = ? AND kind = ? AND target = ? AND context = ''`)
-		if err != nil {
-			return err
-		}
-		defer upd.Close()
 		w := newApplier(s, tx, ctx)
 		for _, n := range notes {
 			for _, l := range markdown.Parse(n.path, []byte(n.text), s.frontmatterKey).Links {
@@ -108,7 +103,7 @@ func (s *Store) ensureLinkText(ctx context.Context) error {
 				if key == "" || l.Context == "" {
 					continue
 				}
-				if _, err := upd.ExecContext(ctx, l.Context, n.id, l.Kind, key); err != nil {
+				if _, err := w.q.ExecContext(ctx, `UPDATE edges SET context = ? WHERE src = ? AND kind = ? AND target = ? AND context = ''`, l.Context, n.id, l.Kind, key); err != nil {
 					return fmt.Errorf("%s: %w", n.path, err)
 				}
 			}
