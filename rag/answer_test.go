@@ -250,6 +250,26 @@ func TestClipTextKeepsTableRowsWhole(t *testing.T) {
 	}
 }
 
+// A clipped passage is a prefix of the text, at most max runes with its mark.
+func FuzzClipText(f *testing.F) {
+	f.Add(wineNote, 120)
+	f.Add(wineNote, 60)
+	f.Add("| a | b |\n| --- | --- |\n| 1 | 2 |\n| 3 | 4 |", 30)
+	f.Add("|\n|\n|", 2)
+	f.Fuzz(func(t *testing.T, s string, max int) {
+		if max < 1 || max > 4000 || !utf8.ValidString(s) {
+			return
+		}
+		got := clipText(s, max)
+		if n := utf8.RuneCountInString(got); n > max {
+			t.Fatalf("clipText(%q, %d) = %q: %d runes", s, max, got, n)
+		}
+		if body := strings.TrimRight(strings.TrimSuffix(got, "…"), "\n"); !strings.HasPrefix(s, body) {
+			t.Fatalf("clipText(%q, %d) = %q: not a prefix", s, max, got)
+		}
+	})
+}
+
 func TestSilentVault(t *testing.T) {
 	store := helpVault(t)
 	model := newFakeModel(t, func([]llm.Message) []string { return []string{"should not be asked"} })
