@@ -284,15 +284,42 @@ func passageText(c index.Hit) string {
 }
 
 // clipText cuts s to at most max runes at a word boundary, marking the cut.
+// A cut inside a Markdown table ends the passage at the last whole row, so
+// the rows kept still render as a table, not as a line of pipes.
 func clipText(s string, max int) string {
 	if utf8.RuneCountInString(s) <= max {
 		return s
 	}
 	cut := string([]rune(s)[:max-1])
+	if tableRow(cut[strings.LastIndexByte(cut, '\n')+1:]) {
+		if kept := clipTable(cut); len(kept) > len(cut)/2 {
+			return kept + "\n\n…" // a line right after a table is one of its rows
+		}
+	}
 	if i := strings.LastIndexAny(cut, " \n"); i > len(cut)/2 {
 		cut = cut[:i]
 	}
 	return cut + "…"
+}
+
+// tableRow reports whether a line of Markdown is a pipe table's row.
+func tableRow(line string) bool {
+	return strings.HasPrefix(strings.TrimSpace(line), "|")
+}
+
+// clipTable ends text, cut inside a table row, before that row; a table
+// left without a body row (a header, its delimiter) goes too.
+func clipTable(text string) string {
+	lines := strings.Split(text, "\n")
+	lines = lines[:len(lines)-1]
+	rows := 0
+	for rows < len(lines) && tableRow(lines[len(lines)-1-rows]) {
+		rows++
+	}
+	if rows < 3 {
+		lines = lines[:len(lines)-rows]
+	}
+	return strings.TrimRight(strings.Join(lines, "\n"), " \n")
 }
 
 // Answer is what Ask produced.

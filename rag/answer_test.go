@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"regexp"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/vaultask/vaultask/index"
@@ -185,6 +187,87 @@ func TestExtractiveAnswerWithoutModel(t *testing.T) {
 		t.Fatalf("citations = %+v", a.Citations)
 	}
 	assertCitationsResolveInContext(t, store, a)
+}
+
+// wineNote is a clipping with a Markdown table, as in the demo vault.
+const wineNote = `# Serving temperatures for red wine
+
+Most reds are served too warm in a heated flat.
+
+| Style | Examples | Serve at |
+| --- | --- | --- |
+| Light, fresh reds | Beaujolais, Frappato, young Pinot Noir | 12–14 °C |
+| Full-bodied, tannic | Barolo, Northern Rhône Syrah, Bordeaux | 16–18 °C |
+`
+
+// An extractive answer quotes a table line by line, so every client can
+// render it as a table.
+func TestExtractiveAnswerKeepsTableRows(t *testing.T) {
+	store := mustIndex(t, nil, note("Clippings/Red wine.md", wineNote))
+	p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}})
+	a, err := p.Ask(context.Background(), Question{Text: "At what temperature do I serve red wine?"}, func(string) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "   > Most reds are served too warm in a heated flat.\n   > \n" +
+		"   > | Style | Examples | Serve at |\n   > | --- | --- | --- |\n" +
+		"   > | Light, fresh reds | Beaujolais, Frappato, young Pinot Noir | 12–14 °C |\n" +
+		"   > | Full-bodied, tannic | Barolo, Northern Rhône Syrah, Bordeaux | 16–18 °C |\n"
+	if !strings.Contains(a.Text, want) {
+		t.Fatalf("the table is not quoted row by row:\n%s", a.Text)
+	}
+}
+
+// A passage cut inside a table ends at its last whole row, with the mark
+// after it in a paragraph of its own; a table left without a body row goes,
+// and a cut outside a table is at a word boundary.
+func TestClipTextKeepsTableRowsWhole(t *testing.T) {
+	var rows strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&rows, "| wine %d | %d °C |\n", i, 10+i%8)
+	}
+	table := "| Wine | Serve at |\n| --- | --- |\n" + rows.String()
+	intro := strings.Repeat("Reds are served too warm. ", 12) + "\n\n"
+	for name, tc := range map[string]struct {
+		text string
+		max  int
+		want string
+	}{
+		"cut in a body row":        {table, 100, "| Wine | Serve at |\n| --- | --- |\n| wine 0 | 10 °C |\n| wine 1 | 11 °C |\n| wine 2 | 12 °C |\n\n…"},
+		"cut in the delimiter row": {intro + table, utf8.RuneCountInString(intro) + 25, strings.TrimSpace(intro) + "\n\n…"},
+		"cut in prose":             {intro, 40, "Reds are served too warm. Reds are…"},
+		"short":                    {table, 10000, table},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := clipText(tc.text, tc.max)
+			if got != tc.want {
+				t.Fatalf("clipText(…, %d) =\n%s\nwant\n%s", tc.max, got, tc.want)
+			}
+			if n := utf8.RuneCountInString(got); n > tc.max {
+				t.Fatalf("%d runes, more than %d", n, tc.max)
+			}
+		})
+	}
+}
+
+// A clipped passage is a prefix of the text, at most max runes with its mark.
+func FuzzClipText(f *testing.F) {
+	f.Add(wineNote, 120)
+	f.Add(wineNote, 60)
+	f.Add("| a | b |\n| --- | --- |\n| 1 | 2 |\n| 3 | 4 |", 30)
+	f.Add("|\n|\n|", 2)
+	f.Fuzz(func(t *testing.T, s string, max int) {
+		if max < 1 || max > 4000 || !utf8.ValidString(s) {
+			return
+		}
+		got := clipText(s, max)
+		if n := utf8.RuneCountInString(got); n > max {
+			t.Fatalf("clipText(%q, %d) = %q: %d runes", s, max, got, n)
+		}
+		if body := strings.TrimRight(strings.TrimSuffix(got, "…"), "\n"); !strings.HasPrefix(s, body) {
+			t.Fatalf("clipText(%q, %d) = %q: not a prefix", s, max, got)
+		}
+	})
 }
 
 func TestSilentVault(t *testing.T) {

@@ -169,9 +169,11 @@ function blocks(lines, ctx) {
       out.push(el("blockquote", {}, ...blocks(body, ctx)));
     } else if ((m = LIST.exec(line))) {
       i = list(lines, i, ctx, out);
+    } else if ((m = tableAt(lines, i))) {
+      i = table(lines, i, m, ctx, out);
     } else {
       const para = [line];
-      for (i++; i < lines.length && !blank(lines[i]) && !startsBlock(lines[i]); i++) para.push(lines[i]);
+      for (i++; i < lines.length && !blank(lines[i]) && !startsBlock(lines[i]) && !tableAt(lines, i); i++) para.push(lines[i]);
       out.push(el("p", {}, ...inline(para.join("\n"), ctx)));
     }
   }
@@ -219,6 +221,66 @@ function list(lines, i, ctx, out) {
   }
   out.push(node);
   return i;
+}
+
+const DELIMITER = /^\s*(:?)-+(:?)\s*$/;
+const WIKILINK = /\[\[[^[\]\n]*\]\]/y;
+
+/** tableAt returns the column alignments when lines[i] is a GFM pipe table's
+ * header row and lines[i+1] its delimiter row ("| :--- | ---: |"), else null. */
+function tableAt(lines, i) {
+  const head = lines[i], delimiter = lines[i + 1];
+  if (delimiter === undefined || !head.includes("|") || !delimiter.includes("|")) return null;
+  const aligns = cells(delimiter).map((c) => DELIMITER.exec(c));
+  if (aligns.some((a) => !a) || aligns.length !== cells(head).length) return null;
+  return aligns.map(([, left, right]) => (left && right ? "center" : right ? "right" : left ? "left" : null));
+}
+
+/** table renders the table starting at lines[i] into out, inside a box that
+ * scrolls sideways, so a wide one never widens the page on a phone; it
+ * returns the next line's index. A row, as in GFM, runs until a blank line
+ * or another block; its missing cells are empty, its extra ones dropped. */
+function table(lines, i, aligns, ctx, out) {
+  const row = (line, tag) => {
+    const texts = cells(line);
+    return el("tr", {}, ...aligns.map((align, n) => el(tag, { "data-align": align }, ...inline(texts[n] ?? "", ctx))));
+  };
+  const head = el("thead", {}, row(lines[i], "th"));
+  const rows = [];
+  for (i += 2; i < lines.length && !blank(lines[i]) && !startsBlock(lines[i]); i++) rows.push(row(lines[i], "td"));
+  out.push(el("div", { class: "table-wrap", tabindex: "0" }, el("table", {}, head, rows.length ? el("tbody", {}, ...rows) : null)));
+  return i;
+}
+
+/** cells splits a table row at its pipes; an escaped pipe ("\|") is text, as
+ * is a pipe inside a wikilink: Obsidian wants [[note\|alias]] in a table,
+ * but a model citing [[note|alias]] there means one cell, not two. */
+function cells(line) {
+  const s = line.trim().replace(/^\|/, "");
+  const out = [];
+  let cell = "", split = false;
+  for (let i = 0; i < s.length; i++) {
+    WIKILINK.lastIndex = i;
+    const link = s[i] === "[" && WIKILINK.exec(s);
+    if (link) {
+      cell += link[0].replace(/\\\|/g, "|");
+      i = WIKILINK.lastIndex - 1;
+    } else if (s[i] === "\\" && i + 1 < s.length) {
+      cell += s[i + 1] === "|" ? "|" : s[i] + s[i + 1];
+      i++;
+    } else if (s[i] === "|") {
+      out.push(cell.trim());
+      cell = "";
+      split = true;
+      continue;
+    } else {
+      cell += s[i];
+    }
+    split = false;
+  }
+  // A row's closing pipe ends its last cell; it does not open another.
+  if (!split || !out.length) out.push(cell.trim());
+  return out;
 }
 
 const UNVERIFIED = " (unverified citation)";

@@ -24,9 +24,18 @@ const chromium = "/usr/bin/chromium"
 // if /chat treated answer text as HTML.
 const hostile = `<img src=x onerror="window.__xss=1;alert(1)"> <script>window.__xss=2;alert(2)</script> [a harmless link](javascript:window.__xss=3;alert(3))`
 
+// wineTable is a clipping's Markdown table, as in the demo vault's wine
+// notes: /chat shows it as a table, not as a line of pipes.
+const wineTable = `| Style | Examples | Serve at |
+| --- | --- | --- |
+| Light, fresh reds | Beaujolais, Frappato, young Pinot Noir | 12–14 °C |
+| Medium-bodied | Chianti Classico, Langhe Nebbiolo, Côtes du Rhône | 14–16 °C |
+| Full-bodied, tannic | Barolo, Northern Rhône Syrah, Bordeaux | 16–18 °C |
+`
+
 // pagesVault is a small vault for the pages: recipes that answer, a
-// personal note, a clipping holding hostile markup, and a note whose chunk
-// never arrives (so /admin has one to list).
+// personal note, a clipping holding hostile markup, one holding a table,
+// and a note whose chunk never arrives (so /admin has one to list).
 func pagesVault(t *testing.T) (*couchtest.Server, string, *livesyncput.Client) {
 	t.Helper()
 	srv := couchtest.Start(t)
@@ -37,6 +46,7 @@ func pagesVault(t *testing.T) (*couchtest.Server, string, *livesyncput.Client) {
 		"Recipes/Risotto.md":         "# Risotto\n\nStir the rice with warm stock, a ladle at a time, for eighteen minutes.\n",
 		"Journal/2026-11-30.md":      "# Monday\n\nBought a zebrafinch cage for the spare room and baked sourdough bread.\n",
 		"Clippings/Oven guide.md":    "# Oven guide\n\nClipped from a web page about ovens: " + hostile + "\n",
+		"Clippings/Red wine.md":      "# Serving temperatures for red wine\n\nMost reds are served too warm in a heated flat.\n\n" + wineTable,
 	} {
 		if err := lp.Put(context.Background(), path, text, false); err != nil {
 			t.Fatal(err)
@@ -48,7 +58,10 @@ func pagesVault(t *testing.T) (*couchtest.Server, string, *livesyncput.Client) {
 }
 
 // pagesReply is the fake generation model: it rewrites a follow-up as
-// itself, repeats the hostile clipping when asked about ovens, and
+// itself, repeats the hostile clipping when asked about ovens, answers
+// with a table when asked about wine (aligned columns, code, an escaped
+// pipe, citations in cells with the pipe escaped as Obsidian wants and
+// not, as models write them, and a cell too wide for a phone), and
 // otherwise answers at length with the first passage's citation and one of
 // a note that does not exist, so the answer streams for a while.
 func pagesReply(msgs []fakellm.Message) string {
@@ -65,6 +78,14 @@ func pagesReply(msgs []fakellm.Message) string {
 	switch {
 	case strings.Contains(question, "oven"):
 		return "The clipping says: " + hostile + " as " + cite + " has it."
+	case strings.Contains(question, "wine"):
+		return "Serve reds cooler than a heated room:\n\n" +
+			"| Style | Serve at | Source |\n" +
+			"| :--- | :---: | ---: |\n" +
+			"| Light, fresh reds | `12–14 °C` | " + strings.ReplaceAll(cite, "|", `\|`) + " |\n" +
+			"| Full-bodied \\| tannic | **16–18 °C** | " + cite + " |\n" +
+			"| Anything_else_with_a_name_too_long_for_a_phone_screen_to_wrap | 14–16 °C | |\n\n" +
+			"Err cool: the glass warms the wine."
 	case strings.Contains(question, "slowly"):
 		return strings.Repeat("Slowly, word by word, the answer keeps coming. ", 20) + cite
 	}
@@ -101,7 +122,7 @@ func TestPagesInABrowser(t *testing.T) {
 	env := append(serveEnv(t, srv, db, up), "VAULTASK_API__KEY="+key, "VAULTASK_API__ADMIN_KEY="+adminKey,
 		"VAULTASK_OVERRIDES_FILE="+overrides, "VAULTASK_API__OBSIDIAN_VAULT=My Notes")
 	s := startServe(t, env)
-	waitEmbedded(t, s, key, 4)
+	waitEmbedded(t, s, key, 5)
 	// The scripts write a note "on the phone" through this hook.
 	edits := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var note struct{ Path, Text string }

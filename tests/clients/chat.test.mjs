@@ -5,7 +5,7 @@
 // JSON line for the Go test.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { base, fitsWidth, run, screenshots, shot } from "./browser.mjs";
+import { base, fitsWidth, run, screenshots, shot, sizes } from "./browser.mjs";
 
 const key = process.env.VAULTASK_KEY;
 await run("chat", async ({ page }) => {
@@ -43,7 +43,7 @@ await run("chat", async ({ page }) => {
   await keyDialog.getByRole("button", { name: "Continue" }).click();
   await keyDialog.waitFor({ state: "hidden" });
   assert.equal(await page.evaluate(() => sessionStorage.getItem("vaultask.key")), key);
-  await freshness.filter({ hasText: /^live · 4 notes/ }).waitFor();
+  await freshness.filter({ hasText: /^live · 5 notes/ }).waitFor();
   const taken = [await shot(page, "chat-welcome-desktop-light")];
 
   // A question; the answer renders while it streams.
@@ -173,12 +173,56 @@ await run("chat", async ({ page }) => {
   assert.match(await passages.locator(".md ol > li blockquote").first().textContent(), /\S/);
   taken.push(await shot(page, "chat-passages-desktop-light"));
 
+  // A Markdown table renders as a table, in the retrieved passages and in a generated answer alike.
+  const table = async (answer, header, rows) => {
+    const md = answer.locator(".md");
+    assert.equal(await md.locator("table").count(), 1, "one table");
+    assert.deepEqual(await md.locator("table thead th").allTextContents(), header);
+    assert.equal(await md.locator("table tbody tr").count(), rows);
+    const text = await md.textContent();
+    assert.ok(!/\|\s*:?-{3}/.test(text) && !text.includes("| Style |"), `no raw table syntax shows: ${text}`);
+    return md.locator("table");
+  };
+  await page.getByRole("button", { name: "New conversation" }).click();
+  await ask("Which passages give serving temperatures for red wine?");
+  await answered(1);
+  const quoted = await table(answers.nth(0), ["Style", "Examples", "Serve at"], 3);
+  assert.equal(await quoted.evaluate((t) => !!t.closest("ol > li blockquote")), true, "the table stays in its quoted passage");
+  assert.deepEqual(await quoted.locator("tbody tr").last().locator("td").allTextContents(), ["Full-bodied, tannic", "Barolo, Northern Rhône Syrah, Bordeaux", "16–18 °C"]);
+  await page.setViewportSize(sizes.phone);
+  await quoted.evaluate((t) => t.scrollIntoView({ block: "center" }));
+  await fitsWidth(page, "a quoted table on a phone");
+  taken.push(await shot(page, "chat-table-passages-phone-light"));
+  await page.setViewportSize(sizes.desktop);
+  await page.getByRole("button", { name: "New conversation" }).click();
+  await ask("What temperature suits which red wine?");
+  await answered(1);
+  const generated = await table(answers.nth(0), ["Style", "Serve at", "Source"], 3);
+  const aligns = await generated.locator("thead th").evaluateAll((ths) => ths.map((th) => getComputedStyle(th).textAlign));
+  assert.deepEqual(aligns, ["left", "center", "right"], "the delimiter row aligns the columns");
+  const [lightRow, fullRow] = [generated.locator("tbody tr").nth(0), generated.locator("tbody tr").nth(1)];
+  assert.equal(await lightRow.locator("td code").textContent(), "12–14 °C", "inline code in a cell");
+  assert.equal(await lightRow.locator("td .cite").count(), 1, "a citation with an escaped pipe is one");
+  assert.equal(await fullRow.locator("td").first().textContent(), "Full-bodied | tannic", "an escaped pipe is text");
+  assert.equal(await fullRow.locator("td strong").textContent(), "16–18 °C");
+  assert.equal(await fullRow.locator("td").count(), 3, "a citation's unescaped pipe does not split its cell");
+  assert.equal(await fullRow.locator("td .cite").count(), 1);
+  assert.match(await answers.nth(0).locator(".md > p").last().textContent(), /^Err cool/, "the paragraph after the table is one");
+  const wrap = answers.nth(0).locator(".md .table-wrap");
+  taken.push(...await screenshots(page, "chat-table", async (size) => {
+    await page.locator("#transcript").evaluate((t) => (t.scrollTop = t.scrollHeight));
+    if (size === "phone") {
+      const [scroll, client] = await wrap.evaluate((w) => [w.scrollWidth, w.clientWidth]);
+      assert.ok(scroll > client, "a table too wide for a phone scrolls within its box");
+    }
+  }));
+
   // Freshness: a note written on the phone shows without a reload, and a re-indexed cited note is noticed.
   await list.filter({ hasText: "Sourdough timing" }).click();
   await answered(2);
   const before = Date.now();
   await edit("Recipes/Focaccia.md", "# Focaccia\n\nDimple the dough with oiled fingers and bake it at 230 degrees.\n");
-  await freshness.filter({ hasText: /^live · 5 notes · last change (just now|1 s ago)/ }).waitFor({ timeout: 2000 });
+  await freshness.filter({ hasText: /^live · 6 notes · last change (just now|1 s ago)/ }).waitFor({ timeout: 2000 });
   const freshnessMillis = Date.now() - before;
   await edit("Recipes/Sourdough bread.md", "# Sourdough bread\n\nFeed the starter the night before. Knead for twelve minutes now.\n");
   await page.getByText("“Sourdough bread”, cited here, was just re-indexed").waitFor({ timeout: 5000 });
