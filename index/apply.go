@@ -338,6 +338,9 @@ func (w *applier) insert(docID, hash string, n NoteInput) error {
 	if note.SensitivityProblem != "" {
 		w.s.log.Warn("note made personal: its frontmatter's sensitivity override is malformed", "path", n.Path, "problem", note.SensitivityProblem)
 	}
+	if note.SensitivityIgnored != "" {
+		w.s.log.Warn("sensitivity override ignored: the note's frontmatter is not closed", "path", n.Path, "problem", note.SensitivityIgnored)
+	}
 	w.affected[noteName(n.Path)] = true
 
 	// Aliases before chunks: a chunk's full-text row takes its note's

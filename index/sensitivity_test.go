@@ -461,3 +461,46 @@ func TestNewSettingsApplyBeforeAnyAnswer(t *testing.T) {
 		t.Errorf("open search after the settings went back (-want +got):\n%s", diff)
 	}
 }
+
+// Frontmatter that never closes, or closes with "...", is text to Obsidian,
+// so its override does nothing: the note stays open, as Obsidian shows it,
+// but the log warns, naming the note, once per indexing of it. A note that
+// merely starts with a rule, or whose unclosed block does not mention the
+// key, is not warned about.
+func TestUnclosedFrontmatterOverrideWarns(t *testing.T) {
+	var logs strings.Builder
+	s := mustOpen(t, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	ctx := context.Background()
+	mustApply(t, s, upserts(
+		note("Notes/Unclosed.md", "---\nsensitivity: personal\ntitle: Plans\n\nOrchard plans for the spring.\n"),
+		note("Notes/Dotted.md", "---\nSensitivity: personal\n...\nOrchard plans, dotted.\n"),
+		note("Notes/Rule.md", "---\nOrchard plans under a rule; sensitivity: is discussed here.\n"),
+		note("Notes/After.md", "---\ntitle: x\n...\nsensitivity: personal\nOrchard plans after the block.\n"),
+	))
+	hits, err := s.SearchFTS(ctx, "orchard", 10, ScopeOpen, FieldWeights{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 4 {
+		t.Errorf("open search found %v, want all four notes open", paths(hits))
+	}
+	for _, p := range []string{"Notes/Unclosed.md", "Notes/Dotted.md"} {
+		n := 0
+		for _, line := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(line, "level=WARN") && strings.Contains(line, "frontmatter is not closed") && strings.Contains(line, " path="+p+" ") {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%d warnings naming %s, want 1:\n%s", n, p, logs.String())
+		}
+	}
+	if !strings.Contains(logs.String(), "closed with '...'") {
+		t.Errorf("the warning for Dotted.md does not say it is closed with '...':\n%s", logs.String())
+	}
+	for _, p := range []string{"Notes/Rule.md", "Notes/After.md"} {
+		if strings.Contains(logs.String(), "path="+p) {
+			t.Errorf("a warning names %s, whose frontmatter-like text does not set the key:\n%s", p, logs.String())
+		}
+	}
+}

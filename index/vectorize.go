@@ -20,9 +20,10 @@ type Embedder interface {
 // VectorizerOptions configure a Vectorizer; zero fields take the defaults.
 type VectorizerOptions struct {
 	// BatchChunks bounds the chunks embedded per call and transaction, and
-	// SliceChunks how many of them one note may take, so that a large note
-	// is embedded in slices with the notes behind it served in between.
-	// Defaults: 64 and 32.
+	// SliceChunks how many of them one note takes per turn: batches are
+	// dealt out a turn per waiting note, fewest turns first, so that a
+	// large note is embedded in slices with the notes behind it served in
+	// between (see Store.Backlog). Defaults: 64 and 32.
 	BatchChunks int
 	SliceChunks int
 	Idle        time.Duration // re-check the backlog this often without a signal; default 1m

@@ -254,3 +254,103 @@ func TestPutVectorsReportsDatabaseErrors(t *testing.T) {
 		t.Fatalf("PutVectors on a broken table = %d, %v; want the database's error", n, err)
 	}
 }
+
+// bigNote is a note of about size bytes, cut into many chunks.
+func bigNote(path string, size int) NoteInput {
+	var b strings.Builder
+	for i := 0; b.Len() < size; i++ {
+		fmt.Fprintf(&b, "## Part %d\n\n%s\n\n", i, filler(i, 3))
+	}
+	return note(path, b.String())
+}
+
+func embeddedCount(tb testing.TB, s *Store, docID string) int {
+	tb.Helper()
+	return count(tb, s, `SELECT count(*) FROM chunks WHERE doc_id = ? AND embedded = 1`, docID)
+}
+
+// Batches are filled a slice per waiting note in turn, the notes that have
+// had fewest turns first: small notes written after three large ones get
+// their vectors in the second batch, not after the large notes (the first
+// batch went to the two oldest), and a note written later still is served
+// in the very next batch, ahead of the large notes' further turns.
+func TestSmallNotesWaitAboutOneBatchBehindLargeOnes(t *testing.T) {
+	s := mustOpen(t, Options{Chunking: markdown.ChunkOptions{TargetTokens: 60, MinTokens: 20, MaxTokens: 80}})
+	ctx := context.Background()
+	mustApply(t, s, upserts(bigNote("A.md", 20_000)))
+	mustApply(t, s, upserts(bigNote("B.md", 20_000)))
+	mustApply(t, s, upserts(bigNote("C.md", 60_000)))
+	small := []string{"s1.md", "s2.md", "s3.md", "s4.md"}
+	for _, p := range small {
+		mustApply(t, s, upserts(note(p, "a small note "+p)))
+	}
+	for _, id := range []string{"a.md", "b.md", "c.md"} {
+		if n := count(t, s, `SELECT count(*) FROM chunks WHERE doc_id = ?`, id); n < 3*8 {
+			t.Fatalf("%s has %d chunks, want at least three slices", id, n)
+		}
+	}
+	v := NewVectorizer(s, &hostEmbedder{}, VectorizerOptions{BatchChunks: 16, SliceChunks: 8})
+	for range 2 {
+		if _, _, err := v.step(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range small {
+		if got := embeddedCount(t, s, p); got != 1 {
+			t.Errorf("after two batches %s has %d vectors, want 1", p, got)
+		}
+	}
+	mustApply(t, s, upserts(note("late.md", "a small note written while the large ones wait")))
+	if _, _, err := v.step(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := embeddedCount(t, s, "late.md"); got != 1 {
+		t.Errorf("the batch after late.md was written left it with %d vectors, want 1", got)
+	}
+	if _, err := v.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := s.Stats(ctx); st.Vectors != st.Chunks || st.EmbeddingBacklog != 0 {
+		t.Fatalf("after draining: %+v", st)
+	}
+}
+
+// BenchmarkSmallNotesBehindLargeNotes is how many batches of the default
+// size pass, and how many chunks are embedded, before four small notes
+// written after two 1 MB notes and a 5 MB note have their vectors. The
+// embedder is the deterministic test one, so the time per op is the
+// backlog's own cost; multiply the batches by the real embedder's time per
+// batch for the wait a user sees.
+//
+//	go test -tags sqlite_fts5 -run '^$' -bench SmallNotesBehindLargeNotes -benchtime 1x ./index/
+func BenchmarkSmallNotesBehindLargeNotes(b *testing.B) {
+	ctx := context.Background()
+	small := []string{"s1.md", "s2.md", "s3.md", "s4.md"}
+	for range b.N {
+		b.StopTimer()
+		s := mustOpen(b, Options{})
+		mustApply(b, s, upserts(bigNote("A.md", 1<<20)))
+		mustApply(b, s, upserts(bigNote("B.md", 1<<20)))
+		mustApply(b, s, upserts(bigNote("C.md", 5<<20)))
+		for _, p := range small {
+			mustApply(b, s, upserts(note(p, "a small note "+p)))
+		}
+		large := count(b, s, `SELECT count(*) FROM chunks`) - len(small)
+		v := NewVectorizer(s, &hostEmbedder{}, VectorizerOptions{})
+		b.StartTimer()
+		batches, embedded := 0, 0
+		for count(b, s, `SELECT count(*) FROM chunks WHERE doc_id LIKE 's_.md' AND embedded = 1`) < len(small) {
+			n, empty, err := v.step(ctx)
+			if err != nil || empty {
+				b.Fatalf("step: empty=%v err=%v", empty, err)
+			}
+			batches++
+			embedded += n
+		}
+		b.ReportMetric(float64(batches), "batches")
+		b.ReportMetric(float64(embedded-len(small)), "large-chunks-first")
+		b.ReportMetric(float64(large), "large-chunks")
+		b.StopTimer()
+		s.Close()
+	}
+}

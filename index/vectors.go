@@ -26,41 +26,101 @@ type Vector struct {
 
 func embedText(prelude, body string) string { return prelude + "\n\n" + body }
 
-// Backlog returns up to maxChunks chunks without a vector, from the notes
-// changed longest ago first, at most maxPerNote of one note: a large note is
-// embedded a slice at a time, and the notes behind it get their turn between
-// its slices instead of after all of it.
-func (s *Store) Backlog(ctx context.Context, maxChunks, maxPerNote int) ([]Pending, error) {
-	if maxChunks <= 0 || maxPerNote <= 0 {
+// Backlog returns up to maxChunks chunks without a vector, handed out a
+// turn at a time: each turn gives one note up to slice of its chunks, and
+// the next turn goes to the note that has had the fewest turns so far, the
+// note changed longest ago among equals. So a large note is embedded a slice
+// at a time, every waiting note gets its turn before any has a second one,
+// and a note written behind large ones is served in the next batch or so
+// instead of after all of them. Turns are counted from the chunks already
+// staged (see PutVectors), so a restart resumes the same order.
+func (s *Store) Backlog(ctx context.Context, maxChunks, slice int) ([]Pending, error) {
+	if maxChunks <= 0 || slice <= 0 {
 		return nil, nil
 	}
-	// A note's oldest waiting chunk dates its change: chunk rowids only grow.
-	rows, err := s.reader.QueryContext(ctx, `
-		WITH pending AS (
-			SELECT doc_id, min(rowid) AS first FROM chunks WHERE embedded = 0 AND staged IS NULL
-			GROUP BY doc_id ORDER BY first LIMIT ?)
-		SELECT c.rowid, c.doc_id, c.prelude, c.body FROM chunks c JOIN pending p ON p.doc_id = c.doc_id
-		WHERE c.embedded = 0 AND c.staged IS NULL ORDER BY p.first, c.rowid`, maxChunks)
+	tx, err := s.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("read backlog: %w", err)
 	}
-	defer rows.Close()
+	defer tx.Rollback()
+	// A note's oldest chunk dates its change: chunk rowids only grow, and
+	// an edit rewrites all of a note's chunks. Every turn takes at least
+	// one chunk, so the maxChunks notes first in line are all a batch can
+	// reach.
+	queue, err := queryAll(ctx, tx, func(q *waitingNote) []any { return []any{&q.docID, &q.waiting, &q.staged, &q.first} }, `
+		WITH waiting AS (SELECT doc_id, count(*) AS n FROM chunks WHERE embedded = 0 AND staged IS NULL GROUP BY doc_id),
+		queue AS (SELECT doc_id, n,
+			(SELECT count(*) FROM chunks c WHERE c.doc_id = w.doc_id AND c.staged IS NOT NULL) AS staged,
+			(SELECT min(rowid) FROM chunks c WHERE c.doc_id = w.doc_id) AS first FROM waiting w)
+		SELECT doc_id, n, staged, first FROM queue ORDER BY staged / ?, first LIMIT ?`, slice, maxChunks)
+	if err != nil {
+		return nil, fmt.Errorf("read backlog: %w", err)
+	}
 	var out []Pending
-	perNote := map[string]int{}
-	for rows.Next() && len(out) < maxChunks {
-		var p Pending
-		var prelude, body string
-		if err := rows.Scan(&p.RowID, &p.DocID, &prelude, &body); err != nil {
+	for _, t := range takeTurns(queue, maxChunks, slice) {
+		rows, err := tx.QueryContext(ctx, `SELECT rowid, prelude, body FROM chunks
+			WHERE doc_id = ? AND embedded = 0 AND staged IS NULL ORDER BY rowid LIMIT ?`, t.docID, t.take)
+		if err != nil {
 			return nil, fmt.Errorf("read backlog: %w", err)
 		}
-		if perNote[p.DocID] >= maxPerNote {
-			continue
+		for rows.Next() {
+			p := Pending{DocID: t.docID}
+			var prelude, body string
+			if err := rows.Scan(&p.RowID, &prelude, &body); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read backlog: %w", err)
+			}
+			p.Text = embedText(prelude, body)
+			out = append(out, p)
 		}
-		perNote[p.DocID]++
-		p.Text = embedText(prelude, body)
-		out = append(out, p)
+		if err := rows.Close(); err != nil {
+			return nil, fmt.Errorf("read backlog: %w", err)
+		}
 	}
-	return out, rows.Err()
+	return out, nil
+}
+
+// waitingNote is a note on the backlog: how many of its chunks are staged
+// and how many still wait for a vector.
+type waitingNote struct {
+	docID   string
+	first   int64 // the rowid of its oldest chunk
+	staged  int
+	waiting int
+	take    int // chunks this batch takes
+}
+
+// takeTurns deals out a batch of up to maxChunks chunks to queue: turn
+// after turn, each to the note with the fewest turns taken (staged chunks
+// over slice), the one changed longest ago among equals. It returns the
+// notes that take chunks.
+func takeTurns(queue []waitingNote, maxChunks, slice int) []waitingNote {
+	turns := func(q waitingNote) int { return (q.staged + q.take) / slice }
+	for left := maxChunks; left > 0; {
+		next := -1
+		for i, q := range queue {
+			if q.waiting == q.take {
+				continue
+			}
+			if next < 0 || turns(q) < turns(queue[next]) || turns(q) == turns(queue[next]) && q.first < queue[next].first {
+				next = i
+			}
+		}
+		if next < 0 {
+			break
+		}
+		q := &queue[next]
+		n := min(slice, q.waiting-q.take, left)
+		q.take += n
+		left -= n
+	}
+	taken := queue[:0]
+	for _, q := range queue {
+		if q.take > 0 {
+			taken = append(taken, q)
+		}
+	}
+	return taken
 }
 
 // PutVectors stores vectors in one transaction and returns how many it

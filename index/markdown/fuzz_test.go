@@ -14,6 +14,8 @@ var ordinaryNotes = []string{
 	"---\r\nbad: [yaml\r\n---\r\n\ufeffbody\r\n",
 	"---\nsensitivity: [personal]\nSensitivity: open\n---\nx",
 	"---\nsensitivity: open\nbad: : :\n---\nx",
+	"---\nsensitivity: personal\ntitle: T\n\nno closing line",
+	"---\r\n'Sensitivity' : personal\r\n... \r\nclosed with dots\r\nsensitivity: open\r\n",
 	"## A\n```\n[[no]] #no\n## no\n```\n### B\n- [[x\\|y]] `[[no]]` [m](M%20N.md#^b)\n",
 	"<!-- begin:clippings -->\n[[Clip]]\n<!-- end:clippings -->\n[[After]]",
 	"[[a [[b]] [[#]] [[|x]] ![[ ]] #123 #a/b/ http://x/#y [t](#h) (#p)",
@@ -67,6 +69,9 @@ func FuzzParse(f *testing.F) {
 		}
 		if n.SensitivityProblem != "" && n.Sensitivity != SensitivityPersonal {
 			t.Errorf("Sensitivity = %q with the problem %q, want personal", n.Sensitivity, n.SensitivityProblem)
+		}
+		if n.SensitivityIgnored != "" && (n.Sensitivity != "" || n.Frontmatter != nil || n.Body != normalizeText(src)) {
+			t.Errorf("an ignored override (%s) with Sensitivity %q, frontmatter %v, or a body that is not the whole text", n.SensitivityIgnored, n.Sensitivity, n.Frontmatter)
 		}
 		chunks := checkNoteChunks(t, n, small)
 		checkChunks(t, n.Body, small, chunks)

@@ -64,6 +64,13 @@ type Note struct {
 	// followed by ':'; a value that is not a string, or none; a string
 	// other than open or personal; and the key spelled in another case.
 	SensitivityProblem string
+	// SensitivityIgnored is "" unless the text opens with a "---" line that
+	// no "---" line closes (none at all, or "..." instead) and a line of
+	// the would-be frontmatter starts with the key, in any case: then it
+	// says so and what to fix. Obsidian reads such a block as text, so the
+	// note keeps no override (Sensitivity is ""), as Obsidian shows it;
+	// this is for a warning that the key is not doing what it seems to.
+	SensitivityIgnored string
 
 	// markup is Body as Parse parsed it, kept so that Chunks need not parse
 	// it again.
@@ -90,6 +97,10 @@ func Parse(path string, src []byte, sensitivityKey string) Note {
 	y, body := splitFrontmatter(text)
 	fm, yamlErr := decodeFrontmatter(y)
 	sens, problem := sensitivity(fm, y, yamlErr, sensitivityKey)
+	var ignored string
+	if body == text {
+		ignored = unclosedOverride(text, sensitivityKey)
+	}
 	m := parseMarkup(body, 1+strings.Count(text[:len(text)-len(body)], "\n"))
 	wikilinks := m.wikilinks()
 
@@ -114,6 +125,7 @@ func Parse(path string, src []byte, sensitivityKey string) Note {
 		PlainText:          m.plain,
 		Sensitivity:        sens,
 		SensitivityProblem: problem,
+		SensitivityIgnored: ignored,
 		markup:             m,
 	}
 }
@@ -158,6 +170,40 @@ func splitFrontmatter(text string) (yamlText, body string) {
 		off += len(line) + 1
 	}
 	return "", text
+}
+
+// unclosedOverride is Note.SensitivityIgnored for a text that
+// splitFrontmatter found no frontmatter in. The would-be block ends at a
+// "..." line (YAML's end of document, which Obsidian does not take for the
+// end of frontmatter), else at the end of the text.
+func unclosedOverride(text, key string) string {
+	first, rest, ok := strings.Cut(text, "\n")
+	if key == "" || !ok || !isDelimiter(first) {
+		return ""
+	}
+	how, mentioned := "has no closing '---' line", false
+	for line, more := "", true; more; {
+		line, rest, more = strings.Cut(rest, "\n")
+		if strings.TrimRight(line, " \t") == "..." {
+			how = "is closed with '...', which Obsidian does not take for its end"
+			break
+		}
+		mentioned = mentioned || startsWithKey(line, key)
+	}
+	if !mentioned {
+		return ""
+	}
+	return fmt.Sprintf("frontmatter %s, so Obsidian shows it as text and its %q is ignored: the note is open unless a personal_paths glob matches it; end the frontmatter with a '---' line", how, key)
+}
+
+// startsWithKey reports whether line starts with key, in any case, quoted
+// or not, followed by ':' (spaces between allowed): a YAML mapping key.
+func startsWithKey(line, key string) bool {
+	line = strings.TrimLeft(line, " \t\"'")
+	if len(line) < len(key) || !strings.EqualFold(line[:len(key)], key) {
+		return false
+	}
+	return strings.HasPrefix(strings.TrimLeft(line[len(key):], "\"' \t"), ":")
 }
 
 func isDelimiter(line string) bool {

@@ -315,3 +315,44 @@ func TestSensitivityMatchesParse(t *testing.T) {
 		}
 	}
 }
+
+func TestParseUnclosedFrontmatterOverride(t *testing.T) {
+	tests := []struct {
+		name    string
+		src     string
+		ignored string // a part of SensitivityIgnored, "" for none
+	}{
+		{"no closing line", "---\nsensitivity: personal\n\nbody", "no closing '---' line"},
+		{"closed with dots", "---\nsensitivity: personal\n...\nbody", "closed with '...'"},
+		{"dots with trailing spaces", "---\ntitle: T\n'Sensitivity' : personal\n... \t\nbody", "closed with '...'"},
+		{"CRLF line endings", "---\r\nsensitivity: personal\r\n...\r\nbody", "closed with '...'"},
+		{"indented key", "---\n  sensitivity: personal\n", "no closing '---' line"},
+
+		{"no frontmatter", "sensitivity: personal\n", ""},
+		{"opening line only", "---", ""},
+		{"key after the dots", "---\ntitle: T\n...\nsensitivity: personal\n", ""},
+		{"key inside a longer name", "---\nhypersensitivity: personal\n", ""},
+		{"key not followed by a colon", "---\nsensitivity matters\n", ""},
+		{"key mid-line", "---\nthe sensitivity: personal\n", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := Parse("n.md", []byte(tt.src), "sensitivity")
+			if n.Sensitivity != "" || n.SensitivityProblem != "" {
+				t.Errorf("Sensitivity = %q, problem %q; want none: Obsidian reads no frontmatter here", n.Sensitivity, n.SensitivityProblem)
+			}
+			switch {
+			case tt.ignored == "" && n.SensitivityIgnored != "":
+				t.Errorf("SensitivityIgnored = %q, want none", n.SensitivityIgnored)
+			case tt.ignored != "" && !strings.Contains(n.SensitivityIgnored, tt.ignored):
+				t.Errorf("SensitivityIgnored = %q, want one holding %q", n.SensitivityIgnored, tt.ignored)
+			}
+		})
+	}
+	if n := Parse("n.md", []byte("---\nsensitivity: personal\n"), ""); n.SensitivityIgnored != "" {
+		t.Errorf("with no key, SensitivityIgnored = %q", n.SensitivityIgnored)
+	}
+	if n := Parse("n.md", []byte("---\nsensitivity: personal\n---\nbody"), "sensitivity"); n.Sensitivity != SensitivityPersonal || n.SensitivityIgnored != "" {
+		t.Errorf("closed frontmatter: Sensitivity = %q, SensitivityIgnored = %q", n.Sensitivity, n.SensitivityIgnored)
+	}
+}
