@@ -55,7 +55,9 @@ type Options struct {
 	// MaxBodyBytes bounds a request body. Default 1 MiB.
 	MaxBodyBytes int64
 	// CORSOrigins are the browser origins allowed to call the API (CORS),
-	// and the only ones /mcp accepts in an Origin header.
+	// the only other origins whose pages may send more than GET, HEAD and
+	// OPTIONS, and the only ones /mcp accepts in an Origin header. Each is
+	// scheme://host[:port]; New refuses anything else.
 	CORSOrigins []string
 	// TrustedHosts are the host names vaultask is addressed by besides IP
 	// addresses and localhost: the names people and reverse proxies use.
