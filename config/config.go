@@ -140,8 +140,9 @@ type API struct {
 	// MaxRequestBytes bounds a request body (413 beyond).
 	MaxRequestBytes int `yaml:"max_request_bytes" validate:"min=1024"`
 	// CORSOrigins are the browser origins allowed to call the API, such as
-	// app://obsidian.md; empty sends no CORS headers.
-	CORSOrigins []string `yaml:"cors_origins" validate:"dive,required"`
+	// app://obsidian.md; empty sends no CORS headers. A page of another
+	// origin may not send anything but GET.
+	CORSOrigins []string `yaml:"cors_origins" validate:"dive,required,origin"`
 	// TrustedHosts are the host names vaultask is reached by besides IP
 	// addresses and localhost (a NAS's name, a reverse proxy's). Without
 	// api.key any other name is refused, as a DNS-rebinding page sends one.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"reflect"
 	"strconv"
 	"strings"
@@ -24,6 +25,12 @@ func newValidator() *validator.Validate {
 	// RegisterValidation fails only for an empty tag or a nil function.
 	_ = v.RegisterValidation("glob", func(fl validator.FieldLevel) bool {
 		return doublestar.ValidatePattern(fl.Field().String())
+	})
+	// An origin matches a browser's Origin header only as the browser writes
+	// it: scheme://host[:port], no path, not even a trailing slash.
+	_ = v.RegisterValidation("origin", func(fl validator.FieldLevel) bool {
+		u, err := url.Parse(fl.Field().String())
+		return err == nil && u.Scheme != "" && u.Host != "" && u.Path == "" && u.RawPath == "" && !u.ForceQuery && u.RawQuery == "" && u.Fragment == "" && u.User == nil
 	})
 	_ = v.RegisterValidation("model_id", func(fl validator.FieldLevel) bool {
 		provider, name, found := strings.Cut(fl.Field().String(), "/")
@@ -94,6 +101,8 @@ func describeFieldError(fe validator.FieldError) error {
 		return fmt.Errorf("%s %q is not a valid glob pattern", path, fe.Value())
 	case "model_id":
 		return fmt.Errorf("%s %q is not a model id: want provider/name", path, fe.Value())
+	case "origin":
+		return fmt.Errorf("%s %q is not an origin: want scheme://host[:port] as a browser sends it, with no path or trailing slash", path, fe.Value())
 	case "http_url":
 		return fmt.Errorf("%s %q is not an http or https URL", path, fe.Value())
 	case "min", "gte":

@@ -154,6 +154,20 @@ func TestValidate(t *testing.T) {
 			want:   []string{`sensitivity.personal_paths[1] "Journal/[0-9" is not a valid glob pattern`},
 		},
 		{
+			name:   "cors origin with a trailing slash",
+			change: func(c *Config) { c.API.CORSOrigins = []string{"app://obsidian.md", "https://notes.example/"} },
+			want:   []string{`api.cors_origins[1] "https://notes.example/" is not an origin: want scheme://host[:port]`},
+		},
+		{
+			name:   "cors origin without a scheme",
+			change: func(c *Config) { c.API.CORSOrigins = []string{"notes.example"} },
+			want:   []string{`api.cors_origins[0] "notes.example" is not an origin`},
+		},
+		{
+			name:   "cors origins",
+			change: func(c *Config) { c.API.CORSOrigins = []string{"app://obsidian.md", "http://localhost:5173"} },
+		},
+		{
 			name:   "empty glob",
 			change: func(c *Config) { c.Sensitivity.PersonalPaths = []string{""} },
 			want:   []string{"sensitivity.personal_paths[0] must not be empty"},

@@ -234,6 +234,10 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 // silence when the client went away, else 500 with a generic message (the
 // log has the cause; clients never see internal text).
 func (s *Server) answerFailed(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(context.Cause(r.Context()), ErrShutdown) {
+		writeError(w, http.StatusServiceUnavailable, "server_error", "", "shutting_down", shuttingDown)
+		return
+	}
 	if r.Context().Err() != nil {
 		return
 	}
@@ -297,18 +301,7 @@ func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, q rag.
 	})
 	stopKeepalive()
 	if err != nil {
-		if r.Context().Err() == nil || errors.Is(context.Cause(r.Context()), ErrShutdown) {
-			s.log.Error("answer failed while streaming", "err", err)
-			msg := "the answer failed; the server's log says why"
-			if errors.Is(context.Cause(r.Context()), ErrShutdown) {
-				msg = "the server is shutting down"
-			}
-			b, _ := json.Marshal(errorBody("server_error", "", "", msg))
-			mu.Lock()
-			sse.data(string(b))
-			_ = sse.flush()
-			mu.Unlock()
-		}
+		s.streamFailed(sse, r, err)
 		return
 	}
 	if err := send(delta(map[string]string{}, "stop"), map[string]any{"vaultask": metaOf(a, q)}); err != nil {
@@ -324,6 +317,29 @@ func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, q rag.
 	_ = sse.flush()
 	mu.Unlock()
 }
+
+// streamFailed ends a stream whose answer failed with an error frame in the
+// API's error shape, then [DONE], so that a client reading to the end sees
+// why it ended rather than a cut connection. A client that went away gets
+// nothing.
+func (s *Server) streamFailed(sse *sseWriter, r *http.Request, err error) {
+	code, msg := "", "the answer failed; the server's log says why"
+	switch {
+	case errors.Is(context.Cause(r.Context()), ErrShutdown):
+		code, msg = "shutting_down", shuttingDown
+	case r.Context().Err() != nil:
+		return
+	default:
+		s.log.Error("answer failed while streaming", "err", err)
+	}
+	b, _ := json.Marshal(errorBody("server_error", "", code, msg))
+	sse.data(string(b))
+	sse.data("[DONE]")
+	_ = sse.flush()
+}
+
+// shuttingDown is what a request cancelled by the server's shutdown is told.
+const shuttingDown = "the server is shutting down: retry once it is back"
 
 // ErrShutdown is the cause with which the process cancels the requests
 // still running when it stops (http.Server.BaseContext), after the running

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -354,4 +356,65 @@ func TestConcurrentRequests(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// Answers still running when the server shuts down (their requests
+// cancelled with ErrShutdown) are told so: a stream ends with an error
+// frame, then [DONE]; a plain completion is answered 503.
+func TestChatShutdown(t *testing.T) {
+	up := upstream(t)
+	up.PerToken = 300 * time.Millisecond // an answer of a dozen words: seconds
+	_, s := testServer(t, testVault(t), up, Options{})
+	base, shutdown := context.WithCancelCause(context.Background())
+	defer shutdown(nil)
+	hs := httptest.NewUnstartedServer(s)
+	hs.Config.BaseContext = func(net.Listener) context.Context { return base }
+	hs.Start()
+	t.Cleanup(hs.Close)
+	ask := map[string]any{"model": ModelID, "messages": []any{map[string]string{"role": "user", "content": "How long do I knead sourdough dough?"}}}
+
+	plain := make(chan *http.Response, 1)
+	go func() {
+		resp, err := http.Post(hs.URL+"/v1/chat/completions", "application/json", strings.NewReader(fmt.Sprintf(
+			`{"model":%q,"messages":[{"role":"user","content":"How long do I knead sourdough dough?"}]}`, ModelID)))
+		if err != nil {
+			t.Error(err)
+		}
+		plain <- resp
+	}()
+	for len(up.Requests()) == 0 { // the plain answer is being generated
+		time.Sleep(10 * time.Millisecond)
+	}
+	ask["stream"] = true
+	resp := do(t, http.MethodPost, hs.URL+"/v1/chat/completions", ask)
+	var once sync.Once
+	events := readSSE(t, resp.Body, func(ev sseEvent) bool {
+		if strings.Contains(ev.data, `"content":"Knead`) {
+			once.Do(func() { shutdown(ErrShutdown) })
+		}
+		return false
+	})
+	var data []string
+	for _, ev := range events {
+		if ev.data != "" {
+			data = append(data, ev.data)
+		}
+	}
+	if len(data) < 2 || data[len(data)-1] != "[DONE]" {
+		t.Fatalf("the stream did not end with [DONE]: %q", data)
+	}
+	var last apiErr
+	if err := json.Unmarshal([]byte(data[len(data)-2]), &last); err != nil || last.Error.Code == nil || *last.Error.Code != "shutting_down" || !strings.Contains(last.Error.Message, "shutting down") {
+		t.Fatalf("the frame before [DONE] is not the shutdown error: %q", data)
+	}
+	r := <-plain
+	if r == nil {
+		t.FailNow()
+	}
+	defer r.Body.Close()
+	var e apiErr
+	decode(t, r, &e)
+	if r.StatusCode != http.StatusServiceUnavailable || e.Error.Code == nil || *e.Error.Code != "shutting_down" {
+		t.Fatalf("a plain answer cancelled by the shutdown: %d %+v", r.StatusCode, e.Error)
+	}
 }

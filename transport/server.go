@@ -55,7 +55,9 @@ type Options struct {
 	// MaxBodyBytes bounds a request body. Default 1 MiB.
 	MaxBodyBytes int64
 	// CORSOrigins are the browser origins allowed to call the API (CORS),
-	// and the only ones /mcp accepts in an Origin header.
+	// the only other origins whose pages may send more than GET, HEAD and
+	// OPTIONS, and the only ones /mcp accepts in an Origin header. Each is
+	// scheme://host[:port]; New refuses anything else.
 	CORSOrigins []string
 	// TrustedHosts are the host names vaultask is addressed by besides IP
 	// addresses and localhost: the names people and reverse proxies use.
@@ -87,6 +89,8 @@ type Server struct {
 	log    *slog.Logger
 	mcp    http.Handler
 	admin  *adminGate
+	// crossOrigin tells a browser's request from another origin.
+	crossOrigin *http.CrossOriginProtection
 	// adminMu serialises saves of the overrides file.
 	adminMu sync.Mutex
 }
@@ -113,6 +117,12 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, mux: http.NewServeMux(), slots: make(chan struct{}, opts.MaxConcurrent),
 		events: opts.Events, log: opts.Logger.With("component", "http"), admin: newAdminGate(opts.Admin.Key, opts.Admin.Now)}
+	s.crossOrigin = http.NewCrossOriginProtection()
+	for _, origin := range opts.CORSOrigins {
+		if err := s.crossOrigin.AddTrustedOrigin(origin); err != nil {
+			return nil, fmt.Errorf("transport: api.cors_origins: %w", err)
+		}
+	}
 	s.mcp = s.newMCP()
 	s.routes()
 	if err := s.pageRoutes(); err != nil {
@@ -172,7 +182,30 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			r.Host, hostOnly(r.Host)))
 		return
 	}
+	if s.crossOrigin.Check(r) != nil {
+		s.refuseCrossOrigin(w, r)
+		return
+	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// refuseCrossOrigin answers a request that a browser sent from a page of
+// another origin, not listed in api.cors_origins, with a method that may
+// change something or start work (anything but GET, HEAD and OPTIONS: see
+// http.CrossOriginProtection, which tells them by Sec-Fetch-Site, or by an
+// Origin whose host is not the request's Host from browsers without it).
+// A form or a text/plain fetch needs no CORS preflight, so without this,
+// and without an API key, any page its visitor opens could start answers
+// and web searches here. Clients without either header (curl, SDKs) are not
+// refused.
+func (s *Server) refuseCrossOrigin(w http.ResponseWriter, r *http.Request) {
+	from := "a page of another site (Sec-Fetch-Site: " + r.Header.Get("Sec-Fetch-Site") + ")"
+	if origin := r.Header.Get("Origin"); origin != "" {
+		from = fmt.Sprintf("a page at %q", origin)
+	}
+	writeError(w, http.StatusForbidden, "invalid_request_error", "", "cross_origin", fmt.Sprintf(
+		"%s may not send %s requests to vaultask: if that page is yours, add its origin to api.cors_origins (VAULTASK_API__CORS_ORIGINS)",
+		from, r.Method))
 }
 
 // hostAllowed reports whether a request's Host may reach the server: an IP

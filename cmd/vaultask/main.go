@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/vaultask/vaultask/config"
 	"github.com/vaultask/vaultask/llm"
@@ -51,6 +52,10 @@ type Main struct {
 	embMu  sync.Mutex
 	emb    llm.Embedder
 	embFor config.Models
+
+	// drain is serve's drain time; zero is drainTimeout. Tests shorten it
+	// to see a stream outlive it without waiting the full time.
+	drain time.Duration
 }
 
 // NewMain returns a Main writing to stdout and stderr and reading env.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -22,7 +23,10 @@ import (
 )
 
 // Shutdown bounds: running answers get drainTimeout to finish once a signal
-// comes; the feed then finishes its batch and its checkpoint.
+// comes; the feed then finishes its batch and its checkpoint. The last fifth
+// of it is for the answers still running then: they are cancelled and end
+// their streams with a last frame saying why, which the connection must still
+// carry (a container runtime's kill often follows its stop signal after 10 s).
 const drainTimeout = 10 * time.Second
 
 // source is the vault's source as serve runs it: the LiveSync follower or
@@ -51,6 +55,7 @@ type service struct {
 	ln     net.Listener
 	base   context.CancelCauseFunc
 	start  time.Time
+	drain  time.Duration
 }
 
 func runServe(ctx context.Context, m *Main, args []string) error {
@@ -59,7 +64,7 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	svc := &service{cfg: cfg, log: log, start: time.Now(), events: transport.NewEvents(1000, 256)}
+	svc := &service{cfg: cfg, log: log, start: time.Now(), events: transport.NewEvents(1000, 256), drain: cmp.Or(m.drain, drainTimeout)}
 	if err := svc.open(ctx, m); err != nil {
 		svc.close(context.WithoutCancel(ctx))
 		return err
@@ -72,7 +77,7 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 	case <-ctx.Done():
 		// A second signal now kills the process at once.
 		signal.Reset(os.Interrupt, syscall.SIGTERM)
-		log.Info("stopping: letting running answers finish", "within", drainTimeout)
+		log.Info("stopping: letting running answers finish", "within", svc.drain)
 	case <-svc.src.Done():
 		log.Error("the vault's feed stopped, and retrying cannot help: stopping")
 	case err := <-serveErr:
@@ -205,20 +210,27 @@ func (m *Main) adminOptions(cfg config.Config) (transport.AdminOptions, error) {
 	}, nil
 }
 
-// close stops everything open, in reverse order: no new requests and the
-// running answers finished (or cut after drainTimeout, their streams told
-// why), the event streams ended with a last event, then the feed finishes
-// its batch and checkpoint, the embedder stops, the index closes.
+// close stops everything open, in reverse order: the event streams ended
+// with a last event, no new requests and the running answers finished (or
+// cancelled near the end of the drain time, their streams ending with an
+// error saying why and [DONE]), then the feed finishes its batch and
+// checkpoint, the embedder stops, the index closes.
 func (svc *service) close(ctx context.Context) error {
 	var errs []error
 	svc.events.Close()
 	if svc.http != nil {
-		drain, cancel := context.WithTimeout(ctx, drainTimeout)
+		// Shutdown waits for the handlers, so the cancelled answers' last
+		// frames are written before their connections close.
+		cut := time.AfterFunc(svc.drain-svc.drain/5, func() {
+			svc.log.Warn("requests still running near the end of the drain time: cancelling them", "after", svc.drain-svc.drain/5)
+			svc.base(transport.ErrShutdown)
+		})
+		drain, cancel := context.WithTimeout(ctx, svc.drain)
 		err := svc.http.Shutdown(drain)
 		cancel()
+		cut.Stop()
 		if errors.Is(err, context.DeadlineExceeded) {
-			svc.log.Warn("answers still running after the drain time: cutting them off", "after", drainTimeout)
-			svc.base(transport.ErrShutdown)
+			svc.log.Warn("requests still running after the drain time: closing their connections", "after", svc.drain)
 			errs = append(errs, svc.http.Close())
 		}
 		svc.base(transport.ErrShutdown)

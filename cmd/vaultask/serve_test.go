@@ -33,14 +33,19 @@ type served struct {
 var servingOn = regexp.MustCompile(`serving on (http://\S+)`)
 
 // startServe runs `vaultask serve` in this process with env, on a free
-// loopback port, and waits until it listens.
-func startServe(t *testing.T, env []string) *served {
+// loopback port, and waits until it listens. Each of with adjusts the Main
+// before it runs.
+func startServe(t *testing.T, env []string, with ...func(*Main)) *served {
 	t.Helper()
 	env = append(env, "VAULTASK_API__LISTEN=127.0.0.1:0")
 	ctx, interrupt := context.WithCancel(context.Background())
 	s := &served{stdout: &syncbuf.Buffer{}, stderr: &syncbuf.Buffer{}}
 	done := make(chan error, 1)
-	go func() { done <- NewMain(s.stdout, s.stderr, env).Run(ctx, []string{"serve"}) }()
+	m := NewMain(s.stdout, s.stderr, env)
+	for _, f := range with {
+		f(m)
+	}
+	go func() { done <- m.Run(ctx, []string{"serve"}) }()
 	var once sync.Once
 	var result error
 	s.stop = func() error {
@@ -310,6 +315,60 @@ func TestServeDrainsOnShutdown(t *testing.T) {
 	}
 	if err := <-stopped; err != nil {
 		t.Fatalf("serve: %v", err)
+	}
+}
+
+// A SIGINT while an answer streams longer than the drain time ends the
+// stream with a last frame, an error saying the server is shutting down,
+// then [DONE], before the connection closes; serve still exits cleanly.
+func TestServeEndsLongStreamsOnShutdown(t *testing.T) {
+	srv, db, _ := serveVault(t)
+	up := fakellm.New()
+	t.Cleanup(up.Close)
+	up.FirstToken, up.PerToken = 100*time.Millisecond, time.Second
+	up.Reply = func([]fakellm.Message) string { return strings.Repeat("word ", 20) } // a 20 s stream
+	s := startServe(t, serveEnv(t, srv, db, up), func(m *Main) { m.drain = time.Second })
+	waitUntil(t, 30*time.Second, "/readyz 200", func() bool { return getJSON(t, s.url+"/readyz", &map[string]any{}) == http.StatusOK })
+
+	resp, err := http.Post(s.url+"/v1/chat/completions", "application/json",
+		strings.NewReader(`{"model":"vault-ask","stream":true,"messages":[{"role":"user","content":"how long do I knead the sourdough?"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	rd := bufio.NewReader(resp.Body)
+	for { // the first word: the answer is streaming
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			t.Fatalf("the stream ended before its first word: %v", err)
+		}
+		if strings.Contains(line, `"content":"word`) {
+			break
+		}
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- s.stop() }()
+	rest, err := io.ReadAll(rd)
+	if err != nil {
+		t.Fatalf("the stream was cut at shutdown (%v) after:\n%s", err, rest)
+	}
+	var frames []string
+	for line := range strings.Lines(string(rest)) {
+		if data, ok := strings.CutPrefix(strings.TrimSpace(line), "data: "); ok {
+			frames = append(frames, data)
+		}
+	}
+	if len(frames) < 2 || frames[len(frames)-1] != "[DONE]" {
+		t.Fatalf("the stream did not end with [DONE]:\n%s", rest)
+	}
+	var last struct {
+		Error struct{ Message, Type string } `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(frames[len(frames)-2]), &last); err != nil || last.Error.Type != "server_error" || !strings.Contains(last.Error.Message, "shutting down") {
+		t.Fatalf("the frame before [DONE] is not an error saying the server is shutting down:\n%s", rest)
+	}
+	if err := <-stopped; err != nil {
+		t.Fatalf("serve: %v\n%s", err, s.stderr)
 	}
 }
 
