@@ -189,7 +189,7 @@ func TestLargeNoteDoesNotStarveSmallOnes(t *testing.T) {
 	}
 	emb := &recordingEmbedder{}
 	v := NewVectorizer(s, emb, VectorizerOptions{BatchChunks: 16, SliceChunks: 8})
-	if _, _, err := v.step(ctx); err != nil {
+	if _, _, _, err := v.step(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if got := count(t, s, `SELECT count(*) FROM chunks WHERE doc_id = 'small.md' AND embedded = 1`); got != 1 {
@@ -200,7 +200,7 @@ func TestLargeNoteDoesNotStarveSmallOnes(t *testing.T) {
 		t.Fatalf("%d vectors of the half-embedded big note are searchable", got)
 	}
 	for {
-		n, empty, err := v.step(ctx)
+		n, _, empty, err := v.step(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,9 @@ type Pending struct {
 	RowID int64
 	DocID string
 	Text  string
+	// Open is set for a chunk of an open note, so that progress shown to
+	// open-only listeners counts only what they may see.
+	Open bool
 }
 
 // Vector is an embedding of Text for the chunk with RowID.
@@ -39,7 +42,7 @@ func (s *Store) Backlog(ctx context.Context, maxChunks, maxPerNote int) ([]Pendi
 		WITH pending AS (
 			SELECT doc_id, min(rowid) AS first FROM chunks WHERE embedded = 0 AND staged IS NULL
 			GROUP BY doc_id ORDER BY first LIMIT ?)
-		SELECT c.rowid, c.doc_id, c.prelude, c.body FROM chunks c JOIN pending p ON p.doc_id = c.doc_id
+		SELECT c.rowid, c.doc_id, c.prelude, c.body, c.sensitivity = 'open' FROM chunks c JOIN pending p ON p.doc_id = c.doc_id
 		WHERE c.embedded = 0 AND c.staged IS NULL ORDER BY p.first, c.rowid`, maxChunks)
 	if err != nil {
 		return nil, fmt.Errorf("read backlog: %w", err)
@@ -50,7 +53,7 @@ func (s *Store) Backlog(ctx context.Context, maxChunks, maxPerNote int) ([]Pendi
 	for rows.Next() && len(out) < maxChunks {
 		var p Pending
 		var prelude, body string
-		if err := rows.Scan(&p.RowID, &p.DocID, &prelude, &body); err != nil {
+		if err := rows.Scan(&p.RowID, &p.DocID, &prelude, &body, &p.Open); err != nil {
 			return nil, fmt.Errorf("read backlog: %w", err)
 		}
 		if perNote[p.DocID] >= maxPerNote {
