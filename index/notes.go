@@ -168,7 +168,9 @@ type NoteQuery struct {
 	Path string
 	// Scope ScopeOpen lists only indexed open notes: the path of a note
 	// that is not indexed says nothing of whether it is personal.
-	Scope         Scope
+	Scope Scope
+	// Recent lists the most recently indexed notes first, not by path.
+	Recent        bool
 	Offset, Limit int
 }
 
@@ -228,7 +230,7 @@ func (s *Store) NoteList(ctx context.Context, q NoteQuery) ([]NoteEntry, int, er
 		}
 		rows, err := queryAll(ctx, tx, func(r *row) []any {
 			return []any{&r.e.Path, &r.e.Title, &r.e.State, &r.e.Sensitivity, &r.e.Rev, &r.e.Reason, &r.indexedAt, &r.since, &r.e.Chunks, &r.e.Vectors}
-		}, `SELECT * FROM (`+listing+`) ORDER BY 1, 3 LIMIT ?4 OFFSET ?5`, q.State, open, pattern, q.Limit, max(q.Offset, 0))
+		}, `SELECT * FROM (`+listing+`) ORDER BY CASE WHEN ?6 THEN -indexed_at ELSE 0 END, 1, 3 LIMIT ?4 OFFSET ?5`, q.State, open, pattern, q.Limit, max(q.Offset, 0), q.Recent)
 		if err != nil {
 			return err
 		}

@@ -10,26 +10,30 @@ import (
 
 // Stats describes the index for `vaultask stats` and the status endpoint.
 type Stats struct {
-	Notes            int    `json:"notes"`
-	Chunks           int    `json:"chunks"`
-	Vectors          int    `json:"vectors"`
-	EmbeddingBacklog int    `json:"embedding_backlog"`
-	OpenNotes        int    `json:"open_notes"`
-	PersonalNotes    int    `json:"personal_notes"`
-	OpenChunks       int    `json:"open_chunks"`
-	PersonalChunks   int    `json:"personal_chunks"`
-	LinksResolved    int    `json:"links_resolved"`
-	LinksUnresolved  int    `json:"links_unresolved"`
-	TopicEdges       int    `json:"topic_edges"`
-	TagEdges         int    `json:"tag_edges"`
-	PendingNotes     int    `json:"pending_notes"`    // waiting for their chunks
-	IncompleteNotes  int    `json:"incomplete_notes"` // chunks still missing after the bound
-	SkippedNotes     int    `json:"skipped_notes"`    // documents the source does not index, with a reason`
-	EmbeddingModel   string `json:"embedding_model"`
-	EmbeddingDim     int    `json:"embedding_dim"`
-	SchemaVersion    string `json:"schema_version"`
-	LastRun          string `json:"last_run,omitempty"`
-	FileBytes        int64  `json:"file_bytes"` // the file and its write-ahead log
+	Notes            int `json:"notes"`
+	Chunks           int `json:"chunks"`
+	Vectors          int `json:"vectors"`
+	EmbeddingBacklog int `json:"embedding_backlog"`
+	// OpenVectors and OpenEmbeddingBacklog are Vectors and EmbeddingBacklog
+	// over open chunks: what a caller that sees open notes only is shown.
+	OpenVectors          int    `json:"open_vectors"`
+	OpenEmbeddingBacklog int    `json:"open_embedding_backlog"`
+	OpenNotes            int    `json:"open_notes"`
+	PersonalNotes        int    `json:"personal_notes"`
+	OpenChunks           int    `json:"open_chunks"`
+	PersonalChunks       int    `json:"personal_chunks"`
+	LinksResolved        int    `json:"links_resolved"`
+	LinksUnresolved      int    `json:"links_unresolved"`
+	TopicEdges           int    `json:"topic_edges"`
+	TagEdges             int    `json:"tag_edges"`
+	PendingNotes         int    `json:"pending_notes"`    // waiting for their chunks
+	IncompleteNotes      int    `json:"incomplete_notes"` // chunks still missing after the bound
+	SkippedNotes         int    `json:"skipped_notes"`    // documents the source does not index, with a reason`
+	EmbeddingModel       string `json:"embedding_model"`
+	EmbeddingDim         int    `json:"embedding_dim"`
+	SchemaVersion        string `json:"schema_version"`
+	LastRun              string `json:"last_run,omitempty"`
+	FileBytes            int64  `json:"file_bytes"` // the file and its write-ahead log
 }
 
 // Stats reads every count from one snapshot; the embedding model and
@@ -48,7 +52,9 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 			{&st.OpenChunks, `SELECT count(*) FROM chunks WHERE sensitivity = 'open'`},
 			{&st.PersonalChunks, `SELECT count(*) FROM chunks WHERE sensitivity = 'personal'`},
 			{&st.EmbeddingBacklog, `SELECT count(*) FROM chunks WHERE embedded = 0`},
+			{&st.OpenEmbeddingBacklog, `SELECT count(*) FROM chunks WHERE embedded = 0 AND sensitivity = 'open'`},
 			{&st.Vectors, `SELECT count(*) FROM chunks_vec`},
+			{&st.OpenVectors, `SELECT count(*) FROM chunks WHERE embedded = 1 AND sensitivity = 'open'`},
 			{&st.LinksResolved, `SELECT count(*) FROM edges WHERE kind != 'tag' AND resolved = 1`},
 			{&st.LinksUnresolved, `SELECT count(*) FROM edges WHERE kind != 'tag' AND resolved = 0`},
 			{&st.TopicEdges, `SELECT count(*) FROM edges WHERE kind = 'topic'`},

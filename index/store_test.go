@@ -360,7 +360,7 @@ func TestStats(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.FileBytes, st.SchemaVersion = 0, ""
-	want := Stats{Notes: 3, Chunks: 3, Vectors: 2, EmbeddingBacklog: 1, OpenNotes: 2, PersonalNotes: 1, OpenChunks: 2, PersonalChunks: 1,
+	want := Stats{Notes: 3, Chunks: 3, Vectors: 2, EmbeddingBacklog: 1, OpenVectors: 1, OpenEmbeddingBacklog: 1, OpenNotes: 2, PersonalNotes: 1, OpenChunks: 2, PersonalChunks: 1,
 		LinksResolved: 1, LinksUnresolved: 1, TagEdges: 1, EmbeddingModel: "test/fixed", EmbeddingDim: 4}
 	if diff := cmp.Diff(want, st); diff != "" {
 		t.Fatalf("stats (-want +got):\n%s", diff)

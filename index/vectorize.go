@@ -33,8 +33,9 @@ type VectorizerOptions struct {
 	// Clock times the waits, so tests control them; default retry.System.
 	Clock retry.Clock
 	// OnCaughtUp, when set, is called from the vectorizer's goroutine each
-	// time it has embedded chunks and none is left waiting.
-	OnCaughtUp func(embedded int)
+	// time it has embedded chunks and none is left waiting, with how many,
+	// and how many of them belong to open notes.
+	OnCaughtUp func(embedded, open int)
 }
 
 // VectorizerStatus is the embedder's health, for stats and the status endpoint.
@@ -99,22 +100,29 @@ func (v *Vectorizer) Status() VectorizerStatus {
 // Drain embeds the backlog until it is empty and returns how many chunks it
 // embedded. The first embedding failure is returned as is.
 func (v *Vectorizer) Drain(ctx context.Context) (int, error) {
-	total := 0
+	n, _, err := v.drain(ctx)
+	return n, err
+}
+
+// drain is Drain that also counts the open chunks embedded.
+func (v *Vectorizer) drain(ctx context.Context) (total, open int, err error) {
 	for {
-		n, empty, err := v.step(ctx)
+		n, o, empty, err := v.step(ctx)
 		total += n
+		open += o
 		if err != nil || empty {
-			return total, err
+			return total, open, err
 		}
 	}
 }
 
 // step embeds one batch of the backlog and returns how many vectors it
-// wrote; empty reports a backlog with nothing left to embed.
-func (v *Vectorizer) step(ctx context.Context) (written int, empty bool, err error) {
+// wrote and how many of them are of open chunks; empty reports a backlog
+// with nothing left to embed.
+func (v *Vectorizer) step(ctx context.Context) (written, open int, empty bool, err error) {
 	pending, err := v.store.Backlog(ctx, v.opts.BatchChunks, v.opts.SliceChunks)
 	if err != nil || len(pending) == 0 {
-		return 0, err == nil, err
+		return 0, 0, err == nil, err
 	}
 	texts := make([]string, len(pending))
 	for i, p := range pending {
@@ -125,7 +133,7 @@ func (v *Vectorizer) step(ctx context.Context) (written int, empty bool, err err
 		err = fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(texts))
 	}
 	if err != nil {
-		return 0, false, fmt.Errorf("embed: %w", err)
+		return 0, 0, false, fmt.Errorf("embed: %w", err)
 	}
 	vs := make([]Vector, len(pending))
 	for i, p := range pending {
@@ -135,12 +143,21 @@ func (v *Vectorizer) step(ctx context.Context) (written int, empty bool, err err
 	// Backlog read returns their new text.
 	n, err := v.store.PutVectors(ctx, vs)
 	if err != nil {
-		return 0, false, err
+		return 0, 0, false, err
 	}
+	for _, p := range pending {
+		if p.Open {
+			open++
+		}
+	}
+	// PutVectors does not say which vectors it dropped (chunks rewritten
+	// meanwhile): count each dropped one as open, so that the open count
+	// may fall short but never moves for a personal chunk.
+	open = max(open-(len(pending)-n), 0)
 	v.mu.Lock()
 	v.status.Embedded += int64(n)
 	v.mu.Unlock()
-	return n, false, nil
+	return n, open, false, nil
 }
 
 // Open starts embedding the backlog whenever the store signals new chunks
@@ -161,12 +178,12 @@ func (v *Vectorizer) Close(ctx context.Context) error { return v.life.Close(ctx)
 func (v *Vectorizer) run(ctx context.Context) {
 	bo := &retry.Backoff{Min: v.opts.MinBackoff, Max: v.opts.MaxBackoff}
 	for {
-		n, err := v.Drain(ctx)
+		n, open, err := v.drain(ctx)
 		if ctx.Err() != nil {
 			return
 		}
 		if err == nil && n > 0 && v.opts.OnCaughtUp != nil {
-			v.opts.OnCaughtUp(n)
+			v.opts.OnCaughtUp(n, open)
 		}
 		wait := v.opts.Idle
 		if err != nil {

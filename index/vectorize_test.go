@@ -189,7 +189,7 @@ func TestLargeNoteDoesNotStarveSmallOnes(t *testing.T) {
 	}
 	emb := &recordingEmbedder{}
 	v := NewVectorizer(s, emb, VectorizerOptions{BatchChunks: 16, SliceChunks: 8})
-	if _, _, err := v.step(ctx); err != nil {
+	if _, _, _, err := v.step(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if got := count(t, s, `SELECT count(*) FROM chunks WHERE doc_id = 'small.md' AND embedded = 1`); got != 1 {
@@ -200,7 +200,7 @@ func TestLargeNoteDoesNotStarveSmallOnes(t *testing.T) {
 		t.Fatalf("%d vectors of the half-embedded big note are searchable", got)
 	}
 	for {
-		n, empty, err := v.step(ctx)
+		n, _, empty, err := v.step(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -291,7 +291,7 @@ func TestSmallNotesWaitAboutOneBatchBehindLargeOnes(t *testing.T) {
 	}
 	v := NewVectorizer(s, &hostEmbedder{}, VectorizerOptions{BatchChunks: 16, SliceChunks: 8})
 	for range 2 {
-		if _, _, err := v.step(ctx); err != nil {
+		if _, _, _, err := v.step(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -301,7 +301,7 @@ func TestSmallNotesWaitAboutOneBatchBehindLargeOnes(t *testing.T) {
 		}
 	}
 	mustApply(t, s, upserts(note("late.md", "a small note written while the large ones wait")))
-	if _, _, err := v.step(ctx); err != nil {
+	if _, _, _, err := v.step(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if got := embeddedCount(t, s, "late.md"); got != 1 {
@@ -340,7 +340,7 @@ func BenchmarkSmallNotesBehindLargeNotes(b *testing.B) {
 		b.StartTimer()
 		batches, embedded := 0, 0
 		for count(b, s, `SELECT count(*) FROM chunks WHERE doc_id LIKE 's_.md' AND embedded = 1`) < len(small) {
-			n, empty, err := v.step(ctx)
+			n, _, empty, err := v.step(ctx)
 			if err != nil || empty {
 				b.Fatalf("step: empty=%v err=%v", empty, err)
 			}

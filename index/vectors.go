@@ -15,6 +15,9 @@ type Pending struct {
 	RowID int64
 	DocID string
 	Text  string
+	// Open is set for a chunk of an open note, so that progress shown to
+	// open-only listeners counts only what they may see.
+	Open bool
 }
 
 // Vector is an embedding of Text for the chunk with RowID.
@@ -58,7 +61,7 @@ func (s *Store) Backlog(ctx context.Context, maxChunks, slice int) ([]Pending, e
 	}
 	var out []Pending
 	for _, t := range takeTurns(queue, maxChunks, slice) {
-		rows, err := tx.QueryContext(ctx, `SELECT rowid, prelude, body FROM chunks
+		rows, err := tx.QueryContext(ctx, `SELECT rowid, prelude, body, sensitivity = 'open' FROM chunks
 			WHERE doc_id = ? AND embedded = 0 AND staged IS NULL ORDER BY rowid LIMIT ?`, t.docID, t.take)
 		if err != nil {
 			return nil, fmt.Errorf("read backlog: %w", err)
@@ -66,7 +69,7 @@ func (s *Store) Backlog(ctx context.Context, maxChunks, slice int) ([]Pending, e
 		for rows.Next() {
 			p := Pending{DocID: t.docID}
 			var prelude, body string
-			if err := rows.Scan(&p.RowID, &prelude, &body); err != nil {
+			if err := rows.Scan(&p.RowID, &prelude, &body, &p.Open); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("read backlog: %w", err)
 			}

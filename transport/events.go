@@ -25,13 +25,41 @@ const (
 // Event is one thing the index did, as /events sends it: an SSE event of
 // Type whose data is Data as JSON.
 type Event struct {
-	ID   uint64
 	Type string
 	Data any
-	// Personal marks an event about a personal note: a client that asked
-	// for open notes only (allow_web=true) does not get it.
-	Personal bool
+	// OpenData is what a client that asked for open notes only
+	// (allow_web=true) gets in place of Data: nil for an event about a
+	// personal note, Data for one about nothing personal, and for an event
+	// that counts notes, the counts over open notes. Nil by default, so an
+	// event nobody thought about is never sent to such a client.
+	OpenData any
 	At       time.Time
+}
+
+// frame is an event as one scope's clients get it: its id in that scope's
+// sequence, its type and its data.
+type frame struct {
+	id   uint64
+	typ  string
+	data any
+}
+
+// published is an event with its id in each scope's sequence: all for
+// clients of the whole vault, open (0 when they do not get it) for clients
+// of open notes only, so that the latter see no gap where a personal note's
+// event went.
+type published struct {
+	Event
+	all, open uint64
+}
+
+// frame is the event as a client of the scope gets it; ok is false when
+// that client does not get it.
+func (p published) frame(openOnly bool) (f frame, ok bool) {
+	if !openOnly {
+		return frame{p.all, p.Type, p.Data}, true
+	}
+	return frame{p.open, p.Type, p.OpenData}, p.OpenData != nil
 }
 
 // NoteEvent is the data of the note events.
@@ -48,17 +76,18 @@ type NoteEvent struct {
 // so nothing grows without bound. The zero value is not usable: see
 // NewEvents.
 type Events struct {
-	mu      sync.Mutex
-	next    uint64
-	recent  []Event // the last window events, oldest first
-	window  int
-	buffer  int
-	clients map[*subscriber]bool
-	closed  bool
+	mu sync.Mutex
+	// next and nextOpen are the next ids of the two sequences.
+	next, nextOpen uint64
+	recent         []published // the last window events, oldest first
+	window         int
+	buffer         int
+	clients        map[*subscriber]bool
+	closed         bool
 }
 
 type subscriber struct {
-	c        chan Event
+	c        chan frame
 	openOnly bool
 	dropped  bool
 }
@@ -66,31 +95,37 @@ type subscriber struct {
 // NewEvents returns a broadcast that keeps window recent events for
 // resumption and buffers up to buffer events per client.
 func NewEvents(window, buffer int) *Events {
-	return &Events{window: max(window, 1), buffer: max(buffer, 1), clients: map[*subscriber]bool{}, next: 1}
+	return &Events{window: max(window, 1), buffer: max(buffer, 1), clients: map[*subscriber]bool{}, next: 1, nextOpen: 1}
 }
 
-// Publish sends an event to every client, stamping its id and time.
+// Publish sends an event to every client that may see it, stamping its ids
+// and time.
 func (e *Events) Publish(ev Event) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
 		return
 	}
-	ev.ID = e.next
-	e.next++
 	if ev.At.IsZero() {
 		ev.At = time.Now()
 	}
-	e.recent = append(e.recent, ev)
+	p := published{Event: ev, all: e.next}
+	e.next++
+	if ev.OpenData != nil {
+		p.open = e.nextOpen
+		e.nextOpen++
+	}
+	e.recent = append(e.recent, p)
 	if len(e.recent) > e.window {
 		e.recent = e.recent[len(e.recent)-e.window:]
 	}
 	for s := range e.clients {
-		if ev.Personal && s.openOnly {
+		f, ok := p.frame(s.openOnly)
+		if !ok {
 			continue
 		}
 		select {
-		case s.c <- ev:
+		case s.c <- f:
 		default:
 			// The client is too slow: drop it rather than buffer for it.
 			s.dropped = true
@@ -100,12 +135,13 @@ func (e *Events) Publish(ev Event) {
 	}
 }
 
-// subscribe registers a client and returns the recent events after lastID
-// to send it first; resync reports that lastID fell out of the window.
-func (e *Events) subscribe(lastID uint64, resume, openOnly bool) (s *subscriber, backlog []Event, resync bool) {
+// subscribe registers a client and returns the recent events after lastID,
+// in the client's scope, to send it first; resync reports that some of
+// them fell out of the window.
+func (e *Events) subscribe(lastID uint64, resume, openOnly bool) (s *subscriber, backlog []frame, resync bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	s = &subscriber{c: make(chan Event, e.buffer), openOnly: openOnly}
+	s = &subscriber{c: make(chan frame, e.buffer), openOnly: openOnly}
 	if e.closed {
 		close(s.c)
 		return s, nil, false
@@ -114,13 +150,19 @@ func (e *Events) subscribe(lastID uint64, resume, openOnly bool) (s *subscriber,
 	if !resume {
 		return s, nil, false
 	}
-	if len(e.recent) == 0 || lastID+1 < e.recent[0].ID {
-		return s, nil, lastID+1 < e.next
+	next := e.next
+	if openOnly {
+		next = e.nextOpen
 	}
-	for _, ev := range e.recent {
-		if ev.ID > lastID && !(ev.Personal && openOnly) {
-			backlog = append(backlog, ev)
+	kept := false // whether the event right after lastID is still in the window
+	for _, p := range e.recent {
+		if f, ok := p.frame(openOnly); ok && f.id > lastID {
+			kept = kept || f.id == lastID+1
+			backlog = append(backlog, f)
 		}
+	}
+	if lastID+1 < next && !kept {
+		return s, nil, true
 	}
 	return s, backlog, false
 }
@@ -143,10 +185,12 @@ func (e *Events) Close() {
 		return
 	}
 	e.closed = true
-	bye := Event{ID: e.next, Type: EventServerShutdown, Data: map[string]string{"reason": "the server is stopping"}, At: time.Now()}
+	reason := map[string]string{"reason": "the server is stopping"}
+	bye := published{Event: Event{Type: EventServerShutdown, Data: reason, OpenData: reason}, all: e.next, open: e.nextOpen}
 	for s := range e.clients {
+		f, _ := bye.frame(s.openOnly)
 		select {
-		case s.c <- bye:
+		case s.c <- f:
 		default:
 		}
 		delete(e.clients, s)
@@ -160,7 +204,9 @@ const heartbeat = 15 * time.Second
 
 // serveEvents streams events as Server-Sent Events: the recent ones after
 // Last-Event-ID first, then live ones, a heartbeat comment when idle. With
-// allow_web=true only events about open notes are sent.
+// allow_web=true only what open notes alone could cause is sent, numbered
+// in a sequence of its own: no event, id gap or count moves because a
+// personal note changed.
 func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	var lastID uint64
 	resume := false
@@ -183,8 +229,8 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	if resync {
 		sse.event(0, EventResync, map[string]string{"reason": "events after that id are no longer kept"})
 	}
-	for _, ev := range backlog {
-		sse.event(ev.ID, ev.Type, ev.Data)
+	for _, f := range backlog {
+		sse.event(f.id, f.typ, f.data)
 	}
 	if err := sse.flush(); err != nil {
 		return
@@ -197,7 +243,7 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-tick.C:
 			sse.comment("heartbeat")
-		case ev, ok := <-sub.c:
+		case f, ok := <-sub.c:
 			if !ok {
 				if sub.dropped {
 					sse.event(0, EventResync, map[string]string{"reason": "the client fell behind; read /status"})
@@ -205,7 +251,7 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 				_ = sse.flush()
 				return
 			}
-			sse.event(ev.ID, ev.Type, ev.Data)
+			sse.event(f.id, f.typ, f.data)
 		}
 		if err := sse.flush(); err != nil {
 			return

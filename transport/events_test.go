@@ -51,7 +51,11 @@ func waitSubscribers(t *testing.T, ev *Events, n int) {
 }
 
 func noteEvent(path string, personal bool) Event {
-	return Event{Type: EventNoteIndexed, Data: NoteEvent{Path: path, At: "now"}, Personal: personal}
+	ev := Event{Type: EventNoteIndexed, Data: NoteEvent{Path: path, At: "now"}}
+	if !personal {
+		ev.OpenData = ev.Data
+	}
+	return ev
 }
 
 func TestEventsLiveAndResumed(t *testing.T) {
@@ -72,13 +76,14 @@ func TestEventsLiveAndResumed(t *testing.T) {
 		t.Fatalf("event data %q: %v", got[0].data, err)
 	}
 
-	// A client that saw event 1 resumes with the ones after it, within the
-	// window; with allow_web=true the personal note's event is left out.
+	// A client that saw event 2 resumes with the ones after it, within the
+	// window. With allow_web=true the ids are of open events alone, so the
+	// personal note's event leaves no gap: A, C and D are 1, 2 and 3.
 	for _, e := range []Event{noteEvent("C.md", false), noteEvent("D.md", false)} {
 		ev.Publish(e)
 	}
 	ctx2, cancel2 := context.WithCancel(context.Background())
-	resumed := eventsStream(t, ctx2, hs.URL+"/events?allow_web=true", "Last-Event-ID", "2")
+	resumed := eventsStream(t, ctx2, hs.URL+"/events", "Last-Event-ID", "2")
 	var ids []string
 	for _, e := range readSSE(t, resumed.Body, func(e sseEvent) bool { return e.id == "4" }) {
 		ids = append(ids, e.id)
@@ -89,13 +94,13 @@ func TestEventsLiveAndResumed(t *testing.T) {
 	}
 	ctx3, cancel3 := context.WithCancel(context.Background())
 	open := eventsStream(t, ctx3, hs.URL+"/events?allow_web=true", "Last-Event-ID", "1")
-	ids = nil
-	for _, e := range readSSE(t, open.Body, func(e sseEvent) bool { return e.id == "4" }) {
-		ids = append(ids, e.id)
+	var paths []string
+	for _, e := range readSSE(t, open.Body, func(e sseEvent) bool { return strings.Contains(e.data, "D.md") }) {
+		paths = append(paths, e.id+" "+e.data[strings.Index(e.data, `"path":"`)+8:strings.Index(e.data, `","at"`)])
 	}
 	cancel3()
-	if diff := cmp.Diff([]string{"3", "4"}, ids); diff != "" {
-		t.Errorf("open notes only, resumed after 1 (-want +got; 2 is personal):\n%s", diff)
+	if diff := cmp.Diff([]string{"2 C.md", "3 D.md"}, paths); diff != "" {
+		t.Errorf("open notes only, resumed after 1 (-want +got):\n%s", diff)
 	}
 	// Live, with allow_web=true, a personal note's event is never sent: the
 	// open one published after it is the first thing the client reads.
@@ -106,8 +111,8 @@ func TestEventsLiveAndResumed(t *testing.T) {
 	ev.Publish(noteEvent("F.md", false))
 	liveGot := readSSE(t, live.Body, func(e sseEvent) bool { return strings.Contains(e.data, "F.md") })
 	cancel5()
-	if len(liveGot) != 1 || strings.Contains(liveGot[0].data, "Diary/E.md") {
-		t.Errorf("live open-only events = %+v, want only F.md's", liveGot)
+	if len(liveGot) != 1 || strings.Contains(liveGot[0].data, "Diary/E.md") || liveGot[0].id != "4" {
+		t.Errorf("live open-only events = %+v, want only F.md's, as open event 4", liveGot)
 	}
 	// An id that fell out of the three-event window asks for a resync.
 	ctx4, cancel4 := context.WithCancel(context.Background())
@@ -148,6 +153,26 @@ func TestEventsDropSlowClient(t *testing.T) {
 	ev.mu.Unlock()
 	if clients != 1 {
 		t.Fatalf("%d clients left, want the fast one", clients)
+	}
+}
+
+// An event that says nothing of what open-only clients get (no OpenData)
+// is not sent to them: the default fails closed.
+func TestEventsWithoutOpenDataStayWithTheWholeVault(t *testing.T) {
+	ev := NewEvents(10, 4)
+	openSub, _, _ := ev.subscribe(0, false, true)
+	wholeSub, _, _ := ev.subscribe(0, false, false)
+	ev.Publish(Event{Type: EventEmbeddingDone, Data: map[string]int{"embedded": 1}})
+	ev.Publish(noteEvent("Open.md", false))
+	if f := <-openSub.c; f.typ != EventNoteIndexed || f.id != 1 {
+		t.Errorf("the open-only client's first event: %+v, want Open.md's as 1", f)
+	}
+	if f := <-wholeSub.c; f.typ != EventEmbeddingDone || f.id != 1 {
+		t.Errorf("the whole vault's first event: %+v, want the embedding's as 1", f)
+	}
+	_, backlog, resync := ev.subscribe(0, true, true)
+	if resync || len(backlog) != 1 || backlog[0].id != 1 {
+		t.Errorf("an open-only client resuming from 0: %+v (resync %v), want Open.md's alone", backlog, resync)
 	}
 }
 

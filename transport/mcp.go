@@ -2,11 +2,14 @@ package transport
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -38,16 +41,48 @@ func noteURI(path string, scope index.Scope) string {
 	return uri
 }
 
+// sessionScopeKey carries the scope an MCP client asked for on the
+// endpoint's URL (/mcp?allow_web=true) in its requests' contexts.
+type sessionScopeKey struct{}
+
+// sessionScope is the scope of the endpoint's URL: ScopeOpen narrows every
+// tool call and resource of the session, whatever a call asks; resources/list
+// has no arguments, so it is the only scope a listing can have.
+func sessionScope(ctx context.Context) index.Scope {
+	if scope, ok := ctx.Value(sessionScopeKey{}).(index.Scope); ok {
+		return scope
+	}
+	return index.ScopeAll
+}
+
+// narrow is the narrower of a call's scope and its session's.
+func narrow(ctx context.Context, scope index.Scope) index.Scope {
+	if sessionScope(ctx) == index.ScopeOpen {
+		return index.ScopeOpen
+	}
+	return scope
+}
+
+// resourcePage is how many notes a resources/list page holds.
+const resourcePage = 50
+
 // newMCP is the MCP server on streamable HTTP. Tools are read-only and
 // closed-world; their mistakes come back as tool errors the model can read,
 // not protocol errors. Session ids are not checked against a table (mcp-go's
 // default), so they stay valid across a restart: Claude Code does not
 // initialize again after a 404.
 func (s *Server) newMCP() http.Handler {
+	hooks := &server.Hooks{}
+	// mcp-go lists only resources registered one by one; the notes change
+	// with the vault, so the listing is filled in after it, page by page.
+	hooks.AddAfterListResources(func(ctx context.Context, _ any, req *mcp.ListResourcesRequest, res *mcp.ListResourcesResult) {
+		res.Resources, res.NextCursor = s.listNotes(ctx, req.Params.Cursor)
+	})
 	ms := server.NewMCPServer("vaultask", s.opts.Version,
 		server.WithInstructions(mcpInstructions),
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(false, false),
+		server.WithHooks(hooks),
 		server.WithRecovery(),
 	)
 	readOnly := []mcp.ToolOption{
@@ -62,6 +97,8 @@ func (s *Server) newMCP() http.Handler {
 		all = append(all, opts...)
 		t := mcp.NewTool(name, all...)
 		out(&t)
+		singleTypes(t.OutputSchema.Properties)
+		singleTypes(t.OutputSchema.Defs)
 		return t
 	}
 	ms.AddTool(tool("vault_search", "Search the vault", "Find the passages of the user's notes that best answer a question, best first.",
@@ -87,12 +124,94 @@ func (s *Server) newMCP() http.Handler {
 		mcp.WithTemplateDescription("A note's Markdown by its vault path; add ?allow_web=true to read it only if it is open."),
 		mcp.WithTemplateMIMEType("text/markdown"),
 	), s.readNoteResource)
-	return server.NewStreamableHTTPServer(ms,
+	h := server.NewStreamableHTTPServer(ms,
 		// vaultask checks Origin and Host itself (mcpGuard), with the
 		// operator's trusted hosts for a reverse proxy.
 		server.WithDisableLocalhostProtection(true),
 		server.WithStreamableHTTPLogger(s.log),
+		server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
+			allow, _ := allowWebParam(r) // checked before the request got here
+			return context.WithValue(ctx, sessionScopeKey{}, scopeOf(allow))
+		}),
 	)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := allowWebParam(r); err != nil {
+			writeError(w, http.StatusBadRequest, "invalid_request_error", "allow_web", "", err.Error())
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// singleTypes rewrites, in a generated JSON schema, every "type" that is a
+// list (["null","array"] for a Go slice) to its one type other than null:
+// Gemini's function declarations and OpenAPI 3.0 take a single type only,
+// and every list vaultask returns is [] when empty, never null.
+func singleTypes(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		if types, ok := v["type"].([]any); ok {
+			for _, t := range types {
+				if t != "null" {
+					v["type"] = t
+				}
+			}
+		}
+		for _, sub := range v {
+			singleTypes(sub)
+		}
+	case []any:
+		for _, sub := range v {
+			singleTypes(sub)
+		}
+	}
+}
+
+// listNotes is a page of resources/list: on the first page the topic notes,
+// then on every page the indexed notes, most recently changed first, all
+// of the session's scope. The cursor is where the next page starts among
+// the notes; a cursor that is not one of these starts nowhere.
+func (s *Server) listNotes(ctx context.Context, cursor mcp.Cursor) ([]mcp.Resource, mcp.Cursor) {
+	scope := sessionScope(ctx)
+	out := []mcp.Resource{}
+	offset := 0
+	topics := map[string]bool{}
+	if cursor != "" {
+		raw, err := base64.StdEncoding.DecodeString(string(cursor))
+		n, perr := strconv.Atoi(strings.TrimPrefix(string(raw), "notes:"))
+		if err != nil || perr != nil || n < 0 || !strings.HasPrefix(string(raw), "notes:") {
+			return out, ""
+		}
+		offset = n
+	}
+	ts, err := s.opts.Vault.Topics(ctx, scope)
+	if err != nil {
+		s.log.Error("MCP resource list failed", "err", err)
+		return out, ""
+	}
+	for _, t := range ts {
+		topics[t.Path] = true
+		if offset == 0 {
+			out = append(out, mcp.NewResource(noteURI(t.Path, scope), t.Path, mcp.WithResourceTitle(t.Title), mcp.WithMIMEType("text/markdown"),
+				mcp.WithResourceDescription(fmt.Sprintf("topic note collecting %d notes", t.Members))))
+		}
+	}
+	notes, total, err := s.opts.Vault.NoteList(ctx, index.NoteQuery{State: index.StatusIndexed, Scope: scope, Recent: true, Offset: offset, Limit: resourcePage})
+	if err != nil {
+		s.log.Error("MCP resource list failed", "err", err)
+		return out, ""
+	}
+	for _, n := range notes {
+		if topics[n.Path] {
+			continue
+		}
+		out = append(out, mcp.NewResource(noteURI(n.Path, scope), n.Path, mcp.WithResourceTitle(n.Title), mcp.WithMIMEType("text/markdown"),
+			mcp.WithLastModified(n.IndexedAt.UTC().Format(time.RFC3339))))
+	}
+	if offset+len(notes) >= total {
+		return out, ""
+	}
+	return out, mcp.Cursor(base64.StdEncoding.EncodeToString([]byte("notes:" + strconv.Itoa(offset+len(notes)))))
 }
 
 // noteRef is a note as the tools name it.
@@ -162,16 +281,17 @@ type topicEntry struct {
 // when one is wrong.
 type toolArgs struct{ req mcp.CallToolRequest }
 
-func (a toolArgs) scope() (index.Scope, error) {
+// scope is the call's scope, narrowed by its session's.
+func (a toolArgs) scope(ctx context.Context) (index.Scope, error) {
 	v, ok := a.req.GetArguments()["allow_web"]
 	if !ok || v == nil {
-		return index.ScopeAll, nil
+		return narrow(ctx, index.ScopeAll), nil
 	}
 	b, isBool := v.(bool)
 	if !isBool {
 		return 0, fmt.Errorf("allow_web must be true or false, not %v", v)
 	}
-	return scopeOf(b), nil
+	return narrow(ctx, scopeOf(b)), nil
 }
 
 func (a toolArgs) text(name string) (string, error) {
@@ -213,7 +333,7 @@ func (s *Server) toolFailed(err error) *mcp.CallToolResult {
 
 func (s *Server) vaultSearch(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	a := toolArgs{req}
-	scope, err := a.scope()
+	scope, err := a.scope(ctx)
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
 	}
@@ -243,6 +363,7 @@ func (s *Server) vaultSearch(ctx context.Context, req mcp.CallToolRequest) (*mcp
 		}
 		hit := searchHit{noteRef: refOf(index.Doc{Path: h.Chunk.Path, Title: h.Chunk.Title}, scope), Heading: h.Chunk.HeadingPath,
 			Snippet: snippet(h.Chunk.Body, 400), Score: h.Score, Reach: h.Reach()}
+		hit.Provenance = []string{}
 		for _, src := range h.Sources {
 			hit.Provenance = append(hit.Provenance, string(src))
 		}
@@ -310,7 +431,7 @@ func alsoText(also []noteRef) string {
 
 func (s *Server) vaultRead(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	a := toolArgs{req}
-	scope, err := a.scope()
+	scope, err := a.scope(ctx)
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
 	}
@@ -344,7 +465,7 @@ func (s *Server) vaultRead(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 
 func (s *Server) vaultNeighbors(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	a := toolArgs{req}
-	scope, err := a.scope()
+	scope, err := a.scope(ctx)
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
 	}
@@ -382,7 +503,7 @@ func (s *Server) vaultNeighbors(ctx context.Context, req mcp.CallToolRequest) (*
 }
 
 func (s *Server) vaultTopics(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	scope, err := toolArgs{req}.scope()
+	scope, err := toolArgs{req}.scope(ctx)
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
 	}
@@ -411,7 +532,7 @@ func (s *Server) readNoteResource(ctx context.Context, req mcp.ReadResourceReque
 	if err != nil {
 		return nil, err
 	}
-	scope := scopeOf(allow)
+	scope := narrow(ctx, scopeOf(allow))
 	ref := strings.TrimPrefix(u.Path, "/")
 	d, _, err := s.opts.Vault.ResolveNote(ctx, ref, scope)
 	if errors.Is(err, index.ErrNoNote) {

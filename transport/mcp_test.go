@@ -1,16 +1,23 @@
 package transport
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/vaultask/vaultask/index"
 )
 
-// rpc is one JSON-RPC call to /mcp as a streamable-HTTP client sends it.
+// rpc is one JSON-RPC call to /mcp as a streamable-HTTP client sends it;
+// a query on url goes on /mcp.
 func rpc(t *testing.T, url, session, method string, params any, header ...string) *http.Response {
 	t.Helper()
 	body := map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
@@ -18,7 +25,11 @@ func rpc(t *testing.T, url, session, method string, params any, header ...string
 	if session != "" {
 		h = append(h, "Mcp-Session-Id", session)
 	}
-	return do(t, http.MethodPost, url+"/mcp", body, h...)
+	endpoint := url + "/mcp"
+	if base, query, ok := strings.Cut(url, "?"); ok {
+		endpoint = base + "/mcp?" + query
+	}
+	return do(t, http.MethodPost, endpoint, body, h...)
 }
 
 func initialize(t *testing.T, url string, header ...string) *http.Response {
@@ -219,5 +230,171 @@ func TestMCPAllowWebSeesOpenNotesOnly(t *testing.T) {
 	}
 	if got := read("vault://note/Diary/Knead%20log.md"); !strings.Contains(got, personalMark) {
 		t.Errorf("a personal note's resource with the whole vault: %s", got)
+	}
+}
+
+// rpcResult calls method in a session and decodes the JSON-RPC result.
+func rpcResult(t *testing.T, url, session, method string, params, result any) {
+	t.Helper()
+	body := mcpCall(t, url, session, method, params)
+	if i := strings.Index(body, "{"); i > 0 { // an SSE frame: "event: message\ndata: {…}"
+		body = body[i:]
+	}
+	var out struct {
+		Result json.RawMessage `json:"result"`
+		Error  any             `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(strings.TrimSpace(body)), &out); err != nil || out.Error != nil {
+		t.Fatalf("%s: %v %v\n%s", method, err, out.Error, body)
+	}
+	if err := json.Unmarshal(out.Result, result); err != nil {
+		t.Fatalf("%s: %v\n%s", method, err, out.Result)
+	}
+}
+
+// listTypes reports every "type" in a schema that is a list, by where it is.
+func listTypes(where string, v any, found *[]string) {
+	switch v := v.(type) {
+	case map[string]any:
+		if _, ok := v["type"].([]any); ok {
+			*found = append(*found, fmt.Sprintf("%s: %v", where, v["type"]))
+		}
+		for k, sub := range v {
+			listTypes(where+"."+k, sub, found)
+		}
+	case []any:
+		for i, sub := range v {
+			listTypes(fmt.Sprintf("%s[%d]", where, i), sub, found)
+		}
+	}
+}
+
+// Every tool's output schema declares single types (Gemini's function
+// declarations and OpenAPI 3.0 take no ["null","array"]), and every list in
+// a result is [] when empty, never null.
+func TestMCPSchemasAreSingleTypedAndListsNeverNull(t *testing.T) {
+	hs, _ := testServer(t, testVault(t), upstream(t), Options{})
+	session := initialize(t, hs.URL).Header.Get("Mcp-Session-Id")
+	var tools struct {
+		Tools []struct {
+			Name         string         `json:"name"`
+			OutputSchema map[string]any `json:"outputSchema"`
+		} `json:"tools"`
+	}
+	rpcResult(t, hs.URL, session, "tools/list", map[string]any{}, &tools)
+	if len(tools.Tools) != 4 {
+		t.Fatalf("tools/list: %+v", tools)
+	}
+	for _, tool := range tools.Tools {
+		var found []string
+		listTypes(tool.Name, tool.OutputSchema, &found)
+		for _, f := range found {
+			t.Errorf("a type that is a list: %s", f)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"vault_search", map[string]any{"query": "xylophone quartz"}},
+		{"vault_search", map[string]any{"query": "knead dough"}},
+		{"vault_read", map[string]any{"path": "Recipes/Bread"}},
+		{"vault_neighbors", map[string]any{"path": "Recipes/Bread"}},
+		{"vault_topics", map[string]any{"allow_web": true}},
+	} {
+		var res struct {
+			StructuredContent json.RawMessage `json:"structuredContent"`
+		}
+		rpcResult(t, hs.URL, session, "tools/call", map[string]any{"name": c.name, "arguments": c.args}, &res)
+		if len(res.StructuredContent) == 0 || strings.Contains(string(res.StructuredContent), "null") {
+			t.Errorf("%s %v: structured content %s, want lists as []", c.name, c.args, res.StructuredContent)
+		}
+	}
+}
+
+// resources/list lists the topic notes, then the notes most recently
+// changed first, in pages with a cursor; on /mcp?allow_web=true only open
+// notes, each with a URI that reads under the open scope, and the session's
+// tools cannot widen it. Every listed note reads.
+func TestMCPResourcesList(t *testing.T) {
+	store := testVault(t)
+	var many []index.NoteInput
+	for i := range resourcePage + 5 {
+		many = append(many, note(fmt.Sprintf("Log/%03d.md", i), fmt.Sprintf("# Entry %d\n\nA line.\n", i)))
+	}
+	if _, err := store.Apply(context.Background(), index.Batch{Upserts: many}); err != nil {
+		t.Fatal(err)
+	}
+	// Indexing times are in milliseconds: the last note gets one of its own.
+	for start := time.Now().UnixMilli(); time.Now().UnixMilli() <= start; {
+	}
+	latest := note("Recipes/Latest.md", "# Latest\n\nWritten last.\n")
+	if _, err := store.Apply(context.Background(), index.Batch{Upserts: []index.NoteInput{latest}}); err != nil {
+		t.Fatal(err)
+	}
+	hs, _ := testServer(t, store, upstream(t), Options{})
+	type page struct {
+		Resources  []struct{ URI, Name, Title, MimeType string } `json:"resources"`
+		NextCursor string                                        `json:"nextCursor"`
+	}
+	list := func(endpoint string) []string {
+		t.Helper()
+		session := initialize(t, hs.URL+endpoint).Header.Get("Mcp-Session-Id")
+		var uris []string
+		cursor := ""
+		for pages := 0; ; pages++ {
+			params := map[string]any{}
+			if cursor != "" {
+				params["cursor"] = cursor
+			}
+			var p page
+			rpcResult(t, hs.URL+endpoint, session, "resources/list", params, &p)
+			if pages == 0 && (len(p.Resources) < 2 || p.Resources[0].Name != "99 topics/Baking.md" || p.Resources[1].Name != "Recipes/Latest.md") {
+				t.Fatalf("%s: first page starts %+v, want the topic note, then the latest note", endpoint, p.Resources[:min(2, len(p.Resources))])
+			}
+			for _, r := range p.Resources {
+				uris = append(uris, r.URI)
+				if r.MimeType != "text/markdown" {
+					t.Errorf("%s: %+v", endpoint, r)
+				}
+			}
+			if cursor = p.NextCursor; cursor == "" {
+				if pages == 0 {
+					t.Errorf("%s: %d notes in one page, want pages of %d", endpoint, len(uris), resourcePage)
+				}
+				return uris
+			}
+		}
+	}
+	all := list("")
+	if len(all) != 7+resourcePage+5+1 || !slices.ContainsFunc(all, func(u string) bool { return strings.Contains(u, "Diary") }) {
+		t.Fatalf("the whole vault lists %d notes: %v", len(all), all)
+	}
+	open := list("?allow_web=true")
+	if len(open) != len(all)-3 {
+		t.Errorf("open notes only lists %d notes, want %d", len(open), len(all)-3)
+	}
+	openURL := hs.URL + "?allow_web=true"
+	openSession := initialize(t, openURL).Header.Get("Mcp-Session-Id")
+	for _, uri := range open {
+		if strings.Contains(uri, "Diary") || !strings.HasSuffix(uri, "?allow_web=true") {
+			t.Errorf("open notes only lists %s", uri)
+		}
+	}
+	wholeSession := initialize(t, hs.URL).Header.Get("Mcp-Session-Id")
+	for _, uri := range []string{open[0], open[len(open)-1], all[1]} {
+		var read struct {
+			Contents []struct{ Text string } `json:"contents"`
+		}
+		rpcResult(t, hs.URL, wholeSession, "resources/read", map[string]any{"uri": uri}, &read)
+		if len(read.Contents) != 1 || read.Contents[0].Text == "" {
+			t.Errorf("resources/read %s: %+v", uri, read)
+		}
+	}
+	if body := mcpCall(t, openURL, openSession, "tools/call", map[string]any{"name": "vault_read", "arguments": map[string]any{"path": "Diary/Bread", "allow_web": false}}); !strings.Contains(body, `"isError":true`) {
+		t.Errorf("a tool of an open-only session read a personal note: %s", body)
+	}
+	if resp := initialize(t, hs.URL+"?allow_web=maybe"); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("/mcp?allow_web=maybe: %d, want 400", resp.StatusCode)
 	}
 }

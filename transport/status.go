@@ -56,11 +56,16 @@ type IndexStatus struct {
 	Chunks           int    `json:"chunks"`
 	Vectors          int    `json:"vectors"`
 	EmbeddingBacklog int    `json:"embedding_backlog"`
-	PendingNotes     int    `json:"pending_notes"`
-	IncompleteNotes  int    `json:"incomplete_notes"`
-	SkippedNotes     int    `json:"skipped_notes"`
-	FileBytes        int64  `json:"file_bytes"`
-	EmbeddingModel   string `json:"embedding_model"`
+	// The counts over open chunks, which a caller that sees open notes
+	// only gets as its chunks, vectors and embedding backlog.
+	OpenChunks           int    `json:"open_chunks"`
+	OpenVectors          int    `json:"open_vectors"`
+	OpenEmbeddingBacklog int    `json:"open_embedding_backlog"`
+	PendingNotes         int    `json:"pending_notes"`
+	IncompleteNotes      int    `json:"incomplete_notes"`
+	SkippedNotes         int    `json:"skipped_notes"`
+	FileBytes            int64  `json:"file_bytes"`
+	EmbeddingModel       string `json:"embedding_model"`
 }
 
 // EmbedderStatus is the background embedder's health.
@@ -84,6 +89,22 @@ type ReconcileStatus struct {
 	Skipped     int       `json:"skipped"`
 }
 
+// openOnly is the status as a caller that sees open notes only gets it:
+// the index counted over open notes, and every figure that a personal
+// note's change moves (the feed's sequences, lag, last change and scan
+// progress, the reconcile's counts, the notes not indexed, whose
+// sensitivity is unknown, the file's size) left out.
+func (st Status) openOnly() Status {
+	ix := st.Index
+	st.Index = IndexStatus{Path: ix.Path, Notes: ix.OpenNotes, OpenNotes: ix.OpenNotes, Chunks: ix.OpenChunks, Vectors: ix.OpenVectors,
+		EmbeddingBacklog: ix.OpenEmbeddingBacklog, OpenChunks: ix.OpenChunks, OpenVectors: ix.OpenVectors,
+		OpenEmbeddingBacklog: ix.OpenEmbeddingBacklog, EmbeddingModel: ix.EmbeddingModel}
+	f := &st.Feed
+	f.LastSeq, f.UpdateSeq, f.Lag, f.LastChangeAt, f.ScanDone, f.ScanTotal = "", "", -1, time.Time{}, 0, 0
+	st.Reconcile = ReconcileStatus{LastRun: st.Reconcile.LastRun, NextRun: st.Reconcile.NextRun, TookSeconds: st.Reconcile.TookSeconds}
+	return st
+}
+
 // healthz says the process is up; it checks nothing else.
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
@@ -91,9 +112,10 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 
 // readyz is 200 once the index is open and the feed has caught up at least
 // once; until then 503 with what is missing. Either way the API answers
-// from what is indexed so far, and the body says what that is.
+// from what is indexed so far, and the body says what that is, counted
+// over open notes: readyz answers without the API key.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
-	st := s.opts.Status(r.Context())
+	st := s.opts.Status(r.Context()).openOnly()
 	var missing []string
 	switch {
 	case st.IndexError != "":
@@ -102,10 +124,8 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		missing = append(missing, "feed stopped: "+st.Feed.Stopped)
 	case !st.Feed.CaughtUp:
 		switch {
-		case st.Feed.Scanning && st.Feed.ScanTotal > 0:
-			missing = append(missing, fmt.Sprintf("feed catching up: first full scan, %d of %d notes written", st.Feed.ScanDone, st.Feed.ScanTotal))
-		case st.Feed.Scanning:
-			missing = append(missing, "feed catching up: listing the vault")
+		case st.Feed.Scanning: // its progress counts personal notes: /status has it
+			missing = append(missing, "feed catching up: first full scan")
 		case st.Feed.Failing:
 			missing = append(missing, "feed connecting: "+st.Feed.LastError)
 		default:
@@ -126,8 +146,19 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, code, body)
 }
 
+// status reports the feed, the index, the embedder and the reconcile;
+// allow_web=true reports them as seen by a caller of open notes only.
 func (s *Server) status(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.opts.Status(r.Context()))
+	openOnly, err := allowWebParam(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "allow_web", "", err.Error())
+		return
+	}
+	st := s.opts.Status(r.Context())
+	if openOnly {
+		st = st.openOnly()
+	}
+	writeJSON(w, http.StatusOK, st)
 }
 
 // statusNotes lists notes by state, for "why is this note not found?":

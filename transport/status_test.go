@@ -6,6 +6,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestReadiness(t *testing.T) {
@@ -30,7 +33,7 @@ func TestReadiness(t *testing.T) {
 			t.Fatalf("/readyz missing %q (serving %q), want %q", body.Missing, body.Serving, wantMissing)
 		}
 	}
-	check(http.StatusServiceUnavailable, "first full scan, 1200 of 6500 notes written")
+	check(http.StatusServiceUnavailable, "feed catching up: first full scan")
 	st.Store(Status{Feed: FeedStatus{Source: "couchdb", Failing: true, LastError: "CouchDB at http://x is unreachable: connection refused"}})
 	check(http.StatusServiceUnavailable, "feed connecting: CouchDB at http://x is unreachable")
 	st.Store(Status{Feed: FeedStatus{Source: "couchdb", CaughtUp: true, Failing: true}, Index: IndexStatus{Notes: 264}})
@@ -39,6 +42,43 @@ func TestReadiness(t *testing.T) {
 	check(http.StatusServiceUnavailable, "feed stopped")
 	if resp := do(t, http.MethodGet, hs.URL+"/healthz", nil); resp.StatusCode != http.StatusOK {
 		t.Fatalf("/healthz %d", resp.StatusCode)
+	}
+}
+
+// /status?allow_web=true and /readyz, which answers without the key, count
+// open notes only and leave out every figure a personal note moves.
+func TestStatusOpenOnly(t *testing.T) {
+	full := Status{
+		Feed: FeedStatus{Source: "couchdb", CaughtUp: true, Connected: true, LastSeq: "12-a", UpdateSeq: "12-a", Lag: 0,
+			LastChangeAt: time.Unix(1700000000, 0), ScanDone: 5, ScanTotal: 5},
+		Index: IndexStatus{Notes: 5, OpenNotes: 3, PersonalNotes: 2, Chunks: 9, OpenChunks: 4, Vectors: 8, OpenVectors: 4,
+			EmbeddingBacklog: 1, OpenEmbeddingBacklog: 0, IncompleteNotes: 1, FileBytes: 4096},
+		Reconcile: ReconcileStatus{Notes: 6, Added: 1},
+	}
+	hs, _ := testServer(t, testVault(t), upstream(t), Options{Status: func(context.Context) Status { return full }})
+	var open, whole Status
+	decode(t, do(t, http.MethodGet, hs.URL+"/status?allow_web=true", nil), &open)
+	decode(t, do(t, http.MethodGet, hs.URL+"/status", nil), &whole)
+	want := IndexStatus{Notes: 3, OpenNotes: 3, Chunks: 4, OpenChunks: 4, Vectors: 4, OpenVectors: 4}
+	if diff := cmp.Diff(want, open.Index); diff != "" {
+		t.Errorf("/status?allow_web=true index (-want +got):\n%s", diff)
+	}
+	if f := open.Feed; f.LastSeq != "" || f.UpdateSeq != "" || f.Lag != -1 || !f.LastChangeAt.IsZero() || f.ScanTotal != 0 || !f.CaughtUp {
+		t.Errorf("/status?allow_web=true feed: %+v", f)
+	}
+	if open.Reconcile != (ReconcileStatus{}) {
+		t.Errorf("/status?allow_web=true reconcile: %+v", open.Reconcile)
+	}
+	if whole.Index.Notes != 5 || whole.Feed.LastSeq != "12-a" {
+		t.Errorf("/status without allow_web: %+v", whole)
+	}
+	var ready struct{ Notes int }
+	decode(t, do(t, http.MethodGet, hs.URL+"/readyz", nil), &ready)
+	if ready.Notes != 3 {
+		t.Errorf("/readyz counts %d notes, want the 3 open ones", ready.Notes)
+	}
+	if resp := do(t, http.MethodGet, hs.URL+"/status?allow_web=maybe", nil); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("/status?allow_web=maybe: %d, want 400", resp.StatusCode)
 	}
 }
 

@@ -112,7 +112,8 @@ func (svc *service) open(ctx context.Context, m *Main) error {
 				svc.publishNotes(r.Sync.Notes, r.Since)
 				svc.events.Publish(transport.Event{Type: transport.EventReconcileDone, Data: map[string]any{
 					"notes": r.Notes, "added": r.Sync.Added, "changed": r.Sync.Changed, "removed": r.Sync.Deleted,
-					"incomplete": len(r.Incomplete), "skipped": len(r.Skipped), "seq": r.Since}})
+					"incomplete": len(r.Incomplete), "skipped": len(r.Skipped), "seq": r.Since},
+					OpenData: openChanges(r.Sync.Notes)})
 			},
 		})
 		svc.src = svc.couchF
@@ -120,8 +121,12 @@ func (svc *service) open(ctx context.Context, m *Main) error {
 	if emb, err := m.embedder(cfg); err != nil {
 		log.Warn("no embedder: notes are searchable by full text only", "model", cfg.Models.Embedding, "err", err)
 	} else {
-		svc.vec = index.NewVectorizer(svc.store, emb, index.VectorizerOptions{Logger: log, OnCaughtUp: func(n int) {
-			svc.events.Publish(transport.Event{Type: transport.EventEmbeddingDone, Data: map[string]int{"embedded": n}})
+		svc.vec = index.NewVectorizer(svc.store, emb, index.VectorizerOptions{Logger: log, OnCaughtUp: func(n, open int) {
+			ev := transport.Event{Type: transport.EventEmbeddingDone, Data: map[string]int{"embedded": n}}
+			if open > 0 {
+				ev.OpenData = map[string]int{"embedded": open}
+			}
+			svc.events.Publish(ev)
 		}})
 	}
 	apiKey := cfg.API.Key.Reveal()
@@ -267,9 +272,34 @@ func (svc *service) publishNotes(notes []index.NoteChange, seq string) {
 		case index.ChangeRemoved:
 			typ = transport.EventNoteRemoved
 		}
-		svc.events.Publish(transport.Event{Type: typ, Personal: n.Sensitivity != index.SensitivityOpen,
-			Data: transport.NoteEvent{Path: n.Path, Title: n.Title, Seq: seq, At: time.Now().UTC().Format(time.RFC3339)}})
+		at := time.Now().UTC().Format(time.RFC3339)
+		ev := transport.Event{Type: typ, Data: transport.NoteEvent{Path: n.Path, Title: n.Title, Seq: seq, At: at}}
+		if n.Sensitivity == index.SensitivityOpen {
+			// Without the feed's sequence, which personal notes move too.
+			ev.OpenData = transport.NoteEvent{Path: n.Path, Title: n.Title, At: at}
+		}
+		svc.events.Publish(ev)
 	}
+}
+
+// openChanges counts the open notes a reconcile added, changed and
+// removed: what its event tells a client of open notes only.
+func openChanges(notes []index.NoteChange) map[string]int {
+	out := map[string]int{"added": 0, "changed": 0, "removed": 0}
+	for _, n := range notes {
+		if n.Sensitivity != index.SensitivityOpen {
+			continue
+		}
+		switch n.Change {
+		case index.ChangeChanged:
+			out["changed"]++
+		case index.ChangeRemoved:
+			out["removed"]++
+		default:
+			out["added"]++
+		}
+	}
+	return out
 }
 
 // watchFeed turns the LiveSync follower's state into connected and error
@@ -292,11 +322,14 @@ func (svc *service) watchFeed(ctx context.Context) {
 		st := svc.couchF.Stats()
 		if st.Connected != connected {
 			connected = st.Connected
-			svc.events.Publish(transport.Event{Type: transport.EventFeedConnected, Data: map[string]bool{"connected": connected}})
+			data := map[string]bool{"connected": connected}
+			svc.events.Publish(transport.Event{Type: transport.EventFeedConnected, Data: data, OpenData: data})
 		}
 		if st.Failing != failing {
 			failing = st.Failing
-			svc.events.Publish(transport.Event{Type: transport.EventFeedFailing, Data: map[string]any{"failing": failing, "error": st.LastError}})
+			// The error may name the document that failed.
+			svc.events.Publish(transport.Event{Type: transport.EventFeedFailing, Data: map[string]any{"failing": failing, "error": st.LastError},
+				OpenData: map[string]bool{"failing": failing}})
 		}
 	}
 }
@@ -340,7 +373,8 @@ func (svc *service) status(ctx context.Context) transport.Status {
 		return st
 	}
 	st.Index = transport.IndexStatus{Path: svc.cfg.Index.Path, Notes: is.Notes, OpenNotes: is.OpenNotes, PersonalNotes: is.PersonalNotes,
-		Chunks: is.Chunks, Vectors: is.Vectors, EmbeddingBacklog: is.EmbeddingBacklog, PendingNotes: is.PendingNotes,
+		Chunks: is.Chunks, Vectors: is.Vectors, EmbeddingBacklog: is.EmbeddingBacklog, OpenChunks: is.OpenChunks, OpenVectors: is.OpenVectors,
+		OpenEmbeddingBacklog: is.OpenEmbeddingBacklog, PendingNotes: is.PendingNotes,
 		IncompleteNotes: is.IncompleteNotes, SkippedNotes: is.SkippedNotes, FileBytes: is.FileBytes, EmbeddingModel: is.EmbeddingModel}
 	return st
 }

@@ -124,6 +124,25 @@ assert.equal(
   await refusal("vault://note/Journal/2026-11-30.md?allow_web=true"),
   (await refusal("vault://note/Journal/No%20such.md?allow_web=true")).replace("No such", "2026-11-30"),
   "a personal note's resource refusal differs from a missing note's");
+// resources/list: the topic notes, then the notes most recently changed
+// first, each readable; an endpoint with ?allow_web=true lists open notes.
+const listed = await client.listResources();
+assert.ok(listed.resources.some((r) => r.name === "99 topics/Baking.md"), JSON.stringify(listed.resources));
+assert.ok(listed.resources.some((r) => r.name.startsWith("Journal/")), "the whole vault lists personal notes");
+const first = await client.readResource({ uri: listed.resources[0].uri });
+assert.ok(first.contents[0].text.length > 0);
+const openTransport = new StreamableHTTPClientTransport(new URL(process.env.VAULTASK_URL + "/mcp?allow_web=true"), {
+  requestInit: { headers: { Authorization: `Bearer ${process.env.VAULTASK_KEY}` } },
+});
+const openClient = new Client({ name: "vaultask-test-open", version: "1.0.0" });
+await openClient.connect(openTransport);
+const openListed = await openClient.listResources();
+assert.ok(openListed.resources.length > 0);
+noPersonal("resources/list on /mcp?allow_web=true", openListed);
+for (const r of openListed.resources) {
+  noPersonal(`resources/read ${r.uri}`, await openClient.readResource({ uri: r.uri }));
+}
+await openClient.close();
 const templates = await client.listResourceTemplates();
 assert.equal(templates.resourceTemplates[0].uriTemplate, "vault://note/{+path}");
 
