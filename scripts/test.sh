@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs every test with the race detector, after installing what the tests
-# need, then checks the release binary as the container runs it
-# (scripts/container-check.sh). Extra arguments go to `go test` instead
-# (e.g. -run TestApply ./index/), without the container check.
+# need, then the built-in embedder's arm64 kernel tests under qemu
+# (scripts/test-arm64.sh), then checks the release binary as the container
+# runs it (scripts/container-check.sh). Extra arguments go to `go test`
+# instead (e.g. -run TestApply ./index/), without the arm64 tests and the
+# container check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -10,4 +12,5 @@ if [ $# -gt 0 ]; then
   exec go test -race -tags sqlite_fts5 -count=1 -timeout 15m "$@"
 fi
 go test -race -tags sqlite_fts5 -count=1 -timeout 15m ./...
+bash scripts/test-arm64.sh
 bash scripts/container-check.sh

