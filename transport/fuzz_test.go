@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // FuzzDecodeChat feeds the chat completion decoder any body: it never
@@ -85,6 +87,26 @@ func FuzzDecodeChange(f *testing.F) {
 		again, err := decodeChange(doc.canonical())
 		if err != nil || len(again) != len(changes) {
 			t.Fatalf("re-encoded %q: %v, %d keys, want %d", doc.canonical(), err, len(again), len(changes))
+		}
+	})
+}
+
+// FuzzDecodeCursor feeds resources/list any cursor: it never panics, takes
+// only a non-negative offset, and every offset it hands out reads back.
+func FuzzDecodeCursor(f *testing.F) {
+	for _, s := range []string{"", string(encodeCursor(0)), string(encodeCursor(50)), "bm90ZXM6LTE=", "notes:5", "%%%", "bm90ZXM6"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, c string) {
+		n, ok := decodeCursor(mcp.Cursor(c))
+		if !ok {
+			return
+		}
+		if n < 0 {
+			t.Fatalf("cursor %q gave offset %d", c, n)
+		}
+		if back, ok := decodeCursor(encodeCursor(n)); !ok || back != n {
+			t.Fatalf("offset %d from %q does not read back: %d, %v", n, c, back, ok)
 		}
 	})
 }

@@ -177,9 +177,8 @@ func (s *Server) listNotes(ctx context.Context, cursor mcp.Cursor) ([]mcp.Resour
 	offset := 0
 	topics := map[string]bool{}
 	if cursor != "" {
-		raw, err := base64.StdEncoding.DecodeString(string(cursor))
-		n, perr := strconv.Atoi(strings.TrimPrefix(string(raw), "notes:"))
-		if err != nil || perr != nil || n < 0 || !strings.HasPrefix(string(raw), "notes:") {
+		n, ok := decodeCursor(cursor)
+		if !ok {
 			return out, ""
 		}
 		offset = n
@@ -211,7 +210,28 @@ func (s *Server) listNotes(ctx context.Context, cursor mcp.Cursor) ([]mcp.Resour
 	if offset+len(notes) >= total {
 		return out, ""
 	}
-	return out, mcp.Cursor(base64.StdEncoding.EncodeToString([]byte("notes:" + strconv.Itoa(offset+len(notes)))))
+	return out, encodeCursor(offset + len(notes))
+}
+
+// encodeCursor is the resources/list cursor of the page that starts at the
+// offset-th note.
+func encodeCursor(offset int) mcp.Cursor {
+	return mcp.Cursor(base64.StdEncoding.EncodeToString([]byte("notes:" + strconv.Itoa(offset))))
+}
+
+// decodeCursor reads a cursor that encodeCursor made; anything else, from a
+// client that made one up, is not ok.
+func decodeCursor(c mcp.Cursor) (offset int, ok bool) {
+	raw, err := base64.StdEncoding.DecodeString(string(c))
+	if err != nil {
+		return 0, false
+	}
+	digits, found := strings.CutPrefix(string(raw), "notes:")
+	n, err := strconv.Atoi(digits)
+	if !found || err != nil || n < 0 {
+		return 0, false
+	}
+	return n, true
 }
 
 // noteRef is a note as the tools name it.
