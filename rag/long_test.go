@@ -2,6 +2,7 @@ package rag
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -81,5 +82,52 @@ func TestFTSTextLongQuestion(t *testing.T) {
 		if !slices.Contains(words, w) {
 			t.Errorf("FTSText dropped %q, the question's most repeated word: %v", w, words)
 		}
+	}
+}
+
+// A question over a limit is refused before any search, naming the limit
+// and the size; the zero Limits are the defaults, not no limit.
+func TestRetrieveLimits(t *testing.T) {
+	store := mustIndex(t, nil, note("a.md", "# Alpha\n\nlivesync couchdb replication\n"))
+	ctx := context.Background()
+	small := mustPipeline(t, Options{Searcher: store, Limits: Limits{QuestionBytes: 100, TranscriptBytes: 300}})
+	long := strings.Repeat("livesync ", 12)
+	for _, c := range []struct {
+		name  string
+		p     *Pipeline
+		q     Question
+		limit string
+		size  int
+	}{
+		{"question", small, Question{Text: long}, "question", len(strings.TrimSpace(long))},
+		{"transcript", small, Question{Text: "and couchdb?", History: []Turn{{Role: "user", Text: strings.Repeat("a", 200)}, {Role: "assistant", Text: strings.Repeat("b", 100)}}}, "transcript", 312},
+		{"default question", mustPipeline(t, Options{Searcher: store}), Question{Text: strings.Repeat("x", DefaultQuestionBytes+1)}, "question", DefaultQuestionBytes + 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := c.p.Retrieve(ctx, c.q)
+			var le *LimitError
+			if !errors.As(err, &le) || le.Limit != c.limit || le.Size != c.size {
+				t.Fatalf("Retrieve = %v, want a %s LimitError of %d bytes", err, c.limit, c.size)
+			}
+			if !strings.Contains(err.Error(), fmt.Sprint(le.Max)) || !strings.Contains(err.Error(), fmt.Sprint(c.size)) {
+				t.Errorf("error %q names neither the limit nor the size", err)
+			}
+		})
+	}
+	if _, err := small.Retrieve(ctx, Question{Text: "couchdb"}); err != nil {
+		t.Fatalf("a question within the limits: %v", err)
+	}
+}
+
+// Without a model the rewrite joins earlier turns only while the text
+// searched stays within the question limit.
+func TestConcatTurnsWithinLimit(t *testing.T) {
+	q := Question{Text: "and couchdb?", History: []Turn{{Role: "user", Text: "livesync setup"}, {Role: "user", Text: strings.Repeat("log line ", 20)}}}
+	if got := concatTurns(q, 100); got != "and couchdb?" {
+		t.Errorf("concatTurns over 100 bytes = %q, want the question alone", got)
+	}
+	q.History = q.History[:1]
+	if got := concatTurns(q, 100); got != "livesync setup and couchdb?" {
+		t.Errorf("concatTurns = %q", got)
 	}
 }

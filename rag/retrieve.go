@@ -280,18 +280,24 @@ func recentTurns(q Question) []Turn {
 }
 
 // concatTurns is the rewrite without a model: the last two earlier user
-// turns and the question, joined.
-func concatTurns(q Question) string {
-	var parts []string
-	for _, t := range q.History {
-		if t.Role == "user" {
-			parts = append(parts, strings.TrimSpace(t.Text))
+// turns and the question, joined, as many of those turns, newest first, as
+// keep the text searched within max bytes.
+func concatTurns(q Question, max int) string {
+	query := strings.TrimSpace(q.Text)
+	added := 0
+	for i := len(q.History) - 1; i >= 0 && added < 2; i-- {
+		t := q.History[i]
+		if t.Role != "user" {
+			continue
 		}
+		text := strings.TrimSpace(t.Text)
+		if len(text)+1+len(query) > max {
+			break
+		}
+		query = text + " " + query
+		added++
 	}
-	if len(parts) > 2 {
-		parts = parts[len(parts)-2:]
-	}
-	return strings.Join(append(parts, strings.TrimSpace(q.Text)), " ")
+	return query
 }
 
 // parseRewrite takes the model's first non-empty line, unquoted, and refuses
