@@ -139,6 +139,14 @@ type API struct {
 	MaxConcurrent int `yaml:"max_concurrent" validate:"min=1,max=256"`
 	// MaxRequestBytes bounds a request body (413 beyond).
 	MaxRequestBytes int `yaml:"max_request_bytes" validate:"min=1024"`
+	// MaxQuestionBytes bounds the question searched (400 beyond): 16 KiB
+	// holds a question with a pasted page or error log; longer is a
+	// document, and each KiB costs query embedding and search time.
+	MaxQuestionBytes int `yaml:"max_question_bytes" validate:"min=256"`
+	// MaxTranscriptBytes bounds the question with the recent turns sent to
+	// the generation model (400 beyond): 128 KiB is about 32k tokens, what
+	// a common model's context holds beside the passages.
+	MaxTranscriptBytes int `yaml:"max_transcript_bytes" validate:"min=1024"`
 	// CORSOrigins are the browser origins allowed to call the API, such as
 	// app://obsidian.md; empty sends no CORS headers. A page of another
 	// origin may not send anything but GET.
@@ -210,7 +218,7 @@ func Default() Config {
 			ThinHits:     3,
 			ThinDistance: 0.65,
 		},
-		API: API{Listen: ":8080", MaxConcurrent: 4, MaxRequestBytes: 1 << 20, CORSOrigins: []string{}, TrustedHosts: []string{}},
+		API: API{Listen: ":8080", MaxConcurrent: 4, MaxRequestBytes: 1 << 20, MaxQuestionBytes: 16 << 10, MaxTranscriptBytes: 128 << 10, CORSOrigins: []string{}, TrustedHosts: []string{}},
 		Log: Log{Level: "info", Format: "text"},
 	}
 }

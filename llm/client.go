@@ -103,8 +103,26 @@ func (c *Client) wrap(op string, err error) error {
 	return fmt.Errorf("%s with %s at %s: %w", op, c.model, c.baseURL, err)
 }
 
-func chatParams(model string, msgs []Message) (openai.ChatCompletionNewParams, error) {
+// maxTokensKey carries WithMaxTokens's bound on a context.
+type maxTokensKey struct{}
+
+// WithMaxTokens returns ctx with a bound on the tokens a reply generated
+// under it may have, sent upstream as max_tokens (the field every
+// OpenAI-compatible server reads); n <= 0 leaves the model's own bound. It
+// rides on the context so that the one request whose client asked for it
+// carries it, through a pipeline that also makes calls of its own.
+func WithMaxTokens(ctx context.Context, n int) context.Context {
+	if n <= 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, maxTokensKey{}, n)
+}
+
+func chatParams(ctx context.Context, model string, msgs []Message) (openai.ChatCompletionNewParams, error) {
 	params := openai.ChatCompletionNewParams{Model: model}
+	if n, ok := ctx.Value(maxTokensKey{}).(int); ok {
+		params.MaxTokens = openai.Int(int64(n))
+	}
 	for _, m := range msgs {
 		switch m.Role {
 		case "system":
@@ -122,7 +140,7 @@ func chatParams(model string, msgs []Message) (openai.ChatCompletionNewParams, e
 
 // Chat returns the model's whole reply.
 func (c *Client) Chat(ctx context.Context, msgs []Message) (string, error) {
-	params, err := chatParams(c.model.Name, msgs)
+	params, err := chatParams(ctx, c.model.Name, msgs)
 	if err != nil {
 		return "", err
 	}
@@ -148,7 +166,7 @@ type Usage struct {
 // onDelta stops the stream and is returned.
 func (c *Client) Stream(ctx context.Context, msgs []Message, onDelta func(string) error) (Usage, error) {
 	var u Usage
-	params, err := chatParams(c.model.Name, msgs)
+	params, err := chatParams(ctx, c.model.Name, msgs)
 	if err != nil {
 		return u, err
 	}

@@ -418,7 +418,7 @@ func (p *Pipeline) generate(ctx context.Context, q Question, r *Retrieval, a *An
 		passages = nil // nothing relevant: the model is told the vault has nothing
 	}
 	f := &citationFilter{emit: emit, check: func(link string) Citation { return p.checkCitation(ctx, link, passages, r.Scope) }}
-	usage, err := p.opts.Generator.Stream(ctx, answerMessages(q, r.Query, passages, a.Web), f.Write)
+	usage, err := p.opts.Generator.Stream(llm.WithMaxTokens(ctx, q.MaxTokens), answerMessages(q, r.Query, passages, a.Web), f.Write)
 	a.Usage = usage
 	if err == nil {
 		err = f.Close()

@@ -90,6 +90,8 @@ type Options struct {
 	// AllowWeb.
 	Web      WebSearcher
 	Settings Settings
+	// Limits bound a question's size; the zero value is the defaults.
+	Limits Limits
 	// ModelTimeout bounds a rewrite or a rerank call; default 20s. The
 	// answer itself is bounded by the caller's context.
 	ModelTimeout time.Duration
@@ -111,6 +113,7 @@ func New(opts Options) (*Pipeline, error) {
 	if err := opts.Settings.validate(); err != nil {
 		return nil, err
 	}
+	opts.Limits = opts.Limits.withDefaults()
 	if opts.ModelTimeout <= 0 {
 		opts.ModelTimeout = 20 * time.Second
 	}
@@ -201,10 +204,14 @@ func scopeName(s index.Scope) string {
 
 // Retrieve runs retrieval for q: the standalone query, vector and
 // full-text search fused, the diversity cap, graph expansion, rerank, the
-// graph quota and assembly. Every read is restricted to q.Scope().
+// graph quota and assembly. Every read is restricted to q.Scope(). A
+// question over the limits is a *LimitError.
 func (p *Pipeline) Retrieve(ctx context.Context, q Question) (*Retrieval, error) {
 	if strings.TrimSpace(q.Text) == "" {
 		return nil, errors.New("empty question")
+	}
+	if err := p.Admit(q); err != nil {
+		return nil, err
 	}
 	s := p.opts.Settings.with(q.K)
 	scope := q.Scope()
@@ -390,7 +397,7 @@ func (p *Pipeline) standalone(ctx context.Context, q Question, tr *Trace) string
 		return text
 	}
 	if p.opts.Generator == nil {
-		query := concatTurns(q)
+		query := concatTurns(q, p.opts.Limits.QuestionBytes)
 		tr.stage("rewrite", nil, "no generation model: recent user turns concatenated: "+query)
 		return query
 	}
@@ -399,7 +406,7 @@ func (p *Pipeline) standalone(ctx context.Context, q Question, tr *Trace) string
 	reply, err := p.opts.Generator.Chat(ctx, rewriteMessages(q))
 	query, perr := parseRewrite(reply)
 	if err = errors.Join(err, perr); err != nil {
-		query = concatTurns(q)
+		query = concatTurns(q, p.opts.Limits.QuestionBytes)
 		p.log.Warn("query rewrite failed: recent user turns concatenated", "err", err)
 		tr.stage("rewrite", nil, fmt.Sprintf("rewrite failed (%v): recent user turns concatenated: %s", err, query))
 		return query

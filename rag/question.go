@@ -18,6 +18,9 @@ type Question struct {
 	// K overrides the pipeline's sizes for this request; zero keeps the
 	// pipeline's own.
 	K Overrides
+	// MaxTokens bounds the generated answer's tokens (a client's
+	// max_tokens); 0 leaves the generation model's own bound.
+	MaxTokens int
 }
 
 // Overrides are per-request sizes; a zero field keeps the pipeline's value.

@@ -198,20 +198,30 @@ var stopwords = func() map[string]bool {
 	return m
 }()
 
+// maxFTSTerms bounds the words of a full-text query. FTS5 advances an OR
+// query by visiting every term at every matching row, so its cost grows
+// with terms × matches, both of which grow with a pasted text: a 200 KB
+// question of 20,000 distinct words took 3.3 s in full-text search alone
+// (BenchmarkRetrieveLongQuestion). A typed question has a dozen keywords;
+// 64 keeps every one of them.
+const maxFTSTerms = 64
+
 // FTSText is the text the pipeline sends to full-text search for query: its
 // words, lower-cased, deduplicated, stopwords dropped (all of them kept when
-// every word is one). It holds letters, digits and single spaces only, so
-// whatever a person types can never be FTS5 syntax, and index.FTSQuery
-// quotes each word again.
+// every word is one), and at most maxFTSTerms of them: past that the words
+// the query repeats most, which say what a long pasted text is about, in
+// the order they first appear. It holds letters, digits and single spaces
+// only, so whatever a person types can never be FTS5 syntax, and
+// index.FTSQuery quotes each word again.
 func FTSText(query string) string {
 	words := strings.FieldsFunc(strings.ToLower(query), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-	seen := map[string]bool{}
+	count := map[string]int{}
 	var all, kept []string
 	for _, w := range words {
-		if seen[w] {
+		count[w]++
+		if count[w] > 1 {
 			continue
 		}
-		seen[w] = true
 		all = append(all, w)
 		if !stopwords[w] {
 			kept = append(kept, w)
@@ -219,6 +229,15 @@ func FTSText(query string) string {
 	}
 	if len(kept) == 0 {
 		kept = all
+	}
+	if len(kept) > maxFTSTerms {
+		first := make(map[string]int, len(kept))
+		for i, w := range kept {
+			first[w] = i
+		}
+		slices.SortStableFunc(kept, func(a, b string) int { return cmp.Compare(count[b], count[a]) })
+		kept = kept[:maxFTSTerms]
+		slices.SortFunc(kept, func(a, b string) int { return cmp.Compare(first[a], first[b]) })
 	}
 	return strings.Join(kept, " ")
 }
@@ -261,18 +280,24 @@ func recentTurns(q Question) []Turn {
 }
 
 // concatTurns is the rewrite without a model: the last two earlier user
-// turns and the question, joined.
-func concatTurns(q Question) string {
-	var parts []string
-	for _, t := range q.History {
-		if t.Role == "user" {
-			parts = append(parts, strings.TrimSpace(t.Text))
+// turns and the question, joined, as many of those turns, newest first, as
+// keep the text searched within max bytes.
+func concatTurns(q Question, max int) string {
+	query := strings.TrimSpace(q.Text)
+	added := 0
+	for i := len(q.History) - 1; i >= 0 && added < 2; i-- {
+		t := q.History[i]
+		if t.Role != "user" {
+			continue
 		}
+		text := strings.TrimSpace(t.Text)
+		if len(text)+1+len(query) > max {
+			break
+		}
+		query = text + " " + query
+		added++
 	}
-	if len(parts) > 2 {
-		parts = parts[len(parts)-2:]
-	}
-	return strings.Join(append(parts, strings.TrimSpace(q.Text)), " ")
+	return query
 }
 
 // parseRewrite takes the model's first non-empty line, unquoted, and refuses

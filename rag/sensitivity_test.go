@@ -180,7 +180,7 @@ func TestConcatenatedRewriteUsesUserTurnsOnly(t *testing.T) {
 		{Role: "user", Text: "what is a quasar"}, {Role: "assistant", Text: personalMark},
 		{Role: "user", Text: "how bright is it"},
 	}}
-	if got, want := concatTurns(q), "what is a quasar how bright is it and its jets?"; got != want {
+	if got, want := concatTurns(q, DefaultQuestionBytes), "what is a quasar how bright is it and its jets?"; got != want {
 		t.Fatalf("concatTurns = %q, want %q", got, want)
 	}
 	store := quasarVault(t)

@@ -11,7 +11,8 @@ import (
 
 // FuzzDecodeChat feeds the chat completion decoder any body: it never
 // panics, refuses with a request error, or yields a question that is not
-// empty, with a history of user and assistant turns only.
+// empty, with a history of user and assistant turns only and a max_tokens
+// that is 0 (none) or one the request gave.
 func FuzzDecodeChat(f *testing.F) {
 	for _, s := range []string{
 		`{"model":"vault-ask","messages":[{"role":"user","content":"hi"}]}`,
@@ -19,11 +20,17 @@ func FuzzDecodeChat(f *testing.F) {
 		`{"model":"vault-ask","messages":[{"role":"user","content":"a"},{"role":"assistant","content":null},{"role":"user","content":"b"}]}`,
 		`{"model":"","messages":[]}`, `{`, `null`, `[]`, `{"messages":[{"role":"user","content":42}]}`, `{} {}`,
 		`{"model":"m","messages":[{"role":"tool","content":"x"}]}`, `{"model":"m","allow_web":"yes","messages":[{"role":"user","content":"q"}]}`,
+		`{"model":"m","n":3,"messages":[{"role":"user","content":"q"}]}`, `{"model":"m","n":1,"max_tokens":-5,"messages":[{"role":"user","content":"q"}]}`,
+		`{"model":"m","max_tokens":50,"max_completion_tokens":40,"messages":[{"role":"user","content":"q"}]}`, `{"model":"m","max_tokens":1.5,"messages":[{"role":"user","content":"q"}]}`,
+		`{"model":"m","tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"required","messages":[{"role":"user","content":"q"}]}`,
+		`{"model":"m","tools":[],"tool_choice":{"type":"function","function":{"name":"f"}},"messages":[{"role":"user","content":"q"}]}`,
+		`{"model":"m","tool_choice":"auto","response_format":{"type":"text"},"messages":[{"role":"user","content":"q"}]}`,
+		`{"model":"m","response_format":{"type":"json_schema","json_schema":{}},"n":null,"messages":[{"role":"user","content":"q"}]}`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		_, q, err := decodeChat(body)
+		req, q, err := decodeChat(body)
 		var bad *requestError
 		if err != nil {
 			if !errors.As(err, &bad) || bad.msg == "" {
@@ -38,6 +45,9 @@ func FuzzDecodeChat(f *testing.F) {
 			if turn.Role != "user" && turn.Role != "assistant" {
 				t.Fatalf("history turn %+v from %q", turn, body)
 			}
+		}
+		if q.MaxTokens != 0 && (req.MaxTokens == nil || *req.MaxTokens != q.MaxTokens) && (req.MaxCompletionTokens == nil || *req.MaxCompletionTokens != q.MaxTokens) {
+			t.Fatalf("max_tokens %d from %q", q.MaxTokens, body)
 		}
 	})
 }

@@ -84,6 +84,7 @@ func (s *Server) newMCP() http.Handler {
 		server.WithResourceCapabilities(false, false),
 		server.WithHooks(hooks),
 		server.WithRecovery(),
+		server.WithToolHandlerMiddleware(s.toolSlot),
 	)
 	readOnly := []mcp.ToolOption{
 		mcp.WithReadOnlyHintAnnotation(true),
@@ -234,6 +235,22 @@ func decodeCursor(c mcp.Cursor) (offset int, ok bool) {
 	return n, true
 }
 
+// toolSlot runs a tool call in one of the answer slots, so that MCP
+// searches count against api.max_concurrent as answers do: six long
+// searches beside the slots once held a normal answer up thirtyfold. With
+// every slot taken the call is a tool error the model can read, as a chat
+// request is a 429.
+func (s *Server) toolSlot(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		release, ok := s.acquire()
+		if !ok {
+			return mcp.NewToolResultError(busyMessage(cap(s.slots))), nil
+		}
+		defer release()
+		return next(ctx, req)
+	}
+}
+
 // noteRef is a note as the tools name it.
 type noteRef struct {
 	Path     string `json:"path"`
@@ -366,7 +383,11 @@ func (s *Server) vaultSearch(ctx context.Context, req mcp.CallToolRequest) (*mcp
 		return mcp.NewToolResultError(err.Error()), nil
 	}
 	r, err := s.opts.Answerer.Retrieve(ctx, rag.Question{Text: query, AllowWeb: scope == index.ScopeOpen, K: rag.Overrides{FinalTopK: k}})
-	if err != nil {
+	var le *rag.LimitError
+	switch {
+	case errors.As(err, &le):
+		return mcp.NewToolResultError(fmt.Sprintf("query is %d bytes, over the limit of %d bytes (api.max_question_bytes): search with fewer words", le.Size, le.Max)), nil
+	case err != nil:
 		return s.toolFailed(err), nil
 	}
 	out := searchResult{Query: r.Query, Scope: r.Trace.Scope, Silent: r.Silent, Hits: []searchHit{}}

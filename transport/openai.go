@@ -31,8 +31,9 @@ func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
 }
 
 // chatRequest is the part of an OpenAI chat completion request vaultask
-// reads; every other field (temperature, response_format, user, tools, …)
-// is accepted and ignored.
+// reads. The fields that change what a reply must be (n, tool_choice,
+// response_format, max_tokens) are honoured or refused (see checkOptions);
+// the others (temperature, user, …) only tune sampling and are ignored.
 type chatRequest struct {
 	Model         string        `json:"model"`
 	Messages      []chatMessage `json:"messages"`
@@ -40,6 +41,12 @@ type chatRequest struct {
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
+	N                   *int            `json:"n"`
+	Tools               json.RawMessage `json:"tools"`
+	ToolChoice          json.RawMessage `json:"tool_choice"`
+	ResponseFormat      json.RawMessage `json:"response_format"`
+	MaxTokens           *int            `json:"max_tokens"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens"`
 	// AllowWeb is vaultask's own field: the answer may fall back to the web
 	// and then sees open notes only. Default false: the model a client
 	// configures holds the transcript, personal notes included.
@@ -83,6 +90,10 @@ func decodeChat(body []byte) (chatRequest, rag.Question, error) {
 	if len(req.Messages) == 0 {
 		return req, rag.Question{}, badRequest("messages", "messages is required: the conversation, ending with the user's question")
 	}
+	maxTokens, err := checkOptions(req)
+	if err != nil {
+		return req, rag.Question{}, err
+	}
 	var turns []rag.Turn
 	for i, m := range req.Messages {
 		text, err := messageText(m.Content)
@@ -108,7 +119,53 @@ func decodeChat(body []byte) (chatRequest, rag.Question, error) {
 	if req.AllowWeb != nil {
 		q.AllowWeb = *req.AllowWeb
 	}
+	q.MaxTokens = maxTokens
 	return req, q, nil
+}
+
+// checkOptions refuses what vaultask cannot honour, naming the field, rather
+// than answer as if it had: more than one choice, a tool call the client
+// requires, a structured output format. tools with tool_choice "auto" or
+// "none" (what Open WebUI and other clients send along by default) is
+// honest to ignore: the model may always answer without a tool, and
+// vaultask's does. A valid max_tokens or max_completion_tokens (the
+// smaller, when both) is the answer's bound upstream.
+func checkOptions(req chatRequest) (maxTokens int, err error) {
+	if req.N != nil && *req.N != 1 {
+		return 0, badRequest("n", "n is %d: vaultask gives one answer per request (n 1, or leave it out)", *req.N)
+	}
+	if given(req.ToolChoice) {
+		var choice string
+		if json.Unmarshal(req.ToolChoice, &choice) != nil || choice != "auto" && choice != "none" {
+			return 0, badRequest("tool_choice", "tool_choice %s requires a tool call, which vaultask never makes: send \"auto\" or \"none\", or leave it out", req.ToolChoice)
+		}
+	}
+	if given(req.ResponseFormat) {
+		var f struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(req.ResponseFormat, &f) != nil || f.Type != "text" {
+			return 0, badRequest("response_format", "response_format %s: vaultask answers in Markdown text only ({\"type\":\"text\"}, or leave it out)", req.ResponseFormat)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    *int
+	}{{"max_tokens", req.MaxTokens}, {"max_completion_tokens", req.MaxCompletionTokens}} {
+		switch {
+		case f.v == nil:
+		case *f.v < 1:
+			return 0, badRequest(f.name, "%s is %d: it must be at least 1", f.name, *f.v)
+		case maxTokens == 0 || *f.v < maxTokens:
+			maxTokens = *f.v
+		}
+	}
+	return maxTokens, nil
+}
+
+// given reports whether an optional JSON field was sent with a value.
+func given(raw json.RawMessage) bool {
+	return len(raw) > 0 && string(raw) != "null"
 }
 
 // messageText reads a message's content: a string, an array of parts of
@@ -202,10 +259,14 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("the model %q does not exist: this server serves one model, %q", req.Model, ModelID))
 		return
 	}
+	if err := s.opts.Answerer.Admit(q); err != nil {
+		s.refuseTooLong(w, err)
+		return
+	}
 	release, ok := s.acquire()
 	if !ok {
 		w.Header().Set("Retry-After", retryAfter)
-		writeError(w, http.StatusTooManyRequests, "rate_limit_error", "", "busy", fmt.Sprintf("%d answers are being generated, the most this server runs at once: retry shortly", cap(s.slots)))
+		writeError(w, http.StatusTooManyRequests, "rate_limit_error", "", "busy", busyMessage(cap(s.slots)))
 		return
 	}
 	defer release()
@@ -228,6 +289,23 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		"choices": []map[string]any{{"index": 0, "message": map[string]string{"role": "assistant", "content": text.String()}, "finish_reason": "stop"}},
 		"usage":   usageOf(a), "vaultask": metaOf(a, q),
 	})
+}
+
+// refuseTooLong answers a question over the pipeline's limits 400, with
+// the code OpenAI gives a conversation longer than its model's context.
+func (s *Server) refuseTooLong(w http.ResponseWriter, err error) {
+	var le *rag.LimitError
+	if !errors.As(err, &le) {
+		s.log.Error("admitting a question failed", "err", err)
+		writeError(w, http.StatusInternalServerError, "server_error", "", "", "the answer failed; the server's log says why")
+		return
+	}
+	writeError(w, http.StatusBadRequest, "invalid_request_error", "messages", "context_length_exceeded", limitMessage(le))
+}
+
+// limitMessage says which limit a question is over and how to get under it.
+func limitMessage(le *rag.LimitError) string {
+	return fmt.Sprintf("%v (api.max_%s_bytes): shorten it, or ask the operator to raise the limit", le, le.Limit)
 }
 
 // answerFailed answers an error from the pipeline before any output: 499-ish

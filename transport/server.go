@@ -23,6 +23,9 @@ import (
 
 // Answerer is the answering pipeline; *rag.Pipeline implements it.
 type Answerer interface {
+	// Admit reports, as a *rag.LimitError, a question over the pipeline's
+	// size limits, which Retrieve and Ask would refuse.
+	Admit(q rag.Question) error
 	Retrieve(ctx context.Context, q rag.Question) (*rag.Retrieval, error)
 	Ask(ctx context.Context, q rag.Question, onDelta func(string) error) (*rag.Answer, error)
 }
@@ -49,8 +52,9 @@ type Options struct {
 	// APIKey, when set, is required as "Authorization: Bearer <key>" on
 	// /v1/*, /mcp, /events, /status* and /chat/config.
 	APIKey string
-	// MaxConcurrent bounds the answers generated at once; beyond it a
-	// request is answered 429. Default 4.
+	// MaxConcurrent bounds the answers generated and MCP tool calls run at
+	// once; beyond it a request is answered 429, a tool call a tool error.
+	// Default 4.
 	MaxConcurrent int
 	// MaxBodyBytes bounds a request body. Default 1 MiB.
 	MaxBodyBytes int64
@@ -314,6 +318,11 @@ func (s *Server) acquire() (release func(), ok bool) {
 	default:
 		return nil, false
 	}
+}
+
+// busyMessage says that every slot is taken.
+func busyMessage(slots int) string {
+	return fmt.Sprintf("%d answers or searches are running, the most this server runs at once (api.max_concurrent): retry shortly", slots)
 }
 
 // apiError is an error in the OpenAI API's shape.

@@ -153,7 +153,7 @@ func parseQuestion(fs *flag.FlagSet, args []string) (string, error) {
 // The pipeline holds a web searcher only when web.enabled; it then searches
 // only for requests that allow the web.
 func (m *Main) newPipeline(cfg config.Config, store *index.Store, log *slog.Logger, generate bool) (*rag.Pipeline, error) {
-	opts := rag.Options{Searcher: store, Settings: ragconfig.Settings(cfg), Logger: log}
+	opts := rag.Options{Searcher: store, Settings: ragconfig.Settings(cfg), Limits: ragconfig.Limits(cfg), Logger: log}
 	if emb, err := m.embedder(cfg); err != nil {
 		fmt.Fprintf(m.Stderr, "note: no embedder (%v): full-text search only\n", err)
 	} else {

@@ -54,6 +54,8 @@ type Request struct {
 	Model    string
 	Stream   bool
 	Messages []Message
+	// MaxTokens is the request's max_tokens, 0 when it had none.
+	MaxTokens int
 }
 
 // New starts a server; Close stops it.
@@ -116,14 +118,15 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		StreamOptions *struct {
 			IncludeUsage bool `json:"include_usage"`
 		} `json:"stream_options"`
-		Messages []Message `json:"messages"`
+		Messages  []Message `json:"messages"`
+		MaxTokens int       `json:"max_tokens"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
 		return
 	}
 	s.mu.Lock()
-	s.requests = keep(s.requests, Request{Model: req.Model, Stream: req.Stream, Messages: req.Messages})
+	s.requests = keep(s.requests, Request{Model: req.Model, Stream: req.Stream, Messages: req.Messages, MaxTokens: req.MaxTokens})
 	replyFn, refuse, first, per := s.Reply, s.Refuse, s.FirstToken, s.PerToken
 	s.mu.Unlock()
 	if refuse != nil && refuse(req.Messages) {

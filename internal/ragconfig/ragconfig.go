@@ -32,3 +32,8 @@ func Settings(cfg config.Config) rag.Settings {
 		VectorKeywords:    r.VectorQuery == "keywords",
 	}
 }
+
+// Limits are the bounds on a question's size from config.
+func Limits(cfg config.Config) rag.Limits {
+	return rag.Limits{QuestionBytes: cfg.API.MaxQuestionBytes, TranscriptBytes: cfg.API.MaxTranscriptBytes}
+}
