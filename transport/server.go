@@ -89,6 +89,7 @@ type Server struct {
 	opts   Options
 	mux    *http.ServeMux
 	slots  chan struct{}
+	heap   *heapReturn
 	events *Events
 	log    *slog.Logger
 	mcp    http.Handler
@@ -120,7 +121,7 @@ func New(opts Options) (*Server, error) {
 		opts.Logger = slog.Default()
 	}
 	s := &Server{opts: opts, mux: http.NewServeMux(), slots: make(chan struct{}, opts.MaxConcurrent),
-		events: opts.Events, log: opts.Logger.With("component", "http"), admin: newAdminGate(opts.Admin.Key, opts.Admin.Now)}
+		heap: newHeapReturn(), events: opts.Events, log: opts.Logger.With("component", "http"), admin: newAdminGate(opts.Admin.Key, opts.Admin.Now)}
 	s.crossOrigin = http.NewCrossOriginProtection()
 	for _, origin := range opts.CORSOrigins {
 		if err := s.crossOrigin.AddTrustedOrigin(origin); err != nil {
@@ -310,11 +311,19 @@ func isLocalhost(host string) bool {
 	return host == "localhost" || strings.HasSuffix(host, ".localhost")
 }
 
-// acquire takes one of the answer slots, or reports none free.
+// acquire takes one of the answer slots, or reports none free. When the
+// last slot taken is given back, the heap the burst grew goes back to the
+// operating system (heapReturn).
 func (s *Server) acquire() (release func(), ok bool) {
 	select {
 	case s.slots <- struct{}{}:
-		return func() { <-s.slots }, true
+		s.heap.busy()
+		return func() {
+			<-s.slots
+			if len(s.slots) == 0 {
+				s.heap.idle()
+			}
+		}, true
 	default:
 		return nil, false
 	}
