@@ -45,10 +45,9 @@ type FollowerOptions struct {
 	// backoff reset and "recovered" logged. Default 5s.
 	StableAfter time.Duration
 	// CheckInterval is how often, while following, the database is checked
-	// for having been recreated under the follower (its sequence behind
-	// the checkpoint, or its LiveSync identity changed), as on every
-	// connection; a feed on a deleted database may just keep sending
-	// heartbeats. Default 1m.
+	// for having been recreated under the follower (see checkDatabase), as
+	// on every connection; a feed on a deleted database may just keep
+	// sending heartbeats. Default 10s.
 	CheckInterval time.Duration
 	// ConfirmDelay is how long a reconcile that would remove more than half
 	// of the indexed notes waits before listing the database again to
@@ -88,7 +87,7 @@ func (o *FollowerOptions) setDefaults() {
 	def(&o.BackoffMin, 500*time.Millisecond)
 	def(&o.BackoffMax, time.Minute)
 	def(&o.StableAfter, 5*time.Second)
-	def(&o.CheckInterval, time.Minute)
+	def(&o.CheckInterval, 10*time.Second)
 	def(&o.ConfirmDelay, 15*time.Second)
 	if o.Clock == nil {
 		o.Clock = retry.System
@@ -440,7 +439,10 @@ func (f *Follower) countParked() {
 // in. A database recreated under the same name (LiveSync's "rebuild
 // remote", or a restore) starts its sequence over, so following it from the
 // checkpoint would miss its notes and keep notes it no longer has: this
-// warns, asks for a full reconcile and returns errRecreated.
+// warns, asks for a full reconcile and returns errRecreated. Its LiveSync
+// identity or a sequence behind the checkpoint gives it away; one written
+// up to exactly the checkpoint's sequence (or past it) only by not knowing
+// the revisions of the notes indexed last.
 func (f *Follower) checkDatabase(ctx context.Context) error {
 	st, err := f.couch.state(ctx)
 	if err != nil {
@@ -456,14 +458,32 @@ func (f *Follower) checkDatabase(ctx context.Context) error {
 	case nowOK && atOK && now < at:
 		f.log.Warn("the database's sequence went backwards, so it was recreated or restored: reconciling it from scratch", keyDB, f.couch.source, "update_seq", st.UpdateSeq, keySeq, f.since)
 	default:
-		if f.identity == "" {
-			f.identity = st.Identity // saved with the next checkpoint
+		recent, err := f.store.RecentRevs(ctx, recentRevs)
+		if err != nil {
+			return fatal(err)
 		}
-		return nil
+		unknown, err := f.couch.unknownRevs(ctx, recent)
+		if err != nil {
+			return err
+		}
+		if unknown == 0 {
+			if f.identity == "" {
+				f.identity = st.Identity // saved with the next checkpoint
+			}
+			return nil
+		}
+		f.log.Warn("the database does not know the revisions the index holds, so it was recreated or restored: reconciling it from scratch",
+			keyDB, f.couch.source, keyCount, unknown, keyTotal, len(recent), "update_seq", st.UpdateSeq, keySeq, f.since)
 	}
 	f.needScan = true
 	return errRecreated
 }
+
+// recentRevs is how many of the notes indexed last checkDatabase asks the
+// database about: enough that a recreated database holding some of the same
+// revisions (LiveSync's revisions of unchanged notes) still lacks one, few
+// enough for one small request every CheckInterval.
+const recentRevs = 20
 
 // Done is closed when the follower has stopped.
 func (f *Follower) Done() <-chan struct{} { return f.life.Done() }
