@@ -61,8 +61,15 @@ type FollowerOptions struct {
 	Jitter func() float64
 	// OnBatch, when set, is called from the follower's goroutine after each
 	// committed transaction, and OnReconcile after each full reconcile.
-	OnBatch     func(BatchResult)
-	OnReconcile func(ReconcileResult)
+	// OnScanProgress, after each page a full reconcile lists and each
+	// batch it writes, once Stats says so.
+	OnBatch        func(BatchResult)
+	OnReconcile    func(ReconcileResult)
+	OnScanProgress func(FollowerStats)
+	// ScanPageSize and ScanBatch are the documents of one _all_docs page
+	// and the notes of one transaction of a full reconcile; zero takes the
+	// Reconciler's and the index's defaults (1000 and 200).
+	ScanPageSize, ScanBatch int
 }
 
 func (o *FollowerOptions) setDefaults() {
@@ -118,8 +125,9 @@ type FollowerStats struct {
 	Reconnects         int
 	Reconciles         int
 	CachedChunks       int
-	// LastError describes the last failure, in words a user acts on, and
-	// LastErrorAt is when it happened; both stay after a recovery.
+	// LastError describes the current failure, in words a user acts on,
+	// and is cleared when the feed recovers; LastErrorAt is when the last
+	// failure happened, and stays.
 	LastError   string
 	LastErrorAt time.Time
 	// UpdateSeq is the database's sequence when it was last checked.
@@ -132,10 +140,13 @@ type FollowerStats struct {
 	// as read when a connection opened: everything written before the
 	// follower started is indexed. It stays set.
 	CaughtUp bool
-	// Scanning is set while a full reconcile runs, ScanDone of the
-	// ScanTotal notes it listed written so far (0 of 0 while it lists).
-	Scanning            bool
-	ScanDone, ScanTotal int
+	// Scanning is set while a full reconcile runs. While it lists the
+	// database, ScanListed of its ScanDocuments documents (_all_docs'
+	// total_rows, chunks included) are listed; then ScanDone of the
+	// ScanTotal notes it listed are written, counted per transaction.
+	Scanning                  bool
+	ScanListed, ScanDocuments int
+	ScanDone, ScanTotal       int
 	// LastReconcile is what the last full reconcile did, zero before the
 	// first; NextReconcile is when the next is due (zero: never).
 	LastReconcile ReconcileSummary
@@ -189,6 +200,10 @@ func NewFollower(c *Couch, store *index.Store, opts FollowerOptions) *Follower {
 	opts.setDefaults()
 	rec := NewReconciler(c, store)
 	rec.ConfirmDelay, rec.Clock = opts.ConfirmDelay, opts.Clock
+	if opts.ScanPageSize > 0 {
+		rec.PageSize = opts.ScanPageSize
+	}
+	rec.WriteBatch = opts.ScanBatch
 	return &Follower{
 		couch: c, store: store, rec: rec, opts: opts, clock: opts.Clock, log: c.log,
 		chunks: newChunkCache(opts.ChunkCacheBytes),
@@ -372,10 +387,22 @@ func (f *Follower) reconcileDue() bool {
 // it.
 func (f *Follower) reconcile(ctx context.Context) error {
 	started := f.clock.Now()
-	f.withStats(func(s *FollowerStats) { s.Scanning, s.ScanDone, s.ScanTotal = true, 0, 0 })
-	res, err := f.rec.Run(ctx, ReconcileOptions{ResetCheckpoint: true, Progress: func(done, total int) {
-		f.withStats(func(s *FollowerStats) { s.ScanDone, s.ScanTotal = done, total })
-	}})
+	f.withStats(func(s *FollowerStats) {
+		s.Scanning, s.ScanListed, s.ScanDocuments, s.ScanDone, s.ScanTotal = true, 0, 0, 0, 0
+	})
+	progress := func(fn func(*FollowerStats)) {
+		f.withStats(fn)
+		if f.opts.OnScanProgress != nil {
+			f.opts.OnScanProgress(f.Stats())
+		}
+	}
+	res, err := f.rec.Run(ctx, ReconcileOptions{ResetCheckpoint: true,
+		Listed: func(listed, total int) {
+			progress(func(s *FollowerStats) { s.ScanListed, s.ScanDocuments = listed, total })
+		},
+		Progress: func(done, total int) {
+			progress(func(s *FollowerStats) { s.ScanDone, s.ScanTotal = done, total })
+		}})
 	f.withStats(func(s *FollowerStats) { s.Scanning = false })
 	if err != nil {
 		return err

@@ -210,7 +210,7 @@ func TestReconcileConfirmsMassRemoval(t *testing.T) {
 }
 
 // Failures are warned of when their kind changes, in words a user acts on,
-// and the recovery is logged once: here, a password changed under the
+// and the recovery is logged once and clears the error: here, a password changed under the
 // follower and changed back.
 func TestFollowerWarnsOfEachKindOfFailure(t *testing.T) {
 	srv := couchtest.Start(t)
@@ -249,6 +249,9 @@ func TestFollowerWarnsOfEachKindOfFailure(t *testing.T) {
 
 	if got := logs.count("changes feed recovered"); got != 1 {
 		t.Errorf("recovered logged %d times, want once", got)
+	}
+	if st := f.Stats(); st.Failing || st.LastError != "" || st.LastErrorAt.IsZero() {
+		t.Errorf("stats after the recovery: failing %v, last error %q at %v; want the error cleared and its time kept", st.Failing, st.LastError, st.LastErrorAt)
 	}
 	request(t, srv, http.MethodDelete, "_users/"+url.PathEscape("org.couchdb.user:"+user)+"?rev="+url.QueryEscape(getDoc(t, srv, "_users", "org.couchdb.user:"+user)["_rev"].(string)), nil, nil)
 }
