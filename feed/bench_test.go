@@ -147,3 +147,64 @@ func BenchmarkNormalNoteBehindHostile(b *testing.B) {
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "ms-median")
 	b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "ms-max")
 }
+
+// BenchmarkRecreationNoticed measures how long a follower with the default
+// check interval takes, after a database is recreated under its open feed,
+// to make the index equal the new database: recreated at exactly the
+// checkpoint's sequence, and with a lower one. The mass-removal confirmation
+// is shortened to 20 ms, so the figure is the time to notice (it adds its
+// 15 s by default); a recreation not noticed within two minutes reports
+// 120 s, as the hourly reconcile would be what catches it.
+//
+//	go test -tags sqlite_fts5 -run '^$' -bench RecreationNoticed -benchtime 1x ./feed/
+func BenchmarkRecreationNoticed(b *testing.B) {
+	for _, tc := range []struct {
+		name  string
+		paths []string
+	}{{"same-seq", []string{"New/A.md", "New/B.md", "New/C.md"}}, {"lower-seq", []string{"New/A.md"}}} {
+		b.Run(tc.name, func(b *testing.B) {
+			var took time.Duration
+			for b.Loop() {
+				srv := couchtest.Start(b)
+				db := srv.NewDB(b)
+				seq := threeOldNotes(b, srv, db)
+				store := mustOpenStore(b, filepath.Join(b.TempDir(), "index.db"))
+				opts := couchOptions(srv, db)
+				opts.Heartbeat = 200 * time.Millisecond
+				f := NewFollower(mustConnect(b, opts), store, FollowerOptions{ConfirmDelay: 20 * time.Millisecond})
+				if err := f.Open(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				waitConnected(b, srv, db, f)
+				var want map[string]string
+				if len(tc.paths) == 3 {
+					want = recreateAtSeq(b, srv, db, seq, tc.paths...)
+				} else {
+					recreate(b, srv, db)
+					n, c := liveNote(tc.paths[0], "rebuilt "+tc.paths[0]+"\n")
+					bulk(b, srv, db, c, n)
+					want = map[string]string{tc.paths[0]: hashOf("rebuilt " + tc.paths[0] + "\n")}
+				}
+				start := time.Now()
+				for !mapsEqual(want, mustSnapshot(b, store).Docs) && time.Since(start) < 2*time.Minute {
+					time.Sleep(50 * time.Millisecond)
+				}
+				took = time.Since(start)
+				closeFollower(b, f)
+			}
+			b.ReportMetric(took.Seconds(), "s-to-match")
+		})
+	}
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}

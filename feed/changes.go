@@ -61,7 +61,7 @@ func (f *Follower) follow(ctx context.Context) (healthy bool, err error) {
 		if f.failure != "" {
 			f.failure = ""
 			f.log.Info("changes feed recovered", keySeq, f.since)
-			f.withStats(func(s *FollowerStats) { s.Failing = false })
+			f.withStats(func(s *FollowerStats) { s.Failing, s.LastError, s.LastErrorKind = false, "", "" })
 		}
 	}
 	stable := f.clock.NewTimer(f.opts.StableAfter)

@@ -350,6 +350,40 @@ func (c *Couch) identity(ctx context.Context) (string, error) {
 	return strings.Join(parts, ", "), nil
 }
 
+// unknownRevs is how many of revs (_id → revision) the database has never
+// held, asked with POST _revs_diff. A database keeps every revision's id in
+// its documents' revision trees, past later edits, deletions and
+// compaction, so a revision it does not know means another database (one
+// recreated under the same name, or a restore from before it was written).
+// It is read-only, answered by CouchDB 3 and PouchDB alike, and unlike a
+// sequence or an instance start time it does not depend on how a server
+// numbers its changes.
+func (c *Couch) unknownRevs(ctx context.Context, revs map[string]string) (int, error) {
+	if len(revs) == 0 {
+		return 0, nil
+	}
+	ask := make(map[string][]string, len(revs))
+	for id, rev := range revs {
+		ask[id] = []string{rev}
+	}
+	rs := c.db.RevsDiff(ctx, ask)
+	defer rs.Close()
+	n := 0
+	for rs.Next() {
+		var v struct {
+			Missing []string `json:"missing"`
+		}
+		if err := rs.ScanValue(&v); err != nil {
+			return 0, fmt.Errorf("revisions diff: %w", err)
+		}
+		n += len(v.Missing)
+	}
+	if err := rs.Err(); err != nil {
+		return 0, fmt.Errorf("revisions diff: %w", err)
+	}
+	return n, nil
+}
+
 // seqNumber is the number a sequence starts with: all of it on PouchDB, the
 // part before '-' of CouchDB's opaque sequences, which is the sum of the
 // shards' sequences and so grows with every change. ok is false for anything

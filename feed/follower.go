@@ -45,10 +45,9 @@ type FollowerOptions struct {
 	// backoff reset and "recovered" logged. Default 5s.
 	StableAfter time.Duration
 	// CheckInterval is how often, while following, the database is checked
-	// for having been recreated under the follower (its sequence behind
-	// the checkpoint, or its LiveSync identity changed), as on every
-	// connection; a feed on a deleted database may just keep sending
-	// heartbeats. Default 1m.
+	// for having been recreated under the follower (see checkDatabase), as
+	// on every connection; a feed on a deleted database may just keep
+	// sending heartbeats. Default 10s.
 	CheckInterval time.Duration
 	// ConfirmDelay is how long a reconcile that would remove more than half
 	// of the indexed notes waits before listing the database again to
@@ -62,8 +61,15 @@ type FollowerOptions struct {
 	Jitter func() float64
 	// OnBatch, when set, is called from the follower's goroutine after each
 	// committed transaction, and OnReconcile after each full reconcile.
-	OnBatch     func(BatchResult)
-	OnReconcile func(ReconcileResult)
+	// OnScanProgress, after each page a full reconcile lists and each
+	// batch it writes, once Stats says so.
+	OnBatch        func(BatchResult)
+	OnReconcile    func(ReconcileResult)
+	OnScanProgress func(FollowerStats)
+	// ScanPageSize and ScanBatch are the documents of one _all_docs page
+	// and the notes of one transaction of a full reconcile; zero takes the
+	// Reconciler's and the index's defaults (1000 and 200).
+	ScanPageSize, ScanBatch int
 }
 
 func (o *FollowerOptions) setDefaults() {
@@ -88,7 +94,7 @@ func (o *FollowerOptions) setDefaults() {
 	def(&o.BackoffMin, 500*time.Millisecond)
 	def(&o.BackoffMax, time.Minute)
 	def(&o.StableAfter, 5*time.Second)
-	def(&o.CheckInterval, time.Minute)
+	def(&o.CheckInterval, 10*time.Second)
 	def(&o.ConfirmDelay, 15*time.Second)
 	if o.Clock == nil {
 		o.Clock = retry.System
@@ -119,10 +125,15 @@ type FollowerStats struct {
 	Reconnects         int
 	Reconciles         int
 	CachedChunks       int
-	// LastError describes the last failure, in words a user acts on, and
-	// LastErrorAt is when it happened; both stay after a recovery.
+	// LastError describes the current failure, in words a user acts on,
+	// and is cleared when the feed recovers; LastErrorAt is when the last
+	// failure happened, and stays.
 	LastError   string
 	LastErrorAt time.Time
+	// LastErrorKind is the kind of the current failure, in a few words that
+	// name no server, database or user ("unreachable", "unauthorized", "no
+	// database", …), for whoever may not see LastError; cleared with it.
+	LastErrorKind string
 	// UpdateSeq is the database's sequence when it was last checked.
 	UpdateSeq string
 	// LastChangeAt is when a batch last changed a note of the index.
@@ -133,10 +144,13 @@ type FollowerStats struct {
 	// as read when a connection opened: everything written before the
 	// follower started is indexed. It stays set.
 	CaughtUp bool
-	// Scanning is set while a full reconcile runs, ScanDone of the
-	// ScanTotal notes it listed written so far (0 of 0 while it lists).
-	Scanning            bool
-	ScanDone, ScanTotal int
+	// Scanning is set while a full reconcile runs. While it lists the
+	// database, ScanListed of its ScanDocuments documents (_all_docs'
+	// total_rows, chunks included) are listed; then ScanDone of the
+	// ScanTotal notes it listed are written, counted per transaction.
+	Scanning                  bool
+	ScanListed, ScanDocuments int
+	ScanDone, ScanTotal       int
 	// LastReconcile is what the last full reconcile did, zero before the
 	// first; NextReconcile is when the next is due (zero: never).
 	LastReconcile ReconcileSummary
@@ -190,6 +204,10 @@ func NewFollower(c *Couch, store *index.Store, opts FollowerOptions) *Follower {
 	opts.setDefaults()
 	rec := NewReconciler(c, store)
 	rec.ConfirmDelay, rec.Clock = opts.ConfirmDelay, opts.Clock
+	if opts.ScanPageSize > 0 {
+		rec.PageSize = opts.ScanPageSize
+	}
+	rec.WriteBatch = opts.ScanBatch
 	return &Follower{
 		couch: c, store: store, rec: rec, opts: opts, clock: opts.Clock, log: c.log,
 		chunks: newChunkCache(opts.ChunkCacheBytes),
@@ -298,7 +316,7 @@ func (f *Follower) run(ctx context.Context) error {
 		}
 		f.withStats(func(s *FollowerStats) {
 			s.Reconnects++
-			s.LastError, s.LastErrorAt, s.Failing = fl.text, f.clock.Now(), true
+			s.LastError, s.LastErrorKind, s.LastErrorAt, s.Failing = fl.text, fl.kind, f.clock.Now(), true
 		})
 		if err := f.clock.Sleep(ctx, wait); err != nil {
 			return nil
@@ -373,10 +391,22 @@ func (f *Follower) reconcileDue() bool {
 // it.
 func (f *Follower) reconcile(ctx context.Context) error {
 	started := f.clock.Now()
-	f.withStats(func(s *FollowerStats) { s.Scanning, s.ScanDone, s.ScanTotal = true, 0, 0 })
-	res, err := f.rec.Run(ctx, ReconcileOptions{ResetCheckpoint: true, Progress: func(done, total int) {
-		f.withStats(func(s *FollowerStats) { s.ScanDone, s.ScanTotal = done, total })
-	}})
+	f.withStats(func(s *FollowerStats) {
+		s.Scanning, s.ScanListed, s.ScanDocuments, s.ScanDone, s.ScanTotal = true, 0, 0, 0, 0
+	})
+	progress := func(fn func(*FollowerStats)) {
+		f.withStats(fn)
+		if f.opts.OnScanProgress != nil {
+			f.opts.OnScanProgress(f.Stats())
+		}
+	}
+	res, err := f.rec.Run(ctx, ReconcileOptions{ResetCheckpoint: true,
+		Listed: func(listed, total int) {
+			progress(func(s *FollowerStats) { s.ScanListed, s.ScanDocuments = listed, total })
+		},
+		Progress: func(done, total int) {
+			progress(func(s *FollowerStats) { s.ScanDone, s.ScanTotal = done, total })
+		}})
 	f.withStats(func(s *FollowerStats) { s.Scanning = false })
 	if err != nil {
 		return err
@@ -440,7 +470,10 @@ func (f *Follower) countParked() {
 // in. A database recreated under the same name (LiveSync's "rebuild
 // remote", or a restore) starts its sequence over, so following it from the
 // checkpoint would miss its notes and keep notes it no longer has: this
-// warns, asks for a full reconcile and returns errRecreated.
+// warns, asks for a full reconcile and returns errRecreated. Its LiveSync
+// identity or a sequence behind the checkpoint gives it away; one written
+// up to exactly the checkpoint's sequence (or past it) only by not knowing
+// the revisions of the notes indexed last.
 func (f *Follower) checkDatabase(ctx context.Context) error {
 	st, err := f.couch.state(ctx)
 	if err != nil {
@@ -456,14 +489,32 @@ func (f *Follower) checkDatabase(ctx context.Context) error {
 	case nowOK && atOK && now < at:
 		f.log.Warn("the database's sequence went backwards, so it was recreated or restored: reconciling it from scratch", keyDB, f.couch.source, "update_seq", st.UpdateSeq, keySeq, f.since)
 	default:
-		if f.identity == "" {
-			f.identity = st.Identity // saved with the next checkpoint
+		recent, err := f.store.RecentRevs(ctx, recentRevs)
+		if err != nil {
+			return fatal(err)
 		}
-		return nil
+		unknown, err := f.couch.unknownRevs(ctx, recent)
+		if err != nil {
+			return err
+		}
+		if unknown == 0 {
+			if f.identity == "" {
+				f.identity = st.Identity // saved with the next checkpoint
+			}
+			return nil
+		}
+		f.log.Warn("the database does not know the revisions the index holds, so it was recreated or restored: reconciling it from scratch",
+			keyDB, f.couch.source, keyCount, unknown, keyTotal, len(recent), "update_seq", st.UpdateSeq, keySeq, f.since)
 	}
 	f.needScan = true
 	return errRecreated
 }
+
+// recentRevs is how many of the notes indexed last checkDatabase asks the
+// database about: enough that a recreated database holding some of the same
+// revisions (LiveSync's revisions of unchanged notes) still lacks one, few
+// enough for one small request every CheckInterval.
+const recentRevs = 20
 
 // Done is closed when the follower has stopped.
 func (f *Follower) Done() <-chan struct{} { return f.life.Done() }

@@ -2,6 +2,7 @@ package feed
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -384,4 +385,57 @@ func TestFollowerReconcilesPeriodically(t *testing.T) {
 	want := hashes(edgeTexts)
 	want["Later.md"] = hashOf("Still followed between reconciles.\n")
 	waitFor(t, 10*time.Second, "Later.md indexed", func() bool { return cmp.Equal(want, mustSnapshot(t, store).Docs) })
+}
+
+// A first scan says how far it is as it goes: after each _all_docs page how
+// many documents are listed of the database's count, then, once listed,
+// 0 of the listed notes, then after each transaction the notes written,
+// which the index holds at that moment. The stats are read from the
+// follower's own goroutine between pages and transactions, not by timing.
+func TestFollowerFirstScanProgress(t *testing.T) {
+	srv := couchtest.Start(t)
+	db := srv.NewDB(t)
+	const notes, batch, page = 200, 30, 50
+	var docs []map[string]any
+	for i := range notes {
+		n, c := liveNote(fmt.Sprintf("Notes/%03d.md", i), fmt.Sprintf("note number %d\n", i))
+		docs = append(docs, c, n)
+	}
+	bulk(t, srv, db, docs...)
+	store := mustStore(t)
+	fo := fastOptions()
+	fo.ScanPageSize, fo.ScanBatch = page, batch
+	var seen []FollowerStats
+	fo.OnScanProgress = func(st FollowerStats) {
+		if st.ScanTotal > 0 {
+			if n := len(mustSnapshot(t, store).Docs); n != st.ScanDone {
+				t.Errorf("the scan says %d of %d notes written while the index holds %d", st.ScanDone, st.ScanTotal, n)
+			}
+		}
+		seen = append(seen, st)
+	}
+	f := mustFollow(t, mustConnect(t, couchOptions(srv, db)), store, fo)
+	waitCaughtUp(t, srv, db, f)
+	closeFollower(t, f) // seen is the follower goroutine's until it stops
+
+	var listed, written []string
+	for _, st := range seen {
+		if !st.Scanning {
+			t.Errorf("progress outside the scan: %+v", st)
+		}
+		if st.ScanTotal == 0 {
+			listed = append(listed, fmt.Sprintf("%d/%d", st.ScanListed, st.ScanDocuments))
+		} else {
+			written = append(written, fmt.Sprintf("%d/%d", st.ScanDone, st.ScanTotal))
+		}
+	}
+	// 2 documents a note; a short page ends the listing.
+	wantListed := []string{"50/400", "100/400", "150/400", "200/400", "250/400", "300/400", "350/400", "400/400", "400/400"}
+	wantWritten := []string{"0/200", "30/200", "60/200", "90/200", "120/200", "150/200", "180/200", "200/200"}
+	if diff := cmp.Diff(wantListed, listed); diff != "" {
+		t.Errorf("listing progress (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantWritten, written); diff != "" {
+		t.Errorf("writing progress (-want +got):\n%s", diff)
+	}
 }

@@ -36,6 +36,9 @@ type Reconciler struct {
 	ConfirmDelay time.Duration
 	// Clock waits out ConfirmDelay; tests replace it.
 	Clock retry.Clock
+	// WriteBatch is the notes of one transaction; zero takes the index's
+	// default.
+	WriteBatch int
 }
 
 // NewReconciler returns a Reconciler of the database c into store; store may
@@ -53,8 +56,12 @@ type ReconcileOptions struct {
 	// ResetCheckpoint saves the scan's starting sequence as the feed's
 	// checkpoint even when one exists: the server rejected the old one.
 	ResetCheckpoint bool
-	// Progress, when set, is told how many of the listed notes are written.
+	// Progress, when set, is told how many of the listed notes are written:
+	// 0 of them once listed, then after each transaction. Listed is told,
+	// after each _all_docs page, how many documents are listed of the
+	// database's total_rows.
 	Progress func(done, total int)
+	Listed   func(listed, total int)
 }
 
 // ReconcileResult is what a reconcile found and did.
@@ -101,7 +108,7 @@ type Listing struct {
 // ResetCheckpoint), so a follower continues from there, and records the run.
 func (r *Reconciler) Run(ctx context.Context, opts ReconcileOptions) (ReconcileResult, error) {
 	started := time.Now()
-	l, err := r.List(ctx)
+	l, err := r.list(ctx, opts.Listed)
 	if err != nil {
 		return ReconcileResult{}, err
 	}
@@ -124,7 +131,7 @@ func (r *Reconciler) Run(ctx context.Context, opts ReconcileOptions) (ReconcileR
 		}
 		return res, nil
 	}
-	if res.Sync, err = r.store.Sync(ctx, l.Notes, res.Plan, index.SyncOptions{Force: opts.Force, Progress: opts.Progress}); err != nil {
+	if res.Sync, err = r.store.Sync(ctx, l.Notes, res.Plan, index.SyncOptions{Force: opts.Force, Progress: opts.Progress, BatchSize: r.WriteBatch}); err != nil {
 		return res, fatal(fmt.Errorf("reconcile: %w", err))
 	}
 	res.Reclassified = res.Sync.Reclassified
@@ -384,14 +391,17 @@ func withoutIncomplete(remove []string, incomplete []index.NoteStatus) []string 
 // List scans the whole database: every document through _all_docs in pages,
 // chunks collected before any note is assembled, and the notes read into
 // index input. Notes that can't be read whole are listed as incomplete.
-func (r *Reconciler) List(ctx context.Context) (Listing, error) {
+func (r *Reconciler) List(ctx context.Context) (Listing, error) { return r.list(ctx, nil) }
+
+// list is List, telling listed (when set) its progress after each page.
+func (r *Reconciler) list(ctx context.Context, listed func(listed, total int)) (Listing, error) {
 	var l Listing
 	st, err := r.couch.state(ctx)
 	if err != nil {
 		return l, fmt.Errorf("reconcile: %w", err)
 	}
 	l.Since, l.Identity = st.UpdateSeq, st.Identity
-	s := scan{r: r, chunks: newChunkCache(0), seen: map[string]bool{}}
+	s := scan{r: r, chunks: newChunkCache(0), seen: map[string]bool{}, listed: listed}
 	if err := s.allDocs(ctx); err != nil {
 		return l, err
 	}
@@ -412,6 +422,7 @@ type scan struct {
 	notes   []livesync.Doc
 	skipped []index.NoteStatus
 	seen    map[string]bool
+	listed  func(listed, total int)
 }
 
 func (s *scan) allDocs(ctx context.Context) error {
@@ -446,6 +457,9 @@ func (s *scan) allDocs(ctx context.Context) error {
 		}
 		if md, err := rs.Metadata(); err == nil && total < 0 {
 			total = int(md.TotalRows)
+		}
+		if s.listed != nil {
+			s.listed(len(s.seen), max(total, len(s.seen)))
 		}
 		if n < page {
 			break

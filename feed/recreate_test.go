@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -96,7 +98,9 @@ func TestFollowerNoticesRecreatedDatabase(t *testing.T) {
 		return cmp.Equal(want, mustSnapshot(t, store).Docs)
 	})
 	waitCaughtUp(t, srv, db, f)
-	for _, line := range []string{"sequence went backwards", "would remove more than half", "two listings agree"} {
+	// Its sequence, or its revisions if a check comes while it is rewritten,
+	// give it away.
+	for _, line := range []string{"so it was recreated or restored: reconciling it from scratch", "would remove more than half", "two listings agree"} {
 		if !strings.Contains(logs.String(), line) {
 			t.Errorf("no log line with %q:\n%s", line, logs.String())
 		}
@@ -208,7 +212,7 @@ func TestReconcileConfirmsMassRemoval(t *testing.T) {
 }
 
 // Failures are warned of when their kind changes, in words a user acts on,
-// and the recovery is logged once: here, a password changed under the
+// and the recovery is logged once and clears the error: here, a password changed under the
 // follower and changed back.
 func TestFollowerWarnsOfEachKindOfFailure(t *testing.T) {
 	srv := couchtest.Start(t)
@@ -247,6 +251,9 @@ func TestFollowerWarnsOfEachKindOfFailure(t *testing.T) {
 
 	if got := logs.count("changes feed recovered"); got != 1 {
 		t.Errorf("recovered logged %d times, want once", got)
+	}
+	if st := f.Stats(); st.Failing || st.LastError != "" || st.LastErrorAt.IsZero() {
+		t.Errorf("stats after the recovery: failing %v, last error %q at %v; want the error cleared and its time kept", st.Failing, st.LastError, st.LastErrorAt)
 	}
 	request(t, srv, http.MethodDelete, "_users/"+url.PathEscape("org.couchdb.user:"+user)+"?rev="+url.QueryEscape(getDoc(t, srv, "_users", "org.couchdb.user:"+user)["_rev"].(string)), nil, nil)
 }
@@ -302,4 +309,170 @@ func logLine(logs, msg string) string {
 		}
 	}
 	return ""
+}
+
+// checkClock is the system clock, except that the timers of the follower's
+// database check (those of duration every) fire only when fire is called:
+// a test decides when the check runs, whatever the machine's speed.
+type checkClock struct {
+	retry.Clock
+	every  time.Duration
+	mu     sync.Mutex
+	timers []*manualTimer
+}
+
+func (c *checkClock) NewTimer(d time.Duration) retry.Timer {
+	if d != c.every {
+		return c.Clock.NewTimer(d)
+	}
+	t := &manualTimer{c: make(chan time.Time, 1)}
+	c.mu.Lock()
+	c.timers = append(c.timers, t)
+	c.mu.Unlock()
+	return t
+}
+
+// fire makes every check timer armed now fire.
+func (c *checkClock) fire() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, t := range c.timers {
+		if !t.stopped.Load() {
+			select {
+			case t.c <- time.Now():
+			default:
+			}
+		}
+	}
+}
+
+type manualTimer struct {
+	c       chan time.Time
+	stopped atomic.Bool
+}
+
+func (t *manualTimer) C() <-chan time.Time      { return t.c }
+func (t *manualTimer) Stop() bool               { return !t.stopped.Swap(true) }
+func (t *manualTimer) Reset(time.Duration) bool { return !t.stopped.Swap(false) }
+
+// recreateAtSeq recreates db with the notes of paths, written in one
+// request so that no reader sees it half full, and fails the test unless its
+// sequence is exactly seq (the premise of the tests that use it).
+func recreateAtSeq(tb testing.TB, srv *couchtest.Server, db, seq string, paths ...string) map[string]string {
+	tb.Helper()
+	recreate(tb, srv, db)
+	want := map[string]string{}
+	var docs []map[string]any
+	for _, p := range paths {
+		n, c := liveNote(p, "rebuilt "+p+"\n")
+		docs = append(docs, c, n)
+		want[p] = hashOf("rebuilt " + p + "\n")
+	}
+	bulk(tb, srv, db, docs...)
+	if now, _ := srv.DBInfo(tb, db); now != seq {
+		tb.Fatalf("the recreated database is at sequence %s, want the checkpoint's %s", now, seq)
+	}
+	return want
+}
+
+// waitConnected waits until the follower has caught up and its feed is
+// open: its check at connecting is behind it. The test server sends the
+// feed's headers with its first heartbeat.
+func waitConnected(tb testing.TB, srv *couchtest.Server, db string, f *Follower) {
+	tb.Helper()
+	waitCaughtUp(tb, srv, db, f)
+	waitFor(tb, 30*time.Second, "the feed to open (its first heartbeat)", func() bool { return f.Stats().Connected })
+}
+
+// threeOldNotes writes three notes to db and returns its sequence.
+func threeOldNotes(tb testing.TB, srv *couchtest.Server, db string) string {
+	tb.Helper()
+	var docs []map[string]any
+	for _, p := range []string{"Old/One.md", "Old/Two.md", "Old/Three.md"} {
+		n, c := liveNote(p, "old note "+p+"\n")
+		docs = append(docs, c, n)
+	}
+	bulk(tb, srv, db, docs...)
+	seq, _ := srv.DBInfo(tb, db)
+	return seq
+}
+
+// A database recreated while the feed stays connected, and written up to
+// exactly the checkpoint's sequence, looks the same by its sequence (and by
+// its LiveSync identity, which it has none of here): the check sees that
+// the revisions the index holds are unknown to it, and the follower
+// reconciles at that check, not at the hourly reconcile.
+func TestFollowerNoticesRecreationAtTheCheckpointsSequence(t *testing.T) {
+	srv := couchtest.Start(t)
+	db := srv.NewDB(t)
+	seq := threeOldNotes(t, srv, db)
+	var logs logBuffer
+	opts := couchOptions(srv, db)
+	opts.Logger, opts.Heartbeat = logs.logger(), 200*time.Millisecond
+	store := mustStore(t)
+	fo := checkingOptions()
+	fo.CheckInterval = 10 * time.Second
+	clock := &checkClock{Clock: retry.System, every: fo.CheckInterval}
+	fo.Clock = clock
+	f := mustFollow(t, mustConnect(t, opts), store, fo)
+	waitConnected(t, srv, db, f)
+
+	want := recreateAtSeq(t, srv, db, seq, "New/A.md", "New/B.md", "New/C.md")
+	clock.fire()
+	waitFor(t, 10*time.Second, "the recreated database's notes, and only those", func() bool {
+		return cmp.Equal(want, mustSnapshot(t, store).Docs)
+	})
+	if !strings.Contains(logs.String(), "does not know the revisions the index holds") {
+		t.Errorf("no warning that the database was recreated:\n%s", logs.String())
+	}
+}
+
+// The same recreation while the follower is stopped is noticed when it
+// connects again.
+func TestFollowerNoticesRecreationAtTheCheckpointsSequenceOnConnect(t *testing.T) {
+	srv := couchtest.Start(t)
+	db := srv.NewDB(t)
+	seq := threeOldNotes(t, srv, db)
+	store := mustStore(t)
+	c := mustConnect(t, couchOptions(srv, db))
+	f := NewFollower(c, store, checkingOptions())
+	if err := f.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitCaughtUp(t, srv, db, f)
+	closeFollower(t, f)
+
+	want := recreateAtSeq(t, srv, db, seq, "New/A.md", "New/B.md", "New/C.md")
+	fo := checkingOptions()
+	fo.CheckInterval = time.Hour
+	mustFollow(t, c, store, fo)
+	waitFor(t, 10*time.Second, "the recreated database's notes, and only those", func() bool {
+		return cmp.Equal(want, mustSnapshot(t, store).Docs)
+	})
+}
+
+// A database recreated with a lower sequence is noticed at the first check,
+// which by default comes within 10 s (here the test fires the 10 s timer).
+func TestFollowerChecksTheDatabaseEveryTenSeconds(t *testing.T) {
+	srv := couchtest.Start(t)
+	db := srv.NewDB(t)
+	threeOldNotes(t, srv, db)
+	store := mustStore(t)
+	fo := checkingOptions()
+	fo.CheckInterval = 0
+	clock := &checkClock{Clock: retry.System, every: 10 * time.Second}
+	fo.Clock = clock
+	opts := couchOptions(srv, db)
+	opts.Heartbeat = 200 * time.Millisecond
+	f := mustFollow(t, mustConnect(t, opts), store, fo)
+	waitConnected(t, srv, db, f)
+
+	recreate(t, srv, db)
+	n, c := liveNote("New/Only.md", "the rebuilt vault\n")
+	bulk(t, srv, db, c, n)
+	clock.fire()
+	want := map[string]string{"New/Only.md": hashOf("the rebuilt vault\n")}
+	waitFor(t, 10*time.Second, "the recreated database's notes, and only those", func() bool {
+		return cmp.Equal(want, mustSnapshot(t, store).Docs)
+	})
 }

@@ -74,6 +74,23 @@ func (s *Store) Paths(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
+// RecentRevs maps the source id (CouchDB _id) of the n notes written last to
+// the revision indexed: a source that does not know those revisions is not
+// the database they came from.
+func (s *Store) RecentRevs(ctx context.Context, n int) (map[string]string, error) {
+	type pair struct{ id, rev string }
+	pairs, err := queryAll(ctx, s.reader, func(p *pair) []any { return []any{&p.id, &p.rev} },
+		`SELECT source_id, rev FROM docs WHERE source_id != '' ORDER BY indexed_at DESC, doc_id LIMIT ?`, n)
+	if err != nil {
+		return nil, fmt.Errorf("list recent revisions: %w", err)
+	}
+	out := make(map[string]string, len(pairs))
+	for _, p := range pairs {
+		out[p.id] = p.rev
+	}
+	return out, nil
+}
+
 // SourcePaths maps each note's source id (CouchDB _id) to its path, so a
 // follower can remove a note named only by a tombstone's id.
 func (s *Store) SourcePaths(ctx context.Context) (map[string]string, error) {

@@ -10,9 +10,12 @@ import (
 type SyncOptions struct {
 	// Force re-chunks every note, changed or not (`--rebuild`).
 	Force bool
-	// Progress, when set, is called after each batch with the notes of the
-	// listing written so far and their total.
+	// Progress, when set, is called with 0 and the listing's size before
+	// the first batch, then after each batch with the notes of the listing
+	// written so far.
 	Progress func(done, total int)
+	// BatchSize is the notes of one transaction; zero takes syncBatch.
+	BatchSize int
 }
 
 // SyncResult is what Sync did.
@@ -38,11 +41,18 @@ func (s *Store) Sync(ctx context.Context, listing []NoteInput, plan Plan, opts S
 	// is not done, so a sync cut short is made good when the index is next
 	// opened (ensureLinkText); a sync that changes nothing writes nothing.
 	var linked map[string]bool
-	if len(listing) > syncBatch {
+	batch := opts.BatchSize
+	if batch <= 0 {
+		batch = syncBatch
+	}
+	if len(listing) > batch {
 		linked = map[string]bool{}
 	}
-	for start := 0; start < len(listing); start += syncBatch {
-		end := min(start+syncBatch, len(listing))
+	if opts.Progress != nil {
+		opts.Progress(0, len(listing))
+	}
+	for start := 0; start < len(listing); start += batch {
+		end := min(start+batch, len(listing))
 		res, err := s.Apply(ctx, Batch{Upserts: listing[start:end], Force: opts.Force, Expect: plan.Expect, linked: linked})
 		if err != nil {
 			return out, err

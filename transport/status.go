@@ -26,6 +26,8 @@ type FeedStatus struct {
 	Source    string `json:"source"` // "couchdb" or "folder"
 	Database  string `json:"database,omitempty"`
 	Connected bool   `json:"connected"`
+	// State is Phase(): what the feed is doing now.
+	State string `json:"state"`
 	// CaughtUp is set once everything the source held at the start is
 	// indexed; until then the index answers with what it has so far.
 	CaughtUp bool `json:"caught_up"`
@@ -36,15 +38,47 @@ type FeedStatus struct {
 	UpdateSeq    string    `json:"update_seq,omitempty"`
 	Lag          int64     `json:"lag"`
 	LastChangeAt time.Time `json:"last_change_at,omitzero"`
-	// Scanning is set during a full scan, ScanDone of ScanTotal notes
-	// written (0 of 0 while the source is listed).
-	Scanning    bool      `json:"scanning"`
-	ScanDone    int       `json:"scan_done"`
-	ScanTotal   int       `json:"scan_total"`
+	// Scanning is set during a full scan: ScanListed of ScanDocuments
+	// documents listed, then ScanDone of ScanTotal notes written.
+	Scanning      bool `json:"scanning"`
+	ScanListed    int  `json:"scan_listed"`
+	ScanDocuments int  `json:"scan_documents"`
+	ScanDone      int  `json:"scan_done"`
+	ScanTotal     int  `json:"scan_total"`
+	// Failing is set, and LastError says why, from a failure until the
+	// feed recovers; LastErrorAt is when the last failure happened.
 	Failing     bool      `json:"failing"`
 	LastError   string    `json:"last_error,omitempty"`
 	LastErrorAt time.Time `json:"last_error_at,omitzero"`
-	Stopped     string    `json:"stopped,omitempty"` // why the feed stopped for good, if it did
+	// ErrorKind is the failure's kind ("unreachable", "unauthorized", "no
+	// database", …), which names no server, database or user: what /readyz
+	// says without the API key.
+	ErrorKind string `json:"error_kind,omitempty"`
+	Stopped   string `json:"stopped,omitempty"` // why the feed stopped for good, if it did
+}
+
+// States of the feed, as Phase names them.
+const (
+	FeedStopped      = "stopped"      // for good: the server's log says why
+	FeedScanning     = "scanning"     // a full scan (the first, or a reconcile)
+	FeedReconnecting = "reconnecting" // failing, and retrying with backoff
+	FeedFollowing    = "following"    // connected, applying changes as they come
+	FeedConnecting   = "connecting"   // between connections, or waiting for the first answer
+)
+
+// Phase is what the feed is doing now: one of the Feed… states.
+func (f FeedStatus) Phase() string {
+	switch {
+	case f.Stopped != "":
+		return FeedStopped
+	case f.Scanning:
+		return FeedScanning
+	case f.Failing:
+		return FeedReconnecting
+	case f.Connected:
+		return FeedFollowing
+	}
+	return FeedConnecting
 }
 
 // IndexStatus counts what the index holds.
@@ -101,8 +135,18 @@ func (st Status) openOnly() Status {
 		OpenEmbeddingBacklog: ix.OpenEmbeddingBacklog, EmbeddingModel: ix.EmbeddingModel}
 	f := &st.Feed
 	f.LastSeq, f.UpdateSeq, f.Lag, f.LastChangeAt, f.ScanDone, f.ScanTotal = "", "", -1, time.Time{}, 0, 0
+	f.ScanListed, f.ScanDocuments = 0, 0
 	st.Reconcile = ReconcileStatus{LastRun: st.Reconcile.LastRun, NextRun: st.Reconcile.NextRun, TookSeconds: st.Reconcile.TookSeconds}
 	return st
+}
+
+// errorKind is the kind of the feed's failure, for callers who may not see
+// its description: "failing" when the source gives no kind (a folder).
+func (f FeedStatus) errorKind() string {
+	if f.ErrorKind == "" {
+		return "failing"
+	}
+	return f.ErrorKind + " (see /status)"
 }
 
 // healthz says the process is up; it checks nothing else.
@@ -110,10 +154,15 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// readyz is 200 once the index is open and the feed has caught up at least
-// once; until then 503 with what is missing. Either way the API answers
-// from what is indexed so far, and the body says what that is, counted
-// over open notes: readyz answers without the API key.
+// readyz is 200 once the index answers: it is open and the feed has caught
+// up once (its first scan is written). It stays 200 while the feed fails
+// later, since the index still answers from what it holds (a NAS's CouchDB
+// restarting must not make a container unhealthy); the body says the feed's
+// state, and the kind of its error while it fails. Until then 503 with what
+// is missing; the API answers from what is indexed so far meanwhile. It
+// answers without the API key, so what it counts is counted over open notes
+// and the feed's error is only its kind (feedErrorKind): the follower's own
+// description names the server, the database and the user.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	st := s.opts.Status(r.Context()).openOnly()
 	var missing []string
@@ -127,15 +176,19 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		case st.Feed.Scanning: // its progress counts personal notes: /status has it
 			missing = append(missing, "feed catching up: first full scan")
 		case st.Feed.Failing:
-			missing = append(missing, "feed connecting: "+st.Feed.LastError)
+			missing = append(missing, "feed connecting: "+st.Feed.errorKind())
 		default:
 			missing = append(missing, "feed connecting")
 		}
 	}
 	body := map[string]any{
 		"ready":             len(missing) == 0,
+		"feed":              st.Feed.Phase(),
 		"notes":             st.Index.Notes,
 		"embedding_backlog": st.Index.EmbeddingBacklog,
+	}
+	if st.Feed.Failing {
+		body["feed_error"] = st.Feed.errorKind()
 	}
 	code := http.StatusOK
 	if len(missing) > 0 {

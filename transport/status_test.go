@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -15,31 +16,58 @@ func TestReadiness(t *testing.T) {
 	var st atomic.Value
 	st.Store(Status{Feed: FeedStatus{Source: "couchdb", Scanning: true, ScanDone: 1200, ScanTotal: 6500}, Index: IndexStatus{Notes: 1200, EmbeddingBacklog: 4000}})
 	hs, _ := testServer(t, testVault(t), upstream(t), Options{Status: func(context.Context) Status { return st.Load().(Status) }})
-	check := func(wantCode int, wantMissing string) {
+	check := func(wantCode int, wantMissing string, wantFeed string) {
 		t.Helper()
 		resp := do(t, http.MethodGet, hs.URL+"/readyz", nil)
 		var body struct {
 			Ready            bool     `json:"ready"`
+			Feed             string   `json:"feed"`
+			FeedError        string   `json:"feed_error"`
 			Missing          []string `json:"missing"`
 			Notes            int      `json:"notes"`
 			EmbeddingBacklog int      `json:"embedding_backlog"`
 			Serving          string   `json:"serving"`
 		}
 		decode(t, resp, &body)
-		if resp.StatusCode != wantCode || body.Ready != (wantCode == http.StatusOK) {
-			t.Fatalf("/readyz %d %+v, want %d", resp.StatusCode, body, wantCode)
+		if resp.StatusCode != wantCode || body.Ready != (wantCode == http.StatusOK) || body.Feed != wantFeed {
+			t.Fatalf("/readyz %d %+v, want %d and feed %q", resp.StatusCode, body, wantCode, wantFeed)
+		}
+		st := st.Load().(Status)
+		if st.Feed.Failing != (body.FeedError != "") || st.Feed.ErrorKind != "" && !strings.HasPrefix(body.FeedError, st.Feed.ErrorKind) {
+			t.Fatalf("/readyz feed_error %q while the feed's state is %+v", body.FeedError, st.Feed)
+		}
+		for _, private := range []string{"http://x", `"sync"`, `"vault"`, "/vault"} {
+			if raw, _ := json.Marshal(body); strings.Contains(string(raw), private) {
+				t.Fatalf("/readyz, which needs no key, says %s: %s", private, raw)
+			}
 		}
 		if wantMissing != "" && (len(body.Missing) != 1 || !strings.Contains(body.Missing[0], wantMissing) || !strings.Contains(body.Serving, "indexed so far")) {
 			t.Fatalf("/readyz missing %q (serving %q), want %q", body.Missing, body.Serving, wantMissing)
 		}
 	}
-	check(http.StatusServiceUnavailable, "feed catching up: first full scan")
-	st.Store(Status{Feed: FeedStatus{Source: "couchdb", Failing: true, LastError: "CouchDB at http://x is unreachable: connection refused"}})
-	check(http.StatusServiceUnavailable, "feed connecting: CouchDB at http://x is unreachable")
-	st.Store(Status{Feed: FeedStatus{Source: "couchdb", CaughtUp: true, Failing: true}, Index: IndexStatus{Notes: 264}})
-	check(http.StatusOK, "") // caught up once stays ready through a later outage
+	check(http.StatusServiceUnavailable, "feed catching up: first full scan", FeedScanning)
+	st.Store(Status{Feed: FeedStatus{Source: "couchdb", Scanning: true, ScanListed: 3000, ScanDocuments: 41000}})
+	check(http.StatusServiceUnavailable, "feed catching up: first full scan", FeedScanning)
+	refused := "CouchDB at http://x is unreachable: connection refused (not running, or another port?)"
+	st.Store(Status{Feed: FeedStatus{Source: "couchdb", Failing: true, LastError: refused, ErrorKind: "unreachable"}})
+	check(http.StatusServiceUnavailable, "feed connecting: unreachable (see /status)", FeedReconnecting)
+	// Caught up once, the index answers: ready through a later outage
+	// (refused, then 401, then 404), the body saying what kind of failure
+	// the feed meets, never the server, database or user it names.
+	for _, cause := range []struct{ text, kind string }{{refused, "unreachable"},
+		{`CouchDB rejected the credentials for user "sync" (401 unauthorized): was the password changed?`, "unauthorized"},
+		{`database "vault" does not exist at http://x (404 not found): deleted, or being rebuilt?`, "no database"}} {
+		st.Store(Status{Feed: FeedStatus{Source: "couchdb", CaughtUp: true, Failing: true, LastError: cause.text, ErrorKind: cause.kind}, Index: IndexStatus{Notes: 264}})
+		check(http.StatusOK, "", FeedReconnecting)
+	}
+	st.Store(Status{Feed: FeedStatus{Source: "folder", CaughtUp: true, Failing: true, LastError: "open /vault: permission denied"}, Index: IndexStatus{Notes: 264}})
+	check(http.StatusOK, "", FeedReconnecting)
+	st.Store(Status{Feed: FeedStatus{Source: "couchdb", CaughtUp: true, Connected: true}, Index: IndexStatus{Notes: 264}})
+	check(http.StatusOK, "", FeedFollowing)
+	st.Store(Status{Feed: FeedStatus{Source: "couchdb", CaughtUp: true}, Index: IndexStatus{Notes: 264}})
+	check(http.StatusOK, "", FeedConnecting)
 	st.Store(Status{Feed: FeedStatus{Source: "couchdb", CaughtUp: true, Stopped: "see the log"}})
-	check(http.StatusServiceUnavailable, "feed stopped")
+	check(http.StatusServiceUnavailable, "feed stopped", FeedStopped)
 	if resp := do(t, http.MethodGet, hs.URL+"/healthz", nil); resp.StatusCode != http.StatusOK {
 		t.Fatalf("/healthz %d", resp.StatusCode)
 	}

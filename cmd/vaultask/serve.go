@@ -349,7 +349,8 @@ func (svc *service) status(ctx context.Context) transport.Status {
 		f.Database = svc.cfg.Vault.Database
 		f.Connected, f.CaughtUp, f.LastSeq, f.UpdateSeq = fs.Connected, fs.CaughtUp, fs.Checkpoint, fs.UpdateSeq
 		f.LastChangeAt, f.Scanning, f.ScanDone, f.ScanTotal = fs.LastChangeAt, fs.Scanning, fs.ScanDone, fs.ScanTotal
-		f.Failing, f.LastError, f.LastErrorAt = fs.Failing, fs.LastError, fs.LastErrorAt
+		f.ScanListed, f.ScanDocuments = fs.ScanListed, fs.ScanDocuments
+		f.Failing, f.LastError, f.ErrorKind, f.LastErrorAt = fs.Failing, fs.LastError, fs.LastErrorKind, fs.LastErrorAt
 		if lag, ok := seqLag(fs.UpdateSeq, fs.Checkpoint); ok {
 			f.Lag = lag
 		}
@@ -366,6 +367,7 @@ func (svc *service) status(ctx context.Context) transport.Status {
 		st.Feed.Stopped = "see the server's log"
 	default:
 	}
+	st.Feed.State = st.Feed.Phase()
 	is, err := svc.store.Stats(ctx)
 	if err != nil {
 		svc.log.Error("index stats", "err", err)

@@ -191,6 +191,7 @@ func TestServeFollowsTheVault(t *testing.T) {
 		Feed    struct {
 			Source    string `json:"source"`
 			Connected bool   `json:"connected"`
+			State     string `json:"state"`
 			CaughtUp  bool   `json:"caught_up"`
 			LastSeq   string `json:"last_seq"`
 			UpdateSeq string `json:"update_seq"`
@@ -208,7 +209,7 @@ func TestServeFollowsTheVault(t *testing.T) {
 		getJSON(t, s.url+"/status", &st)
 		return st.Feed.Connected && st.Index.EmbeddingBacklog == 0 && st.Index.Vectors > 0
 	})
-	if st.Feed.Source != "couchdb" || !st.Feed.CaughtUp || st.Feed.LastSeq == "" || st.Feed.Lag != 0 || st.Index.Notes != 3 || st.Index.IncompleteNotes != 1 || st.Version == "" {
+	if st.Feed.Source != "couchdb" || st.Feed.State != "following" || !st.Feed.CaughtUp || st.Feed.LastSeq == "" || st.Feed.Lag != 0 || st.Index.Notes != 3 || st.Index.IncompleteNotes != 1 || st.Version == "" {
 		t.Fatalf("/status = %+v", st)
 	}
 	var notes struct {
