@@ -384,6 +384,17 @@ func (c *Couch) unknownRevs(ctx context.Context, revs map[string]string) (int, e
 	return n, nil
 }
 
+// refusedRevsDiff reports whether err is the server refusing _revs_diff
+// itself (no permission, or a proxy that allows no such request), rather
+// than failing.
+func refusedRevsDiff(err error) bool {
+	switch kivik.HTTPStatus(err) {
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusMethodNotAllowed, http.StatusNotImplemented:
+		return true
+	}
+	return false
+}
+
 // seqNumber is the number a sequence starts with: all of it on PouchDB, the
 // part before '-' of CouchDB's opaque sequences, which is the sum of the
 // shards' sequences and so grows with every change. ok is false for anything

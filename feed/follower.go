@@ -192,6 +192,7 @@ type Follower struct {
 	target        string // the database's update_seq when the connection opened
 	failure       string // the kind of the current failure, "" while healthy
 	warnedVersion bool
+	noRevsDiff    bool // the server refused _revs_diff: the check asks by identity and sequence only
 
 	mu    sync.Mutex
 	stats FollowerStats
@@ -488,12 +489,22 @@ func (f *Follower) checkDatabase(ctx context.Context) error {
 		f.log.Warn("the database was recreated (its LiveSync setup is new): reconciling it from scratch", keyDB, f.couch.source, "was", f.identity, "now", st.Identity)
 	case nowOK && atOK && now < at:
 		f.log.Warn("the database's sequence went backwards, so it was recreated or restored: reconciling it from scratch", keyDB, f.couch.source, "update_seq", st.UpdateSeq, keySeq, f.since)
+	case f.noRevsDiff:
+		return nil
 	default:
 		recent, err := f.store.RecentRevs(ctx, recentRevs)
 		if err != nil {
 			return fatal(err)
 		}
 		unknown, err := f.couch.unknownRevs(ctx, recent)
+		if refusedRevsDiff(err) {
+			// A proxy or a server that lets readers only GET: the feed still
+			// works, and a recreated database is still noticed by its new
+			// LiveSync setup or a lower sequence.
+			f.noRevsDiff = true
+			f.log.Warn("CouchDB refused POST _revs_diff, so a database recreated at the checkpoint's sequence is noticed only by the hourly reconcile", keyDB, f.couch.source, keyErr, err)
+			return nil
+		}
 		if err != nil {
 			return err
 		}

@@ -25,6 +25,8 @@ type fakeCouch struct {
 	updateSeq int
 	docs      []string // _all_docs rows' documents
 	changes   func(w http.ResponseWriter, r *http.Request, n int)
+	// revsDiff, when set, is the status _revs_diff answers with.
+	revsDiff int
 
 	mu     sync.Mutex
 	sinces []string
@@ -53,6 +55,9 @@ func (fc *fakeCouch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"total_rows":%d,"offset":0,"rows":[%s]}`, len(rows), strings.Join(rows, ","))
 	case p == "/db/_all_docs":
 		fmt.Fprintf(w, `{"total_rows":%d,"offset":0,"rows":[]}`, len(fc.docs))
+	case p == "/db/_revs_diff" && r.Method == http.MethodPost && fc.revsDiff != 0:
+		w.WriteHeader(fc.revsDiff)
+		io.WriteString(w, `{"error":"forbidden","reason":"no POST here"}`)
 	case p == "/db/_revs_diff" && r.Method == http.MethodPost:
 		io.WriteString(w, `{}`) // it knows every revision: the same database throughout
 	default:
@@ -269,4 +274,27 @@ func TestFollowerRejectedCheckpoint(t *testing.T) {
 			t.Fatalf("follower stopped with %v", err)
 		}
 	})
+}
+
+// A server (or a proxy before it) that refuses POST _revs_diff does not stop
+// the feed: the check of the database goes on by identity and sequence,
+// with one warning.
+func TestFollowerWithoutRevsDiff(t *testing.T) {
+	fc := &fakeCouch{t: t, updateSeq: 2, revsDiff: http.StatusForbidden, changes: func(w http.ResponseWriter, r *http.Request, n int) {
+		stream(w)
+		switch n {
+		case 0:
+			writeLine(w, legacyRow(1, "A.md", "alpha\n"))
+			writeLine(w, `{"last_seq":1,"pending":1}`)
+		default:
+			writeLine(w, legacyRow(2, "B.md", "beta\n"))
+			hang(r)
+		}
+	}}
+	f, store, logs, _ := followFake(t, fc, "0", 0)
+	waitIndexed(t, store, map[string]string{"A.md": "alpha\n", "B.md": "beta\n"})
+	waitFor(t, 5*time.Second, "checkpoint 2", func() bool { return f.Stats().Checkpoint == "2" })
+	if logs.count("refused POST _revs_diff") != 1 || logs.count("changes feed failed") != 1 {
+		t.Errorf("want one warning of the refused _revs_diff and one failure (the feed's end):\n%s", logs)
+	}
 }
