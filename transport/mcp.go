@@ -10,8 +10,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/rag"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // mcpInstructions tells an MCP client what the server is for; Claude Code
@@ -30,9 +30,9 @@ notes do not exist for that call.`
 // noteURI is the MCP resource URI of a note: vault://note/<path>, with
 // ?allow_web=true when it was found under the open scope, so that following
 // the link reads under the same gate as the call that gave it.
-func noteURI(path string, scope index.Scope) string {
+func noteURI(path string, scope vault.Scope) string {
 	uri := "vault://note/" + (&url.URL{Path: path}).EscapedPath()
-	if scope == index.ScopeOpen {
+	if scope.OpenOnly() {
 		uri += "?allow_web=true"
 	}
 	return uri
@@ -103,7 +103,7 @@ type noteRef struct {
 	URI      string `json:"uri"`      // its MCP resource
 }
 
-func refOf(d index.Doc, scope index.Scope) noteRef {
+func refOf(d vault.Doc, scope vault.Scope) noteRef {
 	return noteRef{Path: d.Path, Title: d.Title, Citation: rag.Link(d.Path, d.Title), URI: noteURI(d.Path, scope)}
 }
 
@@ -162,16 +162,23 @@ type topicEntry struct {
 // when one is wrong.
 type toolArgs struct{ req mcp.CallToolRequest }
 
-func (a toolArgs) scope() (index.Scope, error) {
+// allowWeb is the call's allow_web, false when it is not given.
+func (a toolArgs) allowWeb() (bool, error) {
 	v, ok := a.req.GetArguments()["allow_web"]
 	if !ok || v == nil {
-		return index.ScopeAll, nil
+		return false, nil
 	}
 	b, isBool := v.(bool)
 	if !isBool {
-		return 0, fmt.Errorf("allow_web must be true or false, not %v", v)
+		return false, fmt.Errorf("allow_web must be true or false, not %v", v)
 	}
-	return scopeOf(b), nil
+	return b, nil
+}
+
+// scope is the call's scope, vault.ScopeFor its allow_web.
+func (a toolArgs) scope() (vault.Scope, error) {
+	allowWeb, err := a.allowWeb()
+	return vault.ScopeFor(allowWeb), err
 }
 
 func (a toolArgs) text(name string) (string, error) {
@@ -213,10 +220,11 @@ func (s *Server) toolFailed(err error) *mcp.CallToolResult {
 
 func (s *Server) vaultSearch(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	a := toolArgs{req}
-	scope, err := a.scope()
+	allowWeb, err := a.allowWeb()
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
 	}
+	scope := vault.ScopeFor(allowWeb)
 	query, err := a.text("query")
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
@@ -225,7 +233,7 @@ func (s *Server) vaultSearch(ctx context.Context, req mcp.CallToolRequest) (*mcp
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
 	}
-	r, err := s.opts.Answerer.Retrieve(ctx, rag.Question{Text: query, AllowWeb: scope == index.ScopeOpen, K: rag.Overrides{FinalTopK: k}})
+	r, err := s.opts.Answerer.Retrieve(ctx, rag.Question{Text: query, AllowWeb: allowWeb, K: rag.Overrides{FinalTopK: k}})
 	if err != nil {
 		return s.toolFailed(err), nil
 	}
@@ -241,7 +249,7 @@ func (s *Server) vaultSearch(ctx context.Context, req mcp.CallToolRequest) (*mcp
 		if r.Silent {
 			break
 		}
-		hit := searchHit{noteRef: refOf(index.Doc{Path: h.Chunk.Path, Title: h.Chunk.Title}, scope), Heading: h.Chunk.HeadingPath,
+		hit := searchHit{noteRef: refOf(vault.Doc{Path: h.Chunk.Path, Title: h.Chunk.Title}, scope), Heading: h.Chunk.HeadingPath,
 			Snippet: snippet(h.Chunk.Body, 400), Score: h.Score, Reach: h.Reach()}
 		for _, src := range h.Sources {
 			hit.Provenance = append(hit.Provenance, string(src))
@@ -281,10 +289,10 @@ func snippet(body string, n int) string {
 // resolve finds the note a tool names, and the other notes of that name.
 // Under ScopeOpen a personal note does not exist: not found, not an
 // alternative, and the refusal never names it.
-func (s *Server) resolve(ctx context.Context, ref string, scope index.Scope) (index.Doc, []noteRef, *mcp.CallToolResult) {
+func (s *Server) resolve(ctx context.Context, ref string, scope vault.Scope) (vault.Doc, []noteRef, *mcp.CallToolResult) {
 	d, alts, err := s.opts.Vault.ResolveNote(ctx, ref, scope)
 	switch {
-	case errors.Is(err, index.ErrNoNote):
+	case errors.Is(err, vault.ErrNoNote):
 		return d, nil, mcp.NewToolResultError(fmt.Sprintf("no note %q: try vault_search to find it", ref))
 	case err != nil:
 		return d, nil, s.toolFailed(err)
@@ -411,10 +419,10 @@ func (s *Server) readNoteResource(ctx context.Context, req mcp.ReadResourceReque
 	if err != nil {
 		return nil, err
 	}
-	scope := scopeOf(allow)
+	scope := vault.ScopeFor(allow)
 	ref := strings.TrimPrefix(u.Path, "/")
 	d, _, err := s.opts.Vault.ResolveNote(ctx, ref, scope)
-	if errors.Is(err, index.ErrNoNote) {
+	if errors.Is(err, vault.ErrNoNote) {
 		return nil, fmt.Errorf("no note %q", ref)
 	}
 	if err != nil {

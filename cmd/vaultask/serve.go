@@ -19,6 +19,7 @@ import (
 	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/rag/web"
 	"github.com/vaultask/vaultask/transport"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // Shutdown bounds: running answers get drainTimeout to finish once a signal
@@ -255,7 +256,7 @@ func (svc *service) publishNotes(notes []index.NoteChange, seq string) {
 		case index.ChangeRemoved:
 			typ = transport.EventNoteRemoved
 		}
-		svc.events.Publish(transport.Event{Type: typ, Personal: n.Sensitivity != index.SensitivityOpen,
+		svc.events.Publish(transport.Event{Type: typ, Personal: n.Sensitivity != vault.SensitivityOpen,
 			Data: transport.NoteEvent{Path: n.Path, Title: n.Title, Seq: seq, At: time.Now().UTC().Format(time.RFC3339)}})
 	}
 }
