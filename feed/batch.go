@@ -7,6 +7,7 @@ import (
 
 	"github.com/vaultask/vaultask/feed/livesync"
 	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // change is the last thing a batch says about one _id.
@@ -112,7 +113,7 @@ func (f *Follower) retryParked(ctx context.Context, all bool) error {
 // are skipped. The follower's maps change only once the transaction is
 // committed.
 func (f *Follower) commit(ctx context.Context, docs []livesync.Doc, checkpoint string, rows int) error {
-	p := &batchPlan{f: f, owner: map[string]string{}, idPath: map[string]string{}, upserts: map[string]index.NoteInput{},
+	p := &batchPlan{f: f, owner: map[string]string{}, idPath: map[string]string{}, upserts: map[string]vault.NoteInput{},
 		deletes: map[string]string{}, park: map[string]*parkedNote{}, settled: map[string]bool{}, skipped: map[string]bool{}}
 	var reads []livesync.Doc
 	for _, d := range docs {
@@ -215,7 +216,7 @@ type batchPlan struct {
 	f       *Follower
 	owner   map[string]string // DocID → _id, "" for none: overrides f.owner
 	idPath  map[string]string
-	upserts map[string]index.NoteInput // by DocID
+	upserts map[string]vault.NoteInput // by DocID
 	deletes map[string]string          // DocID → path
 	park    map[string]*parkedNote
 	settled map[string]bool // ids whose status row goes
@@ -246,7 +247,7 @@ func (p *batchPlan) remove(id, path string) {
 		return
 	}
 	p.idPath[id] = path
-	key := index.DocID(path)
+	key := vault.DocID(path)
 	if owner := p.ownerOf(key); owner != "" && owner != id {
 		return
 	}
@@ -261,12 +262,12 @@ func (p *batchPlan) remove(id, path string) {
 func (p *batchPlan) upsert(d livesync.Doc, text string) {
 	p.settle(d.ID)
 	path := d.Note.Path
-	key := index.DocID(path)
+	key := vault.DocID(path)
 	if owner := p.ownerOf(key); owner != "" && owner != d.ID && p.f.couch.derivedID(path) == owner {
 		p.f.log.Debug("a stale document claims an indexed path; ignored", keyID, d.ID, keyPath, path)
 		return
 	}
-	if old := p.pathOf(d.ID); old != "" && index.DocID(old) != key {
+	if old := p.pathOf(d.ID); old != "" && vault.DocID(old) != key {
 		p.remove(d.ID, old)
 	}
 	p.idPath[d.ID] = path
@@ -308,7 +309,7 @@ func (p *batchPlan) skip(id, path, rev, reason string) {
 	p.settle(id)
 	delete(p.settled, id)
 	p.skipped[id] = true
-	p.status = append(p.status, index.NoteStatus{SourceID: id, Path: path, Rev: rev, State: index.StatusSkipped, Reason: reason})
+	p.status = append(p.status, index.NoteStatus{SourceID: id, Path: path, Rev: rev, State: vault.StatusSkipped, Reason: reason})
 }
 
 // apply moves the committed plan into the follower's maps.

@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/vaultask/vaultask/feed/livesync"
-	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/internal/couchtest"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // The help corpus indexes its 265 markdown notes less the soft-deleted one,
@@ -159,7 +159,7 @@ func TestReconcileConfirmsRemovals(t *testing.T) {
 		t.Fatal(err)
 	}
 	// As if _all_docs had dropped Dup.md.
-	var kept []index.NoteInput
+	var kept []vault.NoteInput
 	for _, n := range l.Notes {
 		if n.Path != "Dup.md" {
 			kept = append(kept, n)

@@ -19,6 +19,7 @@ import (
 	"github.com/go-kivik/kivik/v4/couchdb" // registers the "couch" driver
 	"github.com/vaultask/vaultask/feed/livesync"
 	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // Errors of Connect that a setting fixes; the caller says which setting.
@@ -473,7 +474,7 @@ func (c *Couch) derivedID(path string) string {
 // or "" when it is: a markdown note of the corpus at a clean path (which its
 // Path is then normalised to). Binary attachments are never read.
 func (c *Couch) skipReason(n *livesync.Note) string {
-	clean, err := index.CleanPath(n.Path)
+	clean, err := vault.CleanPath(n.Path)
 	if err != nil {
 		return err.Error()
 	}

@@ -7,5 +7,5 @@ import (
 )
 
 func TestDeps(t *testing.T) {
-	deptest.Check(t, "index", "feed/livesync", "internal/retry", "internal/routine")
+	deptest.Check(t, "index", "vault", "feed/livesync", "internal/retry", "internal/routine")
 }

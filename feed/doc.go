@@ -8,6 +8,6 @@
 // for vaults without LiveSync. Everything it learns goes through
 // index.Store.Apply or Sync; document decoding is package feed/livesync.
 //
-// It may import index and feed/livesync, and no other package of this
+// It may import index, vault and feed/livesync, and no other package of this
 // module.
 package feed

@@ -15,12 +15,13 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/internal/routine"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // FolderListing is a vault folder as one scan saw it: the notes to index,
 // and the corpus files that are not indexed, with the reason.
 type FolderListing struct {
-	Notes   []index.NoteInput
+	Notes   []vault.NoteInput
 	Skipped []index.NoteStatus
 }
 
@@ -57,15 +58,15 @@ func ScanFolder(dir string, corpus index.Corpus) (FolderListing, error) {
 			return err
 		}
 		rev := strconv.FormatInt(info.ModTime().UnixNano(), 10)
-		if _, err := index.CleanPath(rel); err != nil {
-			l.Skipped = append(l.Skipped, index.NoteStatus{SourceID: rel, Path: rel, Rev: rev, State: index.StatusSkipped, Reason: err.Error()})
+		if _, err := vault.CleanPath(rel); err != nil {
+			l.Skipped = append(l.Skipped, index.NoteStatus{SourceID: rel, Path: rel, Rev: rev, State: vault.StatusSkipped, Reason: err.Error()})
 			return nil
 		}
 		text, err := os.ReadFile(p)
 		if err != nil {
 			return err
 		}
-		l.Notes = append(l.Notes, index.NoteInput{Path: rel, Rev: rev, Text: string(text), MTime: info.ModTime()})
+		l.Notes = append(l.Notes, vault.NoteInput{Path: rel, Rev: rev, Text: string(text), MTime: info.ModTime()})
 		return nil
 	})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/internal/retry"
 	"github.com/vaultask/vaultask/internal/routine"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // FollowerOptions tune a Follower; zero fields take the defaults.
@@ -182,7 +183,7 @@ type Follower struct {
 	since         string
 	chunks        *chunkCache
 	idPath        map[string]string // _id → the path its note has, for tombstones
-	owner         map[string]string // index.DocID(path) → the _id whose note is indexed there
+	owner         map[string]string // vault.DocID(path) → the _id whose note is indexed there
 	parking       *parking
 	needScan      bool
 	scanSince     string // the sequence the last full scan started from
@@ -378,7 +379,7 @@ func (f *Follower) loadOwners(ctx context.Context) error {
 	f.idPath, f.owner = map[string]string{}, map[string]string{}
 	for id, p := range paths {
 		f.idPath[id] = p
-		f.owner[index.DocID(p)] = id
+		f.owner[vault.DocID(p)] = id
 	}
 	return nil
 }
@@ -440,7 +441,7 @@ func (f *Follower) restoreParked(ctx context.Context) error {
 		return fatal(err)
 	}
 	for _, st := range sts {
-		if st.State != index.StatusSkipped {
+		if st.State != vault.StatusSkipped {
 			f.idPath[st.SourceID] = st.Path
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/internal/couchtest"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // Notes that arrive before their chunks are parked, not indexed with partial
@@ -51,7 +52,7 @@ func TestFollowerNotesBeforeChunks(t *testing.T) {
 	if st := f.Stats(); st.Parked < 10 {
 		t.Fatalf("%d notes parked, want every chunked note", st.Parked)
 	}
-	if sts := mustStatuses(t, store); sts["Meeting.md"] != index.StatusPending {
+	if sts := mustStatuses(t, store); sts["Meeting.md"] != vault.StatusPending {
 		t.Errorf("note status of a parked note = %v, want pending", sts)
 	}
 
@@ -143,7 +144,7 @@ func TestFollowerDeletesAndRecreates(t *testing.T) {
 	note["children"], note["size"] = []string{"h:1jakh5hr29cfv"}, 0
 	put(t, srv, db, note)
 	waitCaughtUp(t, srv, db, f)
-	waitFor(t, 5*time.Second, "Reuse.md to be reported incomplete", func() bool { return mustStatuses(t, store)["Reuse.md"] == index.StatusIncomplete })
+	waitFor(t, 5*time.Second, "Reuse.md to be reported incomplete", func() bool { return mustStatuses(t, store)["Reuse.md"] == vault.StatusIncomplete })
 	if diff := cmp.Diff(want, mustSnapshot(t, store).Docs); diff != "" {
 		t.Fatalf("after a chunk tombstone (-want +got):\n%s", diff)
 	}

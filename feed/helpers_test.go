@@ -27,6 +27,7 @@ import (
 	"github.com/vaultask/vaultask/internal/couchtest"
 	"github.com/vaultask/vaultask/internal/retry"
 	"github.com/vaultask/vaultask/internal/syncbuf"
+	"github.com/vaultask/vaultask/vault"
 )
 
 func TestMain(m *testing.M) { os.Exit(couchtest.Main(m)) }
@@ -213,7 +214,7 @@ func mustStatuses(tb testing.TB, store *index.Store) map[string]string {
 	}
 	out := map[string]string{}
 	for _, st := range sts {
-		if st.State != index.StatusSkipped {
+		if st.State != vault.StatusSkipped {
 			out[st.Path] = st.State
 		}
 	}
@@ -229,7 +230,7 @@ func mustSkipped(tb testing.TB, store *index.Store) map[string]string {
 	}
 	out := map[string]string{}
 	for _, st := range sts {
-		if st.State == index.StatusSkipped {
+		if st.State == vault.StatusSkipped {
 			out[st.Path] = st.Reason
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/vaultask/vaultask/feed/livesync"
 	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // parkedNote is a note revision that could not be read whole yet.
@@ -14,7 +15,7 @@ type parkedNote struct {
 	doc     livesync.Doc
 	missing []string // chunk ids it waits for
 	reason  string
-	state   string // index.StatusPending or index.StatusIncomplete
+	state   string // vault.StatusPending or vault.StatusIncomplete
 	since   time.Time
 	delay   time.Duration // before the next timed retry
 	next    time.Time     // the next timed retry; zero once incomplete
@@ -51,7 +52,7 @@ func (p *parking) clear() {
 func (p *parking) restore(sts []index.NoteStatus, now time.Time) int {
 	n := 0
 	for _, st := range sts {
-		if st.State == index.StatusSkipped {
+		if st.State == vault.StatusSkipped {
 			p.skipped[st.SourceID] = true
 			continue
 		}
@@ -107,7 +108,7 @@ func (p *parking) nextDue() time.Time {
 // incomplete; changed, a status row to write. Nothing is stored until put.
 func (p *parking) park(d livesync.Doc, err error, now time.Time) (pn *parkedNote, changed, expired bool) {
 	prev := p.notes[d.ID]
-	pn = &parkedNote{doc: d, reason: reason(err), state: index.StatusPending, since: now, delay: p.retry}
+	pn = &parkedNote{doc: d, reason: reason(err), state: vault.StatusPending, since: now, delay: p.retry}
 	var missing *livesync.MissingChunksError
 	if errors.As(err, &missing) {
 		pn.missing = missing.IDs
@@ -116,10 +117,10 @@ func (p *parking) park(d livesync.Doc, err error, now time.Time) (pn *parkedNote
 		pn.since, pn.state, pn.delay = prev.since, prev.state, prev.delay
 	}
 	deadline := pn.since.Add(p.timeout)
-	if pn.state == index.StatusPending && !now.Before(deadline) {
-		pn.state, expired = index.StatusIncomplete, true
+	if pn.state == vault.StatusPending && !now.Before(deadline) {
+		pn.state, expired = vault.StatusIncomplete, true
 	}
-	if pn.state == index.StatusPending {
+	if pn.state == vault.StatusPending {
 		pn.next = now.Add(pn.delay)
 		if pn.next.After(deadline) {
 			pn.next = deadline
@@ -172,7 +173,7 @@ func (p *parking) unpark(id string) {
 // counts are the parked notes and, among them, the incomplete ones.
 func (p *parking) counts() (parked, incomplete int) {
 	for _, pn := range p.notes {
-		if pn.state == index.StatusIncomplete {
+		if pn.state == vault.StatusIncomplete {
 			incomplete++
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/vaultask/vaultask/feed/livesync"
 	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/internal/retry"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // Reconciler makes the index equal the LiveSync database: it lists every
@@ -98,7 +99,7 @@ type Listing struct {
 	Since      string
 	Identity   string
 	Docs       int
-	Notes      []index.NoteInput
+	Notes      []vault.NoteInput
 	Incomplete []index.NoteStatus
 	Skipped    []index.NoteStatus
 }
@@ -174,11 +175,11 @@ func (r *Reconciler) plan(ctx context.Context, l *Listing, res *ReconcileResult)
 	}
 	idOf := make(map[string]string, len(owners))
 	for id, p := range owners {
-		idOf[index.DocID(p)] = id
+		idOf[vault.DocID(p)] = id
 	}
 	var ids []string
 	for _, p := range plan.Remove {
-		if id := idOf[index.DocID(p)]; id != "" {
+		if id := idOf[vault.DocID(p)]; id != "" {
 			ids = append(ids, id)
 		}
 	}
@@ -199,7 +200,7 @@ func (r *Reconciler) plan(ctx context.Context, l *Listing, res *ReconcileResult)
 			}
 			continue
 		}
-		if doc.Kind == livesync.KindNote && r.couch.indexable(doc.Note) && index.DocID(doc.Note.Path) == index.DocID(owners[id]) {
+		if doc.Kind == livesync.KindNote && r.couch.indexable(doc.Note) && vault.DocID(doc.Note.Path) == vault.DocID(owners[id]) {
 			found = append(found, doc)
 		}
 	}
@@ -283,13 +284,13 @@ func (r *Reconciler) recheck(ctx context.Context, l *Listing, res *ReconcileResu
 	writes := map[string]bool{}
 	for _, ps := range [][]string{res.Plan.Add, res.Plan.Change, res.Plan.Touch} {
 		for _, p := range ps {
-			writes[index.DocID(p)] = true
+			writes[vault.DocID(p)] = true
 		}
 	}
 	var ids []string
-	listed := map[string]index.NoteInput{}
+	listed := map[string]vault.NoteInput{}
 	for _, n := range l.Notes {
-		if writes[index.DocID(n.Path)] && n.SourceID != "" {
+		if writes[vault.DocID(n.Path)] && n.SourceID != "" {
 			ids = append(ids, n.SourceID)
 			listed[n.SourceID] = n
 		}
@@ -327,7 +328,7 @@ func (r *Reconciler) recheck(ctx context.Context, l *Listing, res *ReconcileResu
 			}
 			continue
 		}
-		if doc.Kind == livesync.KindNote && r.couch.indexable(doc.Note) && index.DocID(doc.Note.Path) == index.DocID(listed[id].Path) {
+		if doc.Kind == livesync.KindNote && r.couch.indexable(doc.Note) && vault.DocID(doc.Note.Path) == vault.DocID(listed[id].Path) {
 			fresh = append(fresh, doc)
 		}
 	}
@@ -363,11 +364,11 @@ func (r *Reconciler) recheck(ctx context.Context, l *Listing, res *ReconcileResu
 func intersect(a, b []string) []string {
 	in := map[string]bool{}
 	for _, p := range b {
-		in[index.DocID(p)] = true
+		in[vault.DocID(p)] = true
 	}
 	var out []string
 	for _, p := range a {
-		if in[index.DocID(p)] {
+		if in[vault.DocID(p)] {
 			out = append(out, p)
 		}
 	}
@@ -377,11 +378,11 @@ func intersect(a, b []string) []string {
 func withoutIncomplete(remove []string, incomplete []index.NoteStatus) []string {
 	held := map[string]bool{}
 	for _, st := range incomplete {
-		held[index.DocID(st.Path)] = true
+		held[vault.DocID(st.Path)] = true
 	}
 	var out []string
 	for _, p := range remove {
-		if !held[index.DocID(p)] {
+		if !held[vault.DocID(p)] {
 			out = append(out, p)
 		}
 	}
@@ -511,7 +512,7 @@ func (s *scan) take(id string, raw json.RawMessage) error {
 		}
 		s.r.log.Warn("skip malformed document", keyID, id, keyErr, err)
 		if doc.Kind == livesync.KindNote {
-			s.skipped = append(s.skipped, index.NoteStatus{SourceID: id, Path: id, Rev: doc.Rev, State: index.StatusSkipped, Reason: "unreadable document: " + err.Error()})
+			s.skipped = append(s.skipped, index.NoteStatus{SourceID: id, Path: id, Rev: doc.Rev, State: vault.StatusSkipped, Reason: "unreadable document: " + err.Error()})
 		}
 		return nil
 	}
@@ -523,7 +524,7 @@ func (s *scan) take(id string, raw json.RawMessage) error {
 			break
 		}
 		if why := s.r.couch.skipReason(doc.Note); why != "" {
-			s.skipped = append(s.skipped, index.NoteStatus{SourceID: doc.ID, Path: doc.Note.Path, Rev: doc.Rev, State: index.StatusSkipped, Reason: why})
+			s.skipped = append(s.skipped, index.NoteStatus{SourceID: doc.ID, Path: doc.Note.Path, Rev: doc.Rev, State: vault.StatusSkipped, Reason: why})
 			break
 		}
 		s.notes = append(s.notes, doc)
@@ -542,7 +543,7 @@ func (s *scan) take(id string, raw json.RawMessage) error {
 func (r *Reconciler) choose(notes []livesync.Doc) []livesync.Doc {
 	best := map[string]livesync.Doc{}
 	for _, d := range notes {
-		key := index.DocID(d.Note.Path)
+		key := vault.DocID(d.Note.Path)
 		cur, ok := best[key]
 		if !ok || r.couch.prefer(d, cur) {
 			best[key] = d
@@ -570,7 +571,7 @@ func (c *Couch) prefer(a, b livesync.Doc) bool {
 
 // read reassembles notes into index input; the ones that can't be read whole
 // are returned as incomplete instead, and the unreadable ones as skipped.
-func (r *Reconciler) read(ctx context.Context, docs []livesync.Doc, src *chunkCache) (out []index.NoteInput, incomplete, unreadable []index.NoteStatus, err error) {
+func (r *Reconciler) read(ctx context.Context, docs []livesync.Doc, src *chunkCache) (out []vault.NoteInput, incomplete, unreadable []index.NoteStatus, err error) {
 	notes := make([]*livesync.Note, len(docs))
 	for i, d := range docs {
 		notes[i] = d.Note
@@ -583,11 +584,11 @@ func (r *Reconciler) read(ctx context.Context, docs []livesync.Doc, src *chunkCa
 		if errs[i] != nil {
 			if !waitable(errs[i]) {
 				r.log.Warn("note unreadable: not indexed", keyPath, d.Note.Path, keyRev, d.Rev, keyErr, errs[i])
-				unreadable = append(unreadable, index.NoteStatus{SourceID: d.ID, Path: d.Note.Path, Rev: d.Rev, State: index.StatusSkipped, Reason: "unreadable: " + errs[i].Error()})
+				unreadable = append(unreadable, index.NoteStatus{SourceID: d.ID, Path: d.Note.Path, Rev: d.Rev, State: vault.StatusSkipped, Reason: "unreadable: " + errs[i].Error()})
 				continue
 			}
 			r.log.Warn("note incomplete: not indexed", keyPath, d.Note.Path, keyRev, d.Rev, keyReason, errs[i])
-			incomplete = append(incomplete, index.NoteStatus{SourceID: d.ID, Path: d.Note.Path, Rev: d.Rev, State: index.StatusIncomplete, Reason: reason(errs[i])})
+			incomplete = append(incomplete, index.NoteStatus{SourceID: d.ID, Path: d.Note.Path, Rev: d.Rev, State: vault.StatusIncomplete, Reason: reason(errs[i])})
 			continue
 		}
 		out = append(out, noteInput(d, texts[i]))
@@ -610,7 +611,7 @@ func reason(err error) string {
 	return "size mismatch: incomplete or mid-write"
 }
 
-func noteInput(d livesync.Doc, text string) index.NoteInput {
+func noteInput(d livesync.Doc, text string) vault.NoteInput {
 	mtime := d.Note.Mtime
 	if mtime.IsZero() {
 		mtime = d.Note.Ctime
@@ -618,5 +619,5 @@ func noteInput(d livesync.Doc, text string) index.NoteInput {
 	if mtime.IsZero() {
 		mtime = time.UnixMilli(0)
 	}
-	return index.NoteInput{Path: d.Note.Path, SourceID: d.ID, Rev: d.Rev, Text: text, MTime: mtime}
+	return vault.NoteInput{Path: d.Note.Path, SourceID: d.ID, Rev: d.Rev, Text: text, MTime: mtime}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/vaultask/vaultask/feed/livesync"
 	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/internal/couchtest"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // edgeTexts is what testdata/edge.all_docs.json indexes to: one note per
@@ -38,7 +39,7 @@ var edgeTexts = map[string]string{
 	"Notes/Alive.md":         "alive\n",                                             // a stale soft delete hides nothing
 }
 
-var edgeWaiting = map[string]string{"Mismatch.md": index.StatusIncomplete, "Broken.md": index.StatusIncomplete}
+var edgeWaiting = map[string]string{"Mismatch.md": vault.StatusIncomplete, "Broken.md": vault.StatusIncomplete}
 
 func TestReconcileEdgeCases(t *testing.T) {
 	srv := couchtest.Start(t)

@@ -13,14 +13,8 @@ import (
 	"time"
 
 	"github.com/vaultask/vaultask/index/markdown"
+	"github.com/vaultask/vaultask/vault"
 )
-
-// ErrUncleanPath is an upsert whose path is not as CleanPath returns it.
-var ErrUncleanPath = errors.New("unclean note path")
-
-// FrontmatterKey is the frontmatter key that overrides a note's sensitivity
-// when Options.FrontmatterKey is empty.
-const FrontmatterKey = "sensitivity"
 
 // Apply writes a batch in one transaction: deletes, then upserts (each note's
 // chunks, FTS rows, vectors, aliases and outgoing edges replaced whole), then
@@ -32,7 +26,7 @@ func (s *Store) Apply(ctx context.Context, b Batch) (ApplyResult, error) {
 	err := s.write(ctx, "apply", func(tx *sql.Tx) error {
 		w = newApplier(s, tx, ctx)
 		for _, p := range b.Deletes {
-			ok, err := w.expected(b.Expect, DocID(p))
+			ok, err := w.expected(b.Expect, vault.DocID(p))
 			if err != nil {
 				return fmt.Errorf("delete %s: %w", p, err)
 			}
@@ -40,11 +34,11 @@ func (s *Store) Apply(ctx context.Context, b Batch) (ApplyResult, error) {
 				res.Stale++
 				continue
 			}
-			before, err := w.noteChange(DocID(p), ChangeRemoved)
+			before, err := w.noteChange(vault.DocID(p), ChangeRemoved)
 			if err != nil {
 				return fmt.Errorf("delete %s: %w", p, err)
 			}
-			gone, err := w.deleteDoc(DocID(p))
+			gone, err := w.deleteDoc(vault.DocID(p))
 			if err != nil {
 				return fmt.Errorf("delete %s: %w", p, err)
 			}
@@ -56,7 +50,7 @@ func (s *Store) Apply(ctx context.Context, b Batch) (ApplyResult, error) {
 			}
 		}
 		for _, n := range b.Upserts {
-			ok, err := w.expected(b.Expect, DocID(n.Path))
+			ok, err := w.expected(b.Expect, vault.DocID(n.Path))
 			if err != nil {
 				return fmt.Errorf("%s: %w", n.Path, err)
 			}
@@ -83,7 +77,7 @@ func (s *Store) Apply(ctx context.Context, b Batch) (ApplyResult, error) {
 				if outcome == outcomeChanged {
 					kind = ChangeChanged
 				}
-				after, err := w.noteChange(DocID(n.Path), kind)
+				after, err := w.noteChange(vault.DocID(n.Path), kind)
 				if err != nil {
 					return fmt.Errorf("%s: %w", n.Path, err)
 				}
@@ -261,13 +255,13 @@ func contentHash(text string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func (w *applier) upsert(n NoteInput, force bool) (outcome, error) {
-	if clean, err := CleanPath(n.Path); err != nil || clean != n.Path {
+func (w *applier) upsert(n vault.NoteInput, force bool) (outcome, error) {
+	if clean, err := vault.CleanPath(n.Path); err != nil || clean != n.Path {
 		// Sources clean paths (and skip what cannot be cleaned) before
 		// this: a note that gets here unclean is a source's bug.
-		return 0, fmt.Errorf("%w: %q (want %q, %v)", ErrUncleanPath, n.Path, clean, err)
+		return 0, fmt.Errorf("%w: %q (want %q, %v)", vault.ErrUncleanPath, n.Path, clean, err)
 	}
-	docID := DocID(n.Path)
+	docID := vault.DocID(n.Path)
 	hash := contentHash(n.Text)
 	var oldRev, oldHash, oldPath string
 	err := w.q.QueryRowContext(w.ctx, `SELECT rev, content_hash, path FROM docs WHERE doc_id = ?`, docID).Scan(&oldRev, &oldHash, &oldPath)
@@ -307,7 +301,7 @@ func (w *applier) upsert(n NoteInput, force bool) (outcome, error) {
 	return outcomeAdded, nil
 }
 
-func (w *applier) insert(docID, hash string, n NoteInput) error {
+func (w *applier) insert(docID, hash string, n vault.NoteInput) error {
 	note := markdown.Parse(n.Path, []byte(n.Text), w.s.frontmatterKey)
 	sens := w.s.classifier.Classify(n.Path, note.Sensitivity)
 	fm, err := json.Marshal(jsonSafe(note.Frontmatter))
@@ -364,7 +358,7 @@ func (w *applier) insert(docID, hash string, n NoteInput) error {
 	}
 
 	for _, l := range note.Links {
-		key := strings.ToLower(markdown.NormalizeTarget(l.Target))
+		key := strings.ToLower(vault.NormalizeTarget(l.Target))
 		if key == "" {
 			continue // [[#heading]] points into the note itself
 		}

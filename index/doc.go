@@ -1,8 +1,12 @@
 // Package index owns the SQLite file: opening it (one writer connection and a
-// reader pool, WAL), the embedded migrations, the nouns (Note, Chunk, Edge,
-// Hit), markdown parsing (frontmatter, wikilinks, tags, topic regions),
-// chunking, sensitivity, Apply (notes and the feed checkpoint in one
-// transaction) and the read primitives (FTS, vector KNN, neighbours, stats).
+// reader pool, WAL), the embedded migrations, markdown parsing (frontmatter,
+// wikilinks, tags, topic regions, through index/markdown), chunking,
+// classification (the personal-path and corpus globs), Apply (notes and the
+// feed checkpoint in one transaction) and the read primitives (FTS, vector
+// KNN, neighbours, notes, stats), which return vault's nouns (vault.Chunk,
+// vault.Doc, vault.Neighbour, …) and apply a vault.Scope inside every query.
 //
-// It may import no sibling package: feed writes into it and rag reads from it.
+// It may import vault, index/markdown and internal/retry and
+// internal/routine: feed writes into it, and rag and transport read from it
+// through interfaces they declare, without importing it.
 package index

@@ -11,43 +11,10 @@ import (
 
 	sqlite_vec "github.com/asg017/sqlite-vec-go-bindings/cgo"
 	"github.com/vaultask/vaultask/index/markdown"
+	"github.com/vaultask/vaultask/vault"
 )
-
-// Doc is a note as the graph and citation reads return it.
-type Doc struct {
-	DocID       string
-	Path        string // vault path with its real case
-	Title       string
-	ContentHash string // identical text at two paths has one hash
-	Sensitivity string
-}
 
 const docColumns = `d.doc_id, d.path, d.title, d.content_hash, d.sensitivity`
-
-// Relation says how a neighbour is one hop from a note.
-type Relation string
-
-// The one-hop relations Neighbours follows.
-const (
-	// RelationTopic is a topic note whose clippings link to the note.
-	RelationTopic Relation = "topic"
-	// RelationMember is a note the clippings of a topic note link to.
-	RelationMember Relation = "member"
-	// RelationSibling is another note clipped by one of the note's topic notes.
-	RelationSibling Relation = "sibling"
-	// RelationLink is a note the note links to.
-	RelationLink Relation = "link"
-	// RelationBacklink is a note that links to the note.
-	RelationBacklink Relation = "backlink"
-)
-
-// Neighbour is a note one hop from the note From.
-type Neighbour struct {
-	From     string // doc id of the note the hop starts at
-	Relation Relation
-	Via      string // for a sibling, the doc id of the topic note both share
-	Doc      Doc
-}
 
 // idList passes a set of ids as one JSON parameter, read with json_each, so
 // a query takes any number of them.
@@ -57,7 +24,7 @@ func idList[T any](ids []T) string {
 }
 
 // Docs returns the notes among docIDs that scope may see, in doc_id order.
-func (s *Store) Docs(ctx context.Context, docIDs []string, scope Scope) ([]Doc, error) {
+func (s *Store) Docs(ctx context.Context, docIDs []string, scope vault.Scope) ([]vault.Doc, error) {
 	docs, err := readDocs(ctx, s.reader, docIDs, scope)
 	if err != nil {
 		return nil, fmt.Errorf("read docs: %w", err)
@@ -70,29 +37,29 @@ type rowQuerier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-func readDocs(ctx context.Context, q rowQuerier, docIDs []string, scope Scope) ([]Doc, error) {
+func readDocs(ctx context.Context, q rowQuerier, docIDs []string, scope vault.Scope) ([]vault.Doc, error) {
 	if len(docIDs) == 0 {
 		return nil, nil
 	}
 	return queryAll(ctx, q, docFields, `SELECT `+docColumns+` FROM docs d
 		WHERE d.doc_id IN (SELECT value FROM json_each(?)) AND (? = 0 OR d.sensitivity = 'open')
-		ORDER BY d.doc_id`, idList(docIDs), scope == ScopeOpen)
+		ORDER BY d.doc_id`, idList(docIDs), scope.OpenOnly())
 }
 
 // docFields points Scan at the docColumns of a Doc.
-func docFields(d *Doc) []any {
+func docFields(d *vault.Doc) []any {
 	return []any{&d.DocID, &d.Path, &d.Title, &d.ContentHash, &d.Sensitivity}
 }
 
 // NoteChunks returns the chunks of docIDs that scope may see, each note's in
 // document order. Their Score is 0.
-func (s *Store) NoteChunks(ctx context.Context, docIDs []string, scope Scope) ([]Hit, error) {
+func (s *Store) NoteChunks(ctx context.Context, docIDs []string, scope vault.Scope) ([]vault.Chunk, error) {
 	if len(docIDs) == 0 {
 		return nil, nil
 	}
 	hits, err := queryAll(ctx, s.reader, hitFields, `SELECT `+hitColumns+`, 0.0 FROM chunks c JOIN docs d ON d.doc_id = c.doc_id
 		WHERE c.doc_id IN (SELECT value FROM json_each(?)) AND (? = 0 OR c.sensitivity = 'open')
-		ORDER BY c.doc_id, c.ordinal`, idList(docIDs), scope == ScopeOpen)
+		ORDER BY c.doc_id, c.ordinal`, idList(docIDs), scope.OpenOnly())
 	if err != nil {
 		return nil, fmt.Errorf("note chunks: %w", err)
 	}
@@ -102,7 +69,7 @@ func (s *Store) NoteChunks(ctx context.Context, docIDs []string, scope Scope) ([
 // Distances returns the cosine distance from vec to each chunk of rowIDs
 // that scope may see and that has a vector; chunks still on the embedding
 // backlog are absent from the map.
-func (s *Store) Distances(ctx context.Context, vec []float32, rowIDs []int64, scope Scope) (map[int64]float64, error) {
+func (s *Store) Distances(ctx context.Context, vec []float32, rowIDs []int64, scope vault.Scope) (map[int64]float64, error) {
 	if len(rowIDs) == 0 {
 		return nil, nil
 	}
@@ -121,7 +88,7 @@ func (s *Store) Distances(ctx context.Context, vec []float32, rowIDs []int64, sc
 	ds, err := queryAll(ctx, s.reader, func(x *distance) []any { return []any{&x.id, &x.d} }, `SELECT c.rowid, vec_distance_cosine(v.embedding, ?)
 		FROM chunks c JOIN chunks_vec v ON v.rowid = c.rowid
 		WHERE c.rowid IN (SELECT value FROM json_each(?)) AND (? = 0 OR c.sensitivity = 'open')`,
-		blob, idList(rowIDs), scope == ScopeOpen)
+		blob, idList(rowIDs), scope.OpenOnly())
 	if err != nil {
 		return nil, fmt.Errorf("distances: %w", err)
 	}
@@ -141,8 +108,8 @@ func (s *Store) Distances(ctx context.Context, vec []float32, rowIDs []int64, sc
 // note is resolved again among open notes only, so the name of a personal
 // note can neither hide nor reveal anything. Each note's neighbours come in
 // a stable order: by relation, then path.
-func (s *Store) Neighbours(ctx context.Context, docIDs []string, scope Scope) ([]Neighbour, error) {
-	var out []Neighbour
+func (s *Store) Neighbours(ctx context.Context, docIDs []string, scope vault.Scope) ([]vault.Neighbour, error) {
+	var out []vault.Neighbour
 	err := s.read(ctx, "neighbours", func(tx *sql.Tx) error {
 		var err error
 		out, err = graphReader{ctx: ctx, q: tx, scope: scope}.neighbours(docIDs)
@@ -154,7 +121,7 @@ func (s *Store) Neighbours(ctx context.Context, docIDs []string, scope Scope) ([
 type graphReader struct {
 	ctx   context.Context
 	q     rowQuerier
-	scope Scope
+	scope vault.Scope
 }
 
 // edge is a link from src to dst under the reader's scope.
@@ -162,7 +129,7 @@ type edge struct{ src, dst string }
 
 func edgeFields(e *edge) []any { return []any{&e.src, &e.dst} }
 
-func (g graphReader) neighbours(docIDs []string) ([]Neighbour, error) {
+func (g graphReader) neighbours(docIDs []string) ([]vault.Neighbour, error) {
 	starts, err := readDocs(g.ctx, g.q, docIDs, g.scope)
 	if err != nil || len(starts) == 0 {
 		return nil, err
@@ -173,7 +140,7 @@ func (g graphReader) neighbours(docIDs []string) ([]Neighbour, error) {
 	}
 	type found struct {
 		from, via, to string
-		rel           Relation
+		rel           vault.Relation
 	}
 	var all []found
 	topics, err := g.incoming(ids, markdown.KindTopic)
@@ -182,7 +149,7 @@ func (g graphReader) neighbours(docIDs []string) ([]Neighbour, error) {
 	}
 	topicIDs := map[string]bool{}
 	for _, e := range topics {
-		all = append(all, found{from: e.dst, to: e.src, rel: RelationTopic})
+		all = append(all, found{from: e.dst, to: e.src, rel: vault.RelationTopic})
 		topicIDs[e.src] = true
 	}
 	// A topic note is a start of the sibling hop only if scope may see it.
@@ -203,12 +170,12 @@ func (g graphReader) neighbours(docIDs []string) ([]Neighbour, error) {
 		return nil, err
 	}
 	for _, e := range members {
-		all = append(all, found{from: e.src, to: e.dst, rel: RelationMember})
+		all = append(all, found{from: e.src, to: e.dst, rel: vault.RelationMember})
 	}
 	for _, e := range topics {
 		for _, m := range clips[e.src] {
 			if m != e.dst {
-				all = append(all, found{from: e.dst, via: e.src, to: m, rel: RelationSibling})
+				all = append(all, found{from: e.dst, via: e.src, to: m, rel: vault.RelationSibling})
 			}
 		}
 	}
@@ -217,14 +184,14 @@ func (g graphReader) neighbours(docIDs []string) ([]Neighbour, error) {
 		return nil, err
 	}
 	for _, e := range links {
-		all = append(all, found{from: e.src, to: e.dst, rel: RelationLink})
+		all = append(all, found{from: e.src, to: e.dst, rel: vault.RelationLink})
 	}
 	backlinks, err := g.incoming(ids, markdown.KindWikilink)
 	if err != nil {
 		return nil, err
 	}
 	for _, e := range backlinks {
-		all = append(all, found{from: e.dst, to: e.src, rel: RelationBacklink})
+		all = append(all, found{from: e.dst, to: e.src, rel: vault.RelationBacklink})
 	}
 
 	targets := map[string]bool{}
@@ -235,21 +202,21 @@ func (g graphReader) neighbours(docIDs []string) ([]Neighbour, error) {
 	if err != nil {
 		return nil, err
 	}
-	byID := make(map[string]Doc, len(docs))
+	byID := make(map[string]vault.Doc, len(docs))
 	for _, d := range docs {
 		byID[d.DocID] = d
 	}
 	seen := map[found]bool{}
-	var out []Neighbour
+	var out []vault.Neighbour
 	for _, f := range all {
 		d, ok := byID[f.to]
 		if !ok || f.to == f.from || seen[f] {
 			continue
 		}
 		seen[f] = true
-		out = append(out, Neighbour{From: f.from, Relation: f.rel, Via: f.via, Doc: d})
+		out = append(out, vault.Neighbour{From: f.from, Relation: f.rel, Via: f.via, Doc: d})
 	}
-	order := map[Relation]int{RelationTopic: 0, RelationMember: 1, RelationSibling: 2, RelationLink: 3, RelationBacklink: 4}
+	order := map[vault.Relation]int{vault.RelationTopic: 0, vault.RelationMember: 1, vault.RelationSibling: 2, vault.RelationLink: 3, vault.RelationBacklink: 4}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if a.From != b.From {
@@ -283,7 +250,7 @@ func (g graphReader) outgoing(srcs []string, kind string) ([]edge, error) {
 	var out []edge
 	for _, r := range raw {
 		dst := r.dst
-		if g.scope == ScopeOpen && r.sens != SensitivityOpen {
+		if g.scope.OpenOnly() && r.sens != vault.SensitivityOpen {
 			if dst, err = resolveIn(g.ctx, g.q, r.target, g.scope); err != nil {
 				return nil, err
 			}
@@ -308,7 +275,7 @@ func (g graphReader) incoming(dsts []string, kind string) ([]edge, error) {
 	if err != nil {
 		return nil, err
 	}
-	if g.scope != ScopeOpen {
+	if !g.scope.OpenOnly() {
 		return out, nil
 	}
 	// Links whose target could name one of dsts but that the index resolved
@@ -338,7 +305,7 @@ func (g graphReader) incoming(dsts []string, kind string) ([]edge, error) {
 	return out, nil
 }
 
-func docIDsOf(docs []Doc) []string {
+func docIDsOf(docs []vault.Doc) []string {
 	out := make([]string, len(docs))
 	for i, d := range docs {
 		out[i] = d.DocID

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/vaultask/vaultask/vault"
 )
 
 // graphVault is a small vault with a topic note, siblings, links and a
@@ -33,7 +35,7 @@ type hop struct {
 	From, Rel, Via, To string
 }
 
-func hops(ns []Neighbour) []hop {
+func hops(ns []vault.Neighbour) []hop {
 	out := make([]hop, len(ns))
 	for i, n := range ns {
 		out[i] = hop{n.From, string(n.Relation), n.Via, n.Doc.Path}
@@ -45,7 +47,7 @@ func TestNeighboursUnderEachScope(t *testing.T) {
 	s := graphVault(t)
 	ctx := context.Background()
 
-	all, err := s.Neighbours(ctx, []string{"recipes/bread.md"}, ScopeAll)
+	all, err := s.Neighbours(ctx, []string{"recipes/bread.md"}, vault.ScopeAll)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +66,7 @@ func TestNeighboursUnderEachScope(t *testing.T) {
 		t.Fatalf("ScopeAll neighbours (-want +got):\n%s", diff)
 	}
 
-	open, err := s.Neighbours(ctx, []string{"recipes/bread.md"}, ScopeOpen)
+	open, err := s.Neighbours(ctx, []string{"recipes/bread.md"}, vault.ScopeOpen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +84,7 @@ func TestNeighboursUnderEachScope(t *testing.T) {
 	}
 
 	// A personal start has no neighbours under ScopeOpen.
-	if got, err := s.Neighbours(ctx, []string{"private/grandma.md"}, ScopeOpen); err != nil || len(got) != 0 {
+	if got, err := s.Neighbours(ctx, []string{"private/grandma.md"}, vault.ScopeOpen); err != nil || len(got) != 0 {
 		t.Fatalf("personal start under ScopeOpen: %v, %v", hops(got), err)
 	}
 }
@@ -91,7 +93,7 @@ func TestNeighboursUnderEachScope(t *testing.T) {
 // the open note it names under ScopeOpen.
 func TestNeighboursBacklinkThroughShadowedName(t *testing.T) {
 	s := graphVault(t)
-	got, err := s.Neighbours(context.Background(), []string{"notes/more/ideas.md"}, ScopeOpen)
+	got, err := s.Neighbours(context.Background(), []string{"notes/more/ideas.md"}, vault.ScopeOpen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +101,7 @@ func TestNeighboursBacklinkThroughShadowedName(t *testing.T) {
 	if diff := cmp.Diff(want, hops(got)); diff != "" {
 		t.Fatalf("(-want +got):\n%s", diff)
 	}
-	got, err = s.Neighbours(context.Background(), []string{"notes/more/ideas.md"}, ScopeAll)
+	got, err = s.Neighbours(context.Background(), []string{"notes/more/ideas.md"}, vault.ScopeAll)
 	if err != nil || len(got) != 0 {
 		t.Fatalf("ScopeAll: the link resolves to the personal namesake: %v %v", hops(got), err)
 	}
@@ -112,11 +114,11 @@ func TestNeighboursNeverThroughPersonalTopic(t *testing.T) {
 		note("99 topics/Private health.md", "<!-- begin:clippings -->\n[[Run]] [[Swim]]\n<!-- end:clippings -->\n"),
 		note("Run.md", "run"), note("Swim.md", "swim"),
 	))
-	got, err := s.Neighbours(context.Background(), []string{"run.md"}, ScopeOpen)
+	got, err := s.Neighbours(context.Background(), []string{"run.md"}, vault.ScopeOpen)
 	if err != nil || len(got) != 0 {
 		t.Fatalf("siblings through a personal topic note: %v %v", hops(got), err)
 	}
-	got, err = s.Neighbours(context.Background(), []string{"run.md"}, ScopeAll)
+	got, err = s.Neighbours(context.Background(), []string{"run.md"}, vault.ScopeAll)
 	if err != nil || len(got) != 2 {
 		t.Fatalf("ScopeAll: %v %v", hops(got), err)
 	}
@@ -125,7 +127,7 @@ func TestNeighboursNeverThroughPersonalTopic(t *testing.T) {
 func TestDeletedNoteIsNoNeighbour(t *testing.T) {
 	s := graphVault(t)
 	mustApply(t, s, Batch{Deletes: []string{"Recipes/Starter.md", "Journal.md"}})
-	got, err := s.Neighbours(context.Background(), []string{"recipes/bread.md"}, ScopeAll)
+	got, err := s.Neighbours(context.Background(), []string{"recipes/bread.md"}, vault.ScopeAll)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +136,7 @@ func TestDeletedNoteIsNoNeighbour(t *testing.T) {
 			t.Fatalf("deleted note reached: %+v", h)
 		}
 	}
-	if res, err := s.ResolveLinks(context.Background(), []string{"Starter"}, ScopeAll); err != nil || len(res) != 0 {
+	if res, err := s.ResolveLinks(context.Background(), []string{"Starter"}, vault.ScopeAll); err != nil || len(res) != 0 {
 		t.Fatalf("deleted note resolves: %v %v", res, err)
 	}
 }
@@ -143,7 +145,7 @@ func TestResolveLinksUnderScope(t *testing.T) {
 	s := graphVault(t)
 	ctx := context.Background()
 	links := []string{"Ideas", "Recipes/Bread#Method|the bread", "Private/Grandma", "Nowhere", "#Heading", `Rye\`}
-	all, err := s.ResolveLinks(ctx, links, ScopeAll)
+	all, err := s.ResolveLinks(ctx, links, vault.ScopeAll)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +157,7 @@ func TestResolveLinksUnderScope(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("ScopeAll (-want +got):\n%s", diff)
 	}
-	open, err := s.ResolveLinks(ctx, links, ScopeOpen)
+	open, err := s.ResolveLinks(ctx, links, vault.ScopeOpen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,25 +184,25 @@ func TestDocsNoteChunksAndDistancesUnderScope(t *testing.T) {
 	ctx := context.Background()
 	ids := []string{"open.md", "copy.md", "private/p.md"}
 
-	docs, err := s.Docs(ctx, ids, ScopeOpen)
+	docs, err := s.Docs(ctx, ids, vault.ScopeOpen)
 	if err != nil || len(docs) != 2 {
 		t.Fatalf("Docs ScopeOpen = %+v, %v", docs, err)
 	}
 	if docs[0].ContentHash != docs[1].ContentHash || docs[0].ContentHash == "" {
 		t.Fatalf("identical text should share a content hash: %+v", docs)
 	}
-	if docs, _ := s.Docs(ctx, ids, ScopeAll); len(docs) != 3 {
+	if docs, _ := s.Docs(ctx, ids, vault.ScopeAll); len(docs) != 3 {
 		t.Fatalf("Docs ScopeAll = %d docs, want 3", len(docs))
 	}
 
-	chunks, err := s.NoteChunks(ctx, []string{"open.md", "private/p.md"}, ScopeOpen)
+	chunks, err := s.NoteChunks(ctx, []string{"open.md", "private/p.md"}, vault.ScopeOpen)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(chunks) != 2 || chunks[0].Path != "Open.md" || chunks[0].Ordinal > chunks[1].Ordinal {
 		t.Fatalf("NoteChunks ScopeOpen = %v", paths(chunks))
 	}
-	all, err := s.NoteChunks(ctx, []string{"open.md", "private/p.md"}, ScopeAll)
+	all, err := s.NoteChunks(ctx, []string{"open.md", "private/p.md"}, vault.ScopeAll)
 	if err != nil || len(all) != 3 {
 		t.Fatalf("NoteChunks ScopeAll = %v %v", paths(all), err)
 	}
@@ -209,7 +211,7 @@ func TestDocsNoteChunksAndDistancesUnderScope(t *testing.T) {
 	for _, h := range all {
 		rowIDs = append(rowIDs, h.RowID)
 	}
-	dist, err := s.Distances(ctx, []float32{1, 0, 0, 0}, rowIDs, ScopeOpen)
+	dist, err := s.Distances(ctx, []float32{1, 0, 0, 0}, rowIDs, vault.ScopeOpen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +224,7 @@ func TestDocsNoteChunksAndDistancesUnderScope(t *testing.T) {
 	if d := dist[chunks[1].RowID]; d < 0.99 || d > 1.01 {
 		t.Fatalf("distance of the beta chunk = %v, want 1", d)
 	}
-	if dist, _ := s.Distances(ctx, []float32{1, 0, 0, 0}, rowIDs, ScopeAll); len(dist) != 3 {
+	if dist, _ := s.Distances(ctx, []float32{1, 0, 0, 0}, rowIDs, vault.ScopeAll); len(dist) != 3 {
 		t.Fatalf("Distances ScopeAll covers %d chunks, want 3", len(dist))
 	}
 }
@@ -235,8 +237,8 @@ func FuzzSearchFTS(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		for _, scope := range []Scope{ScopeAll, ScopeOpen} {
-			if _, err := s.SearchFTS(context.Background(), text, 3, scope, FieldWeights{}); err != nil {
+		for _, scope := range []vault.Scope{vault.ScopeAll, vault.ScopeOpen} {
+			if _, err := s.SearchFTS(context.Background(), text, 3, scope, vault.FieldWeights{}); err != nil {
 				t.Fatalf("SearchFTS(%q): %v (query %s)", text, err, FTSQuery(text))
 			}
 		}
@@ -245,7 +247,7 @@ func FuzzSearchFTS(f *testing.F) {
 
 func BenchmarkNeighbours(b *testing.B) {
 	s := mustOpen(b, Options{})
-	var notes []NoteInput
+	var notes []vault.NoteInput
 	var clips strings.Builder
 	for i := 0; i < 200; i++ {
 		notes = append(notes, note(fmt.Sprintf("n%03d.md", i), fmt.Sprintf("links [[n%03d]] [[n%03d]]", (i+1)%200, (i+7)%200)))
@@ -256,7 +258,7 @@ func BenchmarkNeighbours(b *testing.B) {
 	ids := []string{"n001.md", "n050.md", "n100.md", "n150.md"}
 	b.ResetTimer()
 	for range b.N {
-		if _, err := s.Neighbours(context.Background(), ids, ScopeOpen); err != nil {
+		if _, err := s.Neighbours(context.Background(), ids, vault.ScopeOpen); err != nil {
 			b.Fatal(err)
 		}
 	}

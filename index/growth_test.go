@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/vaultask/vaultask/vault"
 )
 
 // unitVector is a deterministic 512-d vector for a seed.
@@ -54,7 +56,7 @@ func editCycles(tb testing.TB, total, edited, cycles int, compact bool) (clean, 
 		var b Batch
 		for k := 0; k < notes; k++ {
 			i := (first + k) % total
-			b.Upserts = append(b.Upserts, NoteInput{Path: fmt.Sprintf("n%04d.md", i), Rev: fmt.Sprint(rev), Text: fmt.Sprintf("note %d revision %d", i, rev)})
+			b.Upserts = append(b.Upserts, vault.NoteInput{Path: fmt.Sprintf("n%04d.md", i), Rev: fmt.Sprint(rev), Text: fmt.Sprintf("note %d revision %d", i, rev)})
 		}
 		return b
 	}
@@ -125,7 +127,7 @@ func TestCompactionKeepsVectorsAndScope(t *testing.T) {
 	if nBefore != nAfter || digestBefore != digestAfter {
 		t.Fatal("compaction changed the vectors")
 	}
-	hits, err := s.SearchVector(ctx, []float32{1, 0, 0, 0}, 1, ScopeOpen)
+	hits, err := s.SearchVector(ctx, []float32{1, 0, 0, 0}, 1, vault.ScopeOpen)
 	if err != nil || len(hits) != 1 || hits[0].Path != "open.md" {
 		t.Fatalf("open-only KNN after compaction: %v %v", paths(hits), err)
 	}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/vaultask/vaultask/vault"
 )
 
 var testSpace = EmbeddingSpace{Model: "test/fixed", Dim: 4}
@@ -35,11 +37,11 @@ func mustApply(tb testing.TB, s *Store, b Batch) ApplyResult {
 	return res
 }
 
-func note(path, text string) NoteInput {
-	return NoteInput{Path: path, Rev: "1-a", Text: text, MTime: time.Unix(1700000000, 0)}
+func note(path, text string) vault.NoteInput {
+	return vault.NoteInput{Path: path, Rev: "1-a", Text: text, MTime: time.Unix(1700000000, 0)}
 }
 
-func upserts(notes ...NoteInput) Batch { return Batch{Upserts: notes} }
+func upserts(notes ...vault.NoteInput) Batch { return Batch{Upserts: notes} }
 
 // count runs a count query on the writer connection, which sees every commit.
 func count(tb testing.TB, s *Store, query string, args ...any) int {
@@ -85,7 +87,7 @@ func embedAll(tb testing.TB, s *Store, vecFor func(text string) []float32) int {
 	}
 }
 
-func paths(hits []Hit) []string {
+func paths(hits []vault.Chunk) []string {
 	out := make([]string, len(hits))
 	for i, h := range hits {
 		out[i] = h.Path

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/vaultask/vaultask/index/markdown"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // Link resolution, as Obsidian resolves a [[wikilink]]: when a note is
@@ -17,24 +17,14 @@ import (
 // mean (resolvePending), and when a reader checks a citation or follows a
 // link under a request's scope (ResolveLinks, and the graph reads).
 
-// LinkKey is the key a wikilink text resolves by: the target without its
-// heading, block or shown text, normalised and lower-cased, as edges store
-// it. It is "" for a link into the same note.
-func LinkKey(link string) string {
-	t, _, _ := strings.Cut(link, "|")
-	t = strings.TrimSuffix(t, `\`) // a table cell escapes the pipe
-	t, _, _ = strings.Cut(t, "#")
-	return strings.ToLower(markdown.NormalizeTarget(t))
-}
-
 // resolveIn finds the note a link key names among the notes scope may see,
 // as Obsidian does: a path-qualified key exactly, else as the end of a
 // longer path; a bare name by basename; then frontmatter aliases. Among
 // several candidates the shortest path wins, ties broken by doc_id.
-func resolveIn(ctx context.Context, q querier, key string, scope Scope) (string, error) {
+func resolveIn(ctx context.Context, q querier, key string, scope vault.Scope) (string, error) {
 	var docID string
 	var err error
-	open := scope == ScopeOpen
+	open := scope.OpenOnly()
 	if strings.Contains(key, "/") {
 		exact := key + ".md"
 		err = q.QueryRowContext(ctx, `SELECT doc_id FROM docs
@@ -60,7 +50,7 @@ func resolveIn(ctx context.Context, q querier, key string, scope Scope) (string,
 
 // resolve finds the note a link key names among all notes; see resolveIn.
 func resolve(ctx context.Context, q querier, key string) (string, error) {
-	return resolveIn(ctx, q, key, ScopeAll)
+	return resolveIn(ctx, q, key, vault.ScopeAll)
 }
 
 // resolve resolves a link key of a note being written, once per key per
@@ -160,12 +150,12 @@ func (w *applier) resolvePending() error {
 // Obsidian's rules as Apply resolves links. Under ScopeOpen a personal note
 // is never a candidate, so a link to one resolves to an open namesake or to
 // nothing. Texts that resolve to no note are absent from the map.
-func (s *Store) ResolveLinks(ctx context.Context, links []string, scope Scope) (map[string]Doc, error) {
-	out := map[string]Doc{}
+func (s *Store) ResolveLinks(ctx context.Context, links []string, scope vault.Scope) (map[string]vault.Doc, error) {
+	out := map[string]vault.Doc{}
 	err := s.read(ctx, "resolve links", func(tx *sql.Tx) error {
 		ids := map[string]string{}
 		for _, l := range links {
-			key := LinkKey(l)
+			key := vault.LinkKey(l)
 			if key == "" {
 				continue
 			}
@@ -181,7 +171,7 @@ func (s *Store) ResolveLinks(ctx context.Context, links []string, scope Scope) (
 		if err != nil {
 			return err
 		}
-		byID := map[string]Doc{}
+		byID := map[string]vault.Doc{}
 		for _, d := range docs {
 			byID[d.DocID] = d
 		}

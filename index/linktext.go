@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/vaultask/vaultask/index/markdown"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // A note's link text is what the notes linking to it say there: each
@@ -99,7 +100,7 @@ func (s *Store) ensureLinkText(ctx context.Context) error {
 		w := newApplier(s, tx, ctx)
 		for _, n := range notes {
 			for _, l := range markdown.Parse(n.path, []byte(n.text), s.frontmatterKey).Links {
-				key := strings.ToLower(markdown.NormalizeTarget(l.Target))
+				key := strings.ToLower(vault.NormalizeTarget(l.Target))
 				if key == "" || l.Context == "" {
 					continue
 				}

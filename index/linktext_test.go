@@ -8,12 +8,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/vaultask/vaultask/vault"
 )
 
 // linksOnly searches the link text alone.
-var linksOnly = FieldWeights{Links: 1}
+var linksOnly = vault.FieldWeights{Links: 1}
 
-func search(tb testing.TB, s *Store, text string, scope Scope, w FieldWeights) []string {
+func search(tb testing.TB, s *Store, text string, scope vault.Scope, w vault.FieldWeights) []string {
 	tb.Helper()
 	hits, err := s.SearchFTS(context.Background(), text, 20, scope, w)
 	if err != nil {
@@ -53,29 +55,29 @@ func TestLinkTextFindsTheLinkedNote(t *testing.T) {
 		note("Plugins/Calendar.md", "Shows a calendar.\n"),
 	))
 	checkLinkText(t, s)
-	if got := search(t, s, "zorblax", ScopeAll, linksOnly); !slices.Equal(got, []string{"Plugins/Calendar.md"}) {
+	if got := search(t, s, "zorblax", vault.ScopeAll, linksOnly); !slices.Equal(got, []string{"Plugins/Calendar.md"}) {
 		t.Fatalf("link text search = %v, want the linked note", got)
 	}
-	if got := search(t, s, "zorblax", ScopeAll, FieldWeights{Title: 1, Body: 1}); !slices.Equal(got, []string{"People/Liam.md"}) {
+	if got := search(t, s, "zorblax", vault.ScopeAll, vault.FieldWeights{Title: 1, Body: 1}); !slices.Equal(got, []string{"People/Liam.md"}) {
 		t.Errorf("title and body = %v, want the linking note only", got)
 	}
 	// The linking note's title is part of what it says.
-	if got := search(t, s, "liam", ScopeAll, linksOnly); !slices.Equal(got, []string{"Plugins/Calendar.md"}) {
+	if got := search(t, s, "liam", vault.ScopeAll, linksOnly); !slices.Equal(got, []string{"Plugins/Calendar.md"}) {
 		t.Errorf("search for the linking note's title in link text = %v", got)
 	}
 
 	// The linking note changes its words, then drops the link.
 	mustApply(t, s, upserts(note("People/Liam.md", "- [[Calendar]]: a month view of your quuxer notes\n")))
 	checkLinkText(t, s)
-	if got := search(t, s, "zorblax", ScopeAll, linksOnly); len(got) != 0 {
+	if got := search(t, s, "zorblax", vault.ScopeAll, linksOnly); len(got) != 0 {
 		t.Errorf("old link words still find %v", got)
 	}
-	if got := search(t, s, "quuxer", ScopeAll, linksOnly); !slices.Equal(got, []string{"Plugins/Calendar.md"}) {
+	if got := search(t, s, "quuxer", vault.ScopeAll, linksOnly); !slices.Equal(got, []string{"Plugins/Calendar.md"}) {
 		t.Errorf("new link words find %v", got)
 	}
 	mustApply(t, s, upserts(note("People/Liam.md", "No links any more, quuxer.\n")))
 	checkLinkText(t, s)
-	if got := search(t, s, "quuxer", ScopeAll, linksOnly); len(got) != 0 {
+	if got := search(t, s, "quuxer", vault.ScopeAll, linksOnly); len(got) != 0 {
 		t.Errorf("a dropped link's words still find %v", got)
 	}
 
@@ -85,12 +87,12 @@ func TestLinkTextFindsTheLinkedNote(t *testing.T) {
 	mustApply(t, s, upserts(note("Guides/Start.md", "Read [[Later]] about flimflam.\n")))
 	mustApply(t, s, upserts(note("Later.md", "Arrives later.\n")))
 	checkLinkText(t, s)
-	if got := search(t, s, "flimflam", ScopeAll, linksOnly); !slices.Equal(got, []string{"Later.md"}) {
+	if got := search(t, s, "flimflam", vault.ScopeAll, linksOnly); !slices.Equal(got, []string{"Later.md"}) {
 		t.Errorf("link text of a late target = %v", got)
 	}
 	mustApply(t, s, Batch{Deletes: []string{"Guides/Start.md"}})
 	checkLinkText(t, s)
-	if got := search(t, s, "flimflam", ScopeAll, linksOnly); len(got) != 0 {
+	if got := search(t, s, "flimflam", vault.ScopeAll, linksOnly); len(got) != 0 {
 		t.Errorf("a deleted note's link words still find %v", got)
 	}
 }
@@ -109,19 +111,19 @@ func TestPersonalLinkTextNeverInOpenNotes(t *testing.T) {
 		note("Journal/Secret.md", "---\nsensitivity: personal\n---\nPrivate.\n"),
 	))
 	checkLinkText(t, s)
-	for _, scope := range []Scope{ScopeAll, ScopeOpen} {
+	for _, scope := range []vault.Scope{vault.ScopeAll, vault.ScopeOpen} {
 		if got := search(t, s, "molar", scope, linksOnly); len(got) != 0 {
 			t.Errorf("scope %d: a personal note's link words find %v", scope, got)
 		}
 	}
-	if got := search(t, s, "elm", ScopeOpen, linksOnly); !slices.Equal(got, []string{"Notes/Dentist.md"}) {
+	if got := search(t, s, "elm", vault.ScopeOpen, linksOnly); !slices.Equal(got, []string{"Notes/Dentist.md"}) {
 		t.Errorf("an open note's link words = %v, want the open target", got)
 	}
 
 	// The open index note turns personal by its frontmatter.
 	mustApply(t, s, upserts(note("Notes/Index.md", "---\nsensitivity: personal\n---\n- [[Dentist]]: the practice on Elm street\n")))
 	checkLinkText(t, s)
-	for _, scope := range []Scope{ScopeAll, ScopeOpen} {
+	for _, scope := range []vault.Scope{vault.ScopeAll, vault.ScopeOpen} {
 		if got := search(t, s, "elm", scope, linksOnly); len(got) != 0 {
 			t.Errorf("scope %d: link words of a note turned personal find %v", scope, got)
 		}
@@ -130,13 +132,13 @@ func TestPersonalLinkTextNeverInOpenNotes(t *testing.T) {
 	// Back to open, then personal by a glob: reclassification, no note
 	// rewritten.
 	mustApply(t, s, upserts(note("Notes/Index.md", "- [[Dentist]]: the practice on Elm street\n")))
-	if got := search(t, s, "elm", ScopeOpen, linksOnly); len(got) != 1 {
+	if got := search(t, s, "elm", vault.ScopeOpen, linksOnly); len(got) != 1 {
 		t.Fatalf("link words of the open index note = %v", got)
 	}
 	s.Close()
 	s = mustOpen(t, Options{Path: path, Sensitivity: Classifier{PersonalPaths: []string{"Notes/Index.md"}}})
 	checkLinkText(t, s)
-	for _, scope := range []Scope{ScopeAll, ScopeOpen} {
+	for _, scope := range []vault.Scope{vault.ScopeAll, vault.ScopeOpen} {
 		if got := search(t, s, "elm", scope, linksOnly); len(got) != 0 {
 			t.Errorf("scope %d: link words of a note reclassified personal find %v", scope, got)
 		}
@@ -147,16 +149,16 @@ func TestPersonalLinkTextNeverInOpenNotes(t *testing.T) {
 	s.Close()
 	s = mustOpen(t, Options{Path: path, Sensitivity: Classifier{PersonalPaths: []string{"Notes/Dentist.md"}}})
 	checkLinkText(t, s)
-	if got := search(t, s, "molar", ScopeAll, linksOnly); !slices.Equal(got, []string{"Notes/Dentist.md"}) {
+	if got := search(t, s, "molar", vault.ScopeAll, linksOnly); !slices.Equal(got, []string{"Notes/Dentist.md"}) {
 		t.Errorf("a personal target's link text from a personal note = %v", got)
 	}
-	if got := search(t, s, "molar", ScopeOpen, FieldWeights{Title: 1, Body: 1, Links: 1}); len(got) != 0 {
+	if got := search(t, s, "molar", vault.ScopeOpen, vault.FieldWeights{Title: 1, Body: 1, Links: 1}); len(got) != 0 {
 		t.Errorf("open search finds %v", got)
 	}
 	s.Close()
 	s = mustOpen(t, Options{Path: path})
 	checkLinkText(t, s)
-	if got := search(t, s, "molar", ScopeAll, linksOnly); len(got) != 0 {
+	if got := search(t, s, "molar", vault.ScopeAll, linksOnly); len(got) != 0 {
 		t.Errorf("a target reclassified open keeps personal link words: %v", got)
 	}
 }
@@ -176,13 +178,13 @@ func TestLinkTextBackfill(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := search(t, s, "gizmo", ScopeAll, linksOnly); len(got) != 0 {
+	if got := search(t, s, "gizmo", vault.ScopeAll, linksOnly); len(got) != 0 {
 		t.Fatalf("before the backfill: %v", got)
 	}
 	s.Close()
 	s = mustOpen(t, Options{Path: path})
 	checkLinkText(t, s)
-	if got := search(t, s, "gizmo", ScopeAll, linksOnly); !slices.Equal(got, []string{"B.md"}) {
+	if got := search(t, s, "gizmo", vault.ScopeAll, linksOnly); !slices.Equal(got, []string{"B.md"}) {
 		t.Errorf("after the backfill: %v", got)
 	}
 	if n := count(t, s, `SELECT count(*) FROM chunks WHERE embedded = 0`); n != 0 {
@@ -193,7 +195,7 @@ func TestLinkTextBackfill(t *testing.T) {
 // Link text is bounded, and a note linking twice says its words once.
 func TestLinkTextBounded(t *testing.T) {
 	s := mustOpen(t, Options{})
-	var notes []NoteInput
+	var notes []vault.NoteInput
 	for i := range 200 {
 		notes = append(notes, note("Roundup/"+strings.Repeat("x", i%7)+string(rune('a'+i%26))+strings.Repeat("y", i/26)+".md",
 			"- [[Popular]] is mentioned again, with some words around it\n- [[Popular]] twice\n"))
@@ -224,22 +226,22 @@ func TestFieldWeights(t *testing.T) {
 	))
 	for _, tt := range []struct {
 		text string
-		w    FieldWeights
+		w    vault.FieldWeights
 		want []string
 	}{
-		{"weeping", FieldWeights{Aliases: 1}, []string{"Plants/Ficus.md"}},
-		{"weeping", FieldWeights{Body: 1}, []string{"Plants/Other.md"}},
-		{"care", FieldWeights{Headings: 1}, []string{"Plants/Ficus.md"}},
-		{"plants", FieldWeights{Path: 1}, []string{"Plants/Ficus.md", "Plants/Other.md"}},
-		{"plants", FieldWeights{Title: 1, Body: 1}, nil},
-		{"ficus", FieldWeights{Title: 1}, []string{"Plants/Ficus.md"}},
+		{"weeping", vault.FieldWeights{Aliases: 1}, []string{"Plants/Ficus.md"}},
+		{"weeping", vault.FieldWeights{Body: 1}, []string{"Plants/Other.md"}},
+		{"care", vault.FieldWeights{Headings: 1}, []string{"Plants/Ficus.md"}},
+		{"plants", vault.FieldWeights{Path: 1}, []string{"Plants/Ficus.md", "Plants/Other.md"}},
+		{"plants", vault.FieldWeights{Title: 1, Body: 1}, nil},
+		{"ficus", vault.FieldWeights{Title: 1}, []string{"Plants/Ficus.md"}},
 	} {
-		if got := search(t, s, tt.text, ScopeAll, tt.w); !slices.Equal(got, tt.want) {
+		if got := search(t, s, tt.text, vault.ScopeAll, tt.w); !slices.Equal(got, tt.want) {
 			t.Errorf("%q with %+v = %v, want %v", tt.text, tt.w, got, tt.want)
 		}
 	}
 	// A title match outweighs a body match when the title weighs more.
-	hits, err := s.SearchFTS(context.Background(), "ficus", 5, ScopeAll, FieldWeights{Title: 10, Body: 1})
+	hits, err := s.SearchFTS(context.Background(), "ficus", 5, vault.ScopeAll, vault.FieldWeights{Title: 10, Body: 1})
 	if err != nil || len(hits) < 2 || hits[0].Path != "Plants/Ficus.md" {
 		t.Errorf("title-weighted ficus = %v, %v", paths(hits), err)
 	}
@@ -248,10 +250,10 @@ func TestFieldWeights(t *testing.T) {
 // syncVault is a vault of more than two sync batches whose notes link
 // forwards and backwards across batches: each note's link to the note two
 // batches on, and the last batch's notes to the first's.
-func syncVault() []NoteInput {
+func syncVault() []vault.NoteInput {
 	n := 2*syncBatch + 50
 	name := func(i int) string { return fmt.Sprintf("N%04d", (i+n)%n) }
-	var notes []NoteInput
+	var notes []vault.NoteInput
 	for i := range n {
 		notes = append(notes, note(name(i)+".md", fmt.Sprintf("# %s\n\nSee [[%s]] about quux%d repairs.\n", name(i), name(i+syncBatch+20), i)))
 	}
@@ -276,7 +278,7 @@ func TestSyncRefreshesLinkTextAtItsEnd(t *testing.T) {
 	if n := count(t, s, `SELECT count(*) FROM docs WHERE link_text = ''`); n != 0 {
 		t.Errorf("%d notes without link text, want every note linked", n)
 	}
-	if got := search(t, s, "quux3", ScopeAll, linksOnly); !slices.Equal(got, []string{"N0223.md"}) {
+	if got := search(t, s, "quux3", vault.ScopeAll, linksOnly); !slices.Equal(got, []string{"N0223.md"}) {
 		t.Errorf("link text search for what N0003 says = %v, want N0223.md, in a later batch", got)
 	}
 	if v, done, err := getMeta(ctx, s.writer, linkTextMeta); err != nil || !done || v != "1" {

@@ -4,24 +4,14 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"time"
-)
 
-// NoteInput is one note as a source delivers it: its real vault path and
-// full markdown text. The source decides what a revision is (CouchDB's _rev,
-// or a file's modification time for a folder).
-type NoteInput struct {
-	Path     string // vault path with its real case, e.g. "Notes/Shopping List.md"
-	SourceID string // the source's id for the note (CouchDB _id), if any
-	Rev      string
-	Text     string
-	MTime    time.Time
-}
+	"github.com/vaultask/vaultask/vault"
+)
 
 // Batch is what a source applies in one transaction: whole notes to upsert,
 // notes to delete, and optionally the source's checkpoint that covers them.
 type Batch struct {
-	Upserts []NoteInput
+	Upserts []vault.NoteInput
 	Deletes []string // vault paths, any case
 
 	// Source names the feed whose checkpoint is saved with the batch; the
@@ -95,12 +85,6 @@ func (r ApplyResult) Add(o ApplyResult) ApplyResult {
 // Written reports whether Apply changed any note.
 func (r ApplyResult) Written() bool {
 	return r.Added+r.Changed+r.Touched+r.Deleted > 0
-}
-
-// DocID is the index key of a vault path: the path lower-cased, as
-// LiveSync's default ids are.
-func DocID(vaultPath string) string {
-	return strings.ToLower(vaultPath)
 }
 
 // noteName is the lower-cased basename without its .md extension: what a bare

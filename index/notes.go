@@ -9,11 +9,8 @@ import (
 	"time"
 
 	"github.com/vaultask/vaultask/index/markdown"
+	"github.com/vaultask/vaultask/vault"
 )
-
-// ErrNoNote means no note the scope may see answers to a reference: a note
-// that does not exist and a personal one under ScopeOpen look the same.
-var ErrNoNote = errors.New("no such note")
 
 // ResolveNote finds the note ref names among the notes scope may see: its
 // vault path in any case, with or without ".md", else as a [[wikilink]]
@@ -21,17 +18,17 @@ var ErrNoNote = errors.New("no such note")
 // name that scope may see come back as alternatives, best first. Under
 // ScopeOpen a personal note is never the answer nor an alternative, so a
 // refusal says nothing about it.
-func (s *Store) ResolveNote(ctx context.Context, ref string, scope Scope) (Doc, []Doc, error) {
+func (s *Store) ResolveNote(ctx context.Context, ref string, scope vault.Scope) (vault.Doc, []vault.Doc, error) {
 	ref = strings.TrimSpace(ref)
-	var best Doc
-	var alts []Doc
+	var best vault.Doc
+	var alts []vault.Doc
 	err := s.read(ctx, "resolve note", func(tx *sql.Tx) error {
-		key := LinkKey(ref)
+		key := vault.LinkKey(ref)
 		if key == "" {
-			return ErrNoNote
+			return vault.ErrNoNote
 		}
 		id := ""
-		for _, exact := range []string{DocID(ref), DocID(ref) + ".md"} {
+		for _, exact := range []string{vault.DocID(ref), vault.DocID(ref) + ".md"} {
 			docs, err := readDocs(ctx, tx, []string{exact}, scope)
 			if err != nil {
 				return err
@@ -48,20 +45,20 @@ func (s *Store) ResolveNote(ctx context.Context, ref string, scope Scope) (Doc, 
 			}
 		}
 		if id == "" {
-			return ErrNoNote
+			return vault.ErrNoNote
 		}
 		docs, err := readDocs(ctx, tx, []string{id}, scope)
 		if err != nil || len(docs) == 0 {
-			return errors.Join(err, ErrNoNote)
+			return errors.Join(err, vault.ErrNoNote)
 		}
 		best = docs[0]
 		namesakes, err := queryAll(ctx, tx, one[string], `SELECT doc_id FROM docs WHERE name = ? AND doc_id != ? AND (? = 0 OR sensitivity = 'open')
-			ORDER BY length(path), doc_id LIMIT 10`, noteName(best.Path), best.DocID, scope == ScopeOpen)
+			ORDER BY length(path), doc_id LIMIT 10`, noteName(best.Path), best.DocID, scope.OpenOnly())
 		if err != nil {
 			return err
 		}
 		docs, err = readDocs(ctx, tx, namesakes, scope)
-		byID := map[string]Doc{}
+		byID := map[string]vault.Doc{}
 		for _, d := range docs {
 			byID[d.DocID] = d
 		}
@@ -75,28 +72,19 @@ func (s *Store) ResolveNote(ctx context.Context, ref string, scope Scope) (Doc, 
 	return best, alts, err
 }
 
-// NoteText is a note's text, whole or a page of it.
-type NoteText struct {
-	Doc
-	Text string
-	// Length is the whole text's length in bytes; Offset is where Text
-	// starts in it.
-	Length, Offset int
-}
-
 // ReadNote returns the text of docID when scope may see it (ErrNoNote
 // otherwise): limit bytes from offset (limit <= 0: to the end), cut at
 // UTF-8 boundaries. Notes indexed before the index kept whole texts are read
 // back from their chunks, without the frontmatter.
-func (s *Store) ReadNote(ctx context.Context, docID string, scope Scope, offset, limit int) (NoteText, error) {
-	var out NoteText
+func (s *Store) ReadNote(ctx context.Context, docID string, scope vault.Scope, offset, limit int) (vault.NoteText, error) {
+	var out vault.NoteText
 	err := s.read(ctx, "read note", func(tx *sql.Tx) error {
 		docs, err := readDocs(ctx, tx, []string{docID}, scope)
 		if err != nil {
 			return err
 		}
 		if len(docs) == 0 {
-			return ErrNoNote
+			return vault.ErrNoNote
 		}
 		out.Doc = docs[0]
 		var text sql.NullString
@@ -131,82 +119,40 @@ func runeStart(s string, i int) int {
 	return i
 }
 
-// Topic is a topic note and how many notes its clippings region links to.
-type Topic struct {
-	Doc
-	Members int
-}
-
 // Topics lists the topic notes scope may see, each with the members scope
 // may see, by path.
-func (s *Store) Topics(ctx context.Context, scope Scope) ([]Topic, error) {
+func (s *Store) Topics(ctx context.Context, scope vault.Scope) ([]vault.Topic, error) {
 	type row struct {
-		d Doc
+		d vault.Doc
 		n int
 	}
 	rows, err := queryAll(ctx, s.reader, func(r *row) []any { return append(docFields(&r.d), &r.n) },
 		`SELECT `+docColumns+`, (SELECT count(DISTINCT e.dst) FROM edges e JOIN docs m ON m.doc_id = e.dst
 			WHERE e.src = d.doc_id AND e.kind = 'topic' AND (? = 0 OR m.sensitivity = 'open'))
 		FROM docs d WHERE substr(d.path, 1, length(?)) = ? AND (? = 0 OR d.sensitivity = 'open')
-		ORDER BY d.path`, scope == ScopeOpen, markdown.TopicFolder, markdown.TopicFolder, scope == ScopeOpen)
+		ORDER BY d.path`, scope.OpenOnly(), markdown.TopicFolder, markdown.TopicFolder, scope.OpenOnly())
 	if err != nil {
 		return nil, fmt.Errorf("topics: %w", err)
 	}
-	out := make([]Topic, len(rows))
+	out := make([]vault.Topic, len(rows))
 	for i, r := range rows {
-		out[i] = Topic{Doc: r.d, Members: r.n}
+		out[i] = vault.Topic{Doc: r.d, Members: r.n}
 	}
 	return out, nil
 }
 
-// NoteQuery selects notes for a status listing.
-type NoteQuery struct {
-	// State is StatusIndexed, or a note_status state (StatusPending,
-	// StatusIncomplete, StatusSkipped); "" lists them all.
-	State string
-	// Path keeps the notes whose path holds it, in any case.
-	Path string
-	// Scope ScopeOpen lists only indexed open notes: the path of a note
-	// that is not indexed says nothing of whether it is personal.
-	Scope Scope
-	// Recent lists the most recently indexed notes first, not by path.
-	Recent        bool
-	Offset, Limit int
-}
-
-// StatusIndexed is the state of an indexed note in a NoteQuery.
-const StatusIndexed = "indexed"
-
-// NoteEntry is one note of a status listing: an indexed note with what it
-// holds, or one the source could not index or skipped, with why.
-type NoteEntry struct {
-	Path        string `json:"path"`
-	Title       string `json:"title,omitempty"`
-	State       string `json:"state"`
-	Sensitivity string `json:"sensitivity,omitempty"`
-	Rev         string `json:"rev"`
-	// Reason says why a note is not indexed, or for an indexed one what
-	// is off: read as plain text, or made personal by a malformed
-	// frontmatter override.
-	Reason    string    `json:"reason,omitempty"`
-	IndexedAt time.Time `json:"indexed_at,omitzero"`
-	Since     time.Time `json:"since,omitzero"`
-	Chunks    int       `json:"chunks"`
-	Vectors   int       `json:"vectors"`
-}
-
 // NoteList lists the notes q selects, by path, and how many there are in
 // all before the paging.
-func (s *Store) NoteList(ctx context.Context, q NoteQuery) ([]NoteEntry, int, error) {
+func (s *Store) NoteList(ctx context.Context, q vault.NoteQuery) ([]vault.NoteEntry, int, error) {
 	switch q.State {
-	case "", StatusIndexed, StatusPending, StatusIncomplete, StatusSkipped:
+	case "", vault.StatusIndexed, vault.StatusPending, vault.StatusIncomplete, vault.StatusSkipped:
 	default:
 		return nil, 0, fmt.Errorf("note list: unknown state %q", q.State)
 	}
 	if q.Limit <= 0 {
 		q.Limit = 100
 	}
-	open := q.Scope == ScopeOpen
+	open := q.Scope.OpenOnly()
 	pattern := "%" + strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(strings.ToLower(q.Path)) + "%"
 	const listing = `
 		SELECT d.path, d.title, 'indexed', d.sensitivity, d.rev, trim(d.plain_text || ' ' || d.sensitivity_problem), d.indexed_at, 0,
@@ -219,13 +165,13 @@ func (s *Store) NoteList(ctx context.Context, q NoteQuery) ([]NoteEntry, int, er
 		FROM note_status n
 		WHERE (?1 = '' OR ?1 = n.state) AND ?2 = 0 AND lower(n.path) LIKE ?3 ESCAPE '\'`
 	var total int
-	var out []NoteEntry
+	var out []vault.NoteEntry
 	err := s.read(ctx, "note list", func(tx *sql.Tx) error {
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM (`+listing+`)`, q.State, open, pattern).Scan(&total); err != nil {
 			return err
 		}
 		type row struct {
-			e                NoteEntry
+			e                vault.NoteEntry
 			indexedAt, since int64
 		}
 		rows, err := queryAll(ctx, tx, func(r *row) []any {

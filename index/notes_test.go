@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/vaultask/vaultask/vault"
 )
 
 func notesVault(t *testing.T) *Store {
@@ -27,16 +29,16 @@ func TestResolveNote(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		ref   string
-		scope Scope
+		scope vault.Scope
 		want  string
 		alts  []string
 	}{
-		{"Recipes/Bread.md", ScopeAll, "Recipes/Bread.md", []string{"Old/Bread.md", "Diary/Bread.md"}},
-		{"recipes/BREAD", ScopeAll, "Recipes/Bread.md", []string{"Old/Bread.md", "Diary/Bread.md"}},
-		{"loaf", ScopeAll, "Recipes/Bread.md", []string{"Old/Bread.md", "Diary/Bread.md"}},
-		{"Diary/Bread", ScopeAll, "Diary/Bread.md", []string{"Old/Bread.md", "Recipes/Bread.md"}},
+		{"Recipes/Bread.md", vault.ScopeAll, "Recipes/Bread.md", []string{"Old/Bread.md", "Diary/Bread.md"}},
+		{"recipes/BREAD", vault.ScopeAll, "Recipes/Bread.md", []string{"Old/Bread.md", "Diary/Bread.md"}},
+		{"loaf", vault.ScopeAll, "Recipes/Bread.md", []string{"Old/Bread.md", "Diary/Bread.md"}},
+		{"Diary/Bread", vault.ScopeAll, "Diary/Bread.md", []string{"Old/Bread.md", "Recipes/Bread.md"}},
 		// A personal note neither answers nor shows as an alternative.
-		{"Bread", ScopeOpen, "Old/Bread.md", []string{"Recipes/Bread.md"}},
+		{"Bread", vault.ScopeOpen, "Old/Bread.md", []string{"Recipes/Bread.md"}},
 	} {
 		d, alts, err := s.ResolveNote(ctx, tc.ref, tc.scope)
 		if err != nil || d.Path != tc.want {
@@ -54,7 +56,7 @@ func TestResolveNote(t *testing.T) {
 	// A path names its folder: a personal note's path does not fall back to
 	// a namesake elsewhere.
 	for _, ref := range []string{"Diary/Secret", "secret", "Diary/Secret.md", "Diary/Bread", "nothing", ""} {
-		if d, alts, err := s.ResolveNote(ctx, ref, ScopeOpen); !errors.Is(err, ErrNoNote) || len(alts) != 0 {
+		if d, alts, err := s.ResolveNote(ctx, ref, vault.ScopeOpen); !errors.Is(err, vault.ErrNoNote) || len(alts) != 0 {
 			t.Errorf("ResolveNote(%q, open) = %q, %v, %v; want ErrNoNote", ref, d.Path, alts, err)
 		}
 	}
@@ -63,7 +65,7 @@ func TestResolveNote(t *testing.T) {
 func TestReadNote(t *testing.T) {
 	s := notesVault(t)
 	ctx := context.Background()
-	n, err := s.ReadNote(ctx, "recipes/bread.md", ScopeAll, 0, 0)
+	n, err := s.ReadNote(ctx, "recipes/bread.md", vault.ScopeAll, 0, 0)
 	want := "---\naliases: [Loaf]\n---\n# Bread\n\nKnead it. Ünïcödé text.\n"
 	if err != nil || n.Text != want || n.Length != len(want) || n.Title != "Bread" {
 		t.Fatalf("ReadNote = %+v, %v", n, err)
@@ -71,7 +73,7 @@ func TestReadNote(t *testing.T) {
 	// Pages end at UTF-8 boundaries and add up to the whole.
 	var got strings.Builder
 	for off := 0; off < len(want); {
-		page, err := s.ReadNote(ctx, "recipes/bread.md", ScopeAll, off, 7)
+		page, err := s.ReadNote(ctx, "recipes/bread.md", vault.ScopeAll, off, 7)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +86,7 @@ func TestReadNote(t *testing.T) {
 	if got.String() != want {
 		t.Fatalf("pages joined = %q", got.String())
 	}
-	if _, err := s.ReadNote(ctx, "diary/secret.md", ScopeOpen, 0, 0); !errors.Is(err, ErrNoNote) {
+	if _, err := s.ReadNote(ctx, "diary/secret.md", vault.ScopeOpen, 0, 0); !errors.Is(err, vault.ErrNoNote) {
 		t.Fatalf("personal note under ScopeOpen: %v, want ErrNoNote", err)
 	}
 }
@@ -92,19 +94,19 @@ func TestReadNote(t *testing.T) {
 func TestTopicsAndMembers(t *testing.T) {
 	s := notesVault(t)
 	ctx := context.Background()
-	for scope, want := range map[Scope]int{ScopeAll: 2, ScopeOpen: 1} {
+	for scope, want := range map[vault.Scope]int{vault.ScopeAll: 2, vault.ScopeOpen: 1} {
 		ts, err := s.Topics(ctx, scope)
 		if err != nil || len(ts) != 1 || ts[0].Path != "99 topics/Baking.md" || ts[0].Members != want {
 			t.Errorf("Topics(%v) = %+v, %v; want Baking with %d members", scope, ts, err, want)
 		}
 	}
-	nb, err := s.Neighbours(ctx, []string{"99 topics/baking.md"}, ScopeOpen)
+	nb, err := s.Neighbours(ctx, []string{"99 topics/baking.md"}, vault.ScopeOpen)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var members []string
 	for _, n := range nb {
-		if n.Relation == RelationMember {
+		if n.Relation == vault.RelationMember {
 			members = append(members, n.Doc.Path)
 		}
 	}
@@ -117,42 +119,42 @@ func TestNoteList(t *testing.T) {
 	s := notesVault(t)
 	ctx := context.Background()
 	if err := s.SetNoteStatus(ctx, []NoteStatus{
-		{SourceID: "a", Path: "Attachments/pic.png", Rev: "1-a", State: StatusSkipped, Reason: "binary attachment"},
-		{SourceID: "b", Path: "Half.md", Rev: "2-b", State: StatusIncomplete, Reason: "1 missing chunks: h:x"},
+		{SourceID: "a", Path: "Attachments/pic.png", Rev: "1-a", State: vault.StatusSkipped, Reason: "binary attachment"},
+		{SourceID: "b", Path: "Half.md", Rev: "2-b", State: vault.StatusIncomplete, Reason: "1 missing chunks: h:x"},
 	}, nil); err != nil {
 		t.Fatal(err)
 	}
-	all, total, err := s.NoteList(ctx, NoteQuery{})
+	all, total, err := s.NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll})
 	if err != nil || total != 7 || len(all) != 7 {
 		t.Fatalf("NoteList() = %d of %d, %v", len(all), total, err)
 	}
-	byPath := map[string]NoteEntry{}
+	byPath := map[string]vault.NoteEntry{}
 	for _, e := range all {
 		byPath[e.Path] = e
 	}
-	if e := byPath["Recipes/Bread.md"]; e.State != StatusIndexed || e.Chunks != 1 || e.Vectors != 0 || e.IndexedAt.IsZero() || e.Title != "Bread" {
+	if e := byPath["Recipes/Bread.md"]; e.State != vault.StatusIndexed || e.Chunks != 1 || e.Vectors != 0 || e.IndexedAt.IsZero() || e.Title != "Bread" {
 		t.Errorf("indexed entry = %+v", e)
 	}
-	if e := byPath["Half.md"]; e.State != StatusIncomplete || e.Reason != "1 missing chunks: h:x" || e.Since.IsZero() {
+	if e := byPath["Half.md"]; e.State != vault.StatusIncomplete || e.Reason != "1 missing chunks: h:x" || e.Since.IsZero() {
 		t.Errorf("incomplete entry = %+v", e)
 	}
-	page, total, err := s.NoteList(ctx, NoteQuery{State: StatusIndexed, Path: "BREAD", Offset: 1, Limit: 1})
+	page, total, err := s.NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll, State: vault.StatusIndexed, Path: "BREAD", Offset: 1, Limit: 1})
 	if err != nil || total != 3 || len(page) != 1 || page[0].Path != "Old/Bread.md" {
 		t.Errorf("indexed, path bread, second page = %+v of %d, %v", page, total, err)
 	}
-	open, total, err := s.NoteList(ctx, NoteQuery{Scope: ScopeOpen})
+	open, total, err := s.NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeOpen})
 	if err != nil || total != 3 {
 		t.Fatalf("open scope: %d, %v", total, err)
 	}
 	for _, e := range open {
-		if e.Sensitivity != SensitivityOpen || e.State != StatusIndexed {
+		if e.Sensitivity != vault.SensitivityOpen || e.State != vault.StatusIndexed {
 			t.Errorf("open scope lists %+v", e)
 		}
 	}
-	if _, _, err := s.NoteList(ctx, NoteQuery{State: "broken"}); err == nil {
+	if _, _, err := s.NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll, State: "broken"}); err == nil {
 		t.Error("an unknown state is accepted")
 	}
-	if got, _, _ := s.NoteList(ctx, NoteQuery{Path: "100%_"}); len(got) != 0 {
+	if got, _, _ := s.NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll, Path: "100%_"}); len(got) != 0 {
 		t.Errorf("LIKE wildcards in the path filter match %v", got)
 	}
 }

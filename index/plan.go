@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sort"
+
+	"github.com/vaultask/vaultask/vault"
 )
 
 // Plan is what applying a full listing of the source would do, computed
@@ -25,7 +27,7 @@ type Plan struct {
 // Plan diffs a complete listing of the source against the index by
 // (rev, content hash). Notes the index holds but the listing lacks are
 // planned for removal.
-func (s *Store) Plan(ctx context.Context, listing []NoteInput) (Plan, error) {
+func (s *Store) Plan(ctx context.Context, listing []vault.NoteInput) (Plan, error) {
 	p := Plan{Expect: map[string]string{}}
 	type row struct{ id, path, rev, hash string }
 	indexed, err := queryAll(ctx, s.reader, func(r *row) []any { return []any{&r.id, &r.path, &r.rev, &r.hash} },
@@ -40,7 +42,7 @@ func (s *Store) Plan(ctx context.Context, listing []NoteInput) (Plan, error) {
 	p.Indexed = len(have)
 	seen := map[string]bool{}
 	for _, n := range listing {
-		id := DocID(n.Path)
+		id := vault.DocID(n.Path)
 		seen[id] = true
 		old, ok := have[id]
 		p.Expect[id] = old.rev

@@ -10,43 +10,14 @@ import (
 	"unicode"
 
 	sqlite_vec "github.com/asg017/sqlite-vec-go-bindings/cgo"
+
+	"github.com/vaultask/vaultask/vault"
 )
-
-// Scope says which chunks a read may see. It is decided before retrieval and
-// applied inside every query, so a filter can never come after the top-k.
-type Scope int
-
-const (
-	// ScopeAll sees open and personal chunks: vault-only answering.
-	ScopeAll Scope = iota
-	// ScopeOpen sees open chunks only: any request that may use the web.
-	ScopeOpen
-)
-
-// Hit is one chunk found by a read, with what a caller needs to show and cite it.
-type Hit struct {
-	RowID       int64
-	ChunkID     string
-	DocID       string
-	Path        string
-	Title       string
-	Ordinal     int
-	HeadingPath string
-	Prelude     string
-	Body        string
-	Sensitivity string
-	// Embedded is set once the chunk's vector is in the index, so vector
-	// search can find it.
-	Embedded bool
-	// Score is the read's own measure: BM25 (lower is better) for FTS,
-	// cosine distance (lower is better) for vectors.
-	Score float64
-}
 
 const hitColumns = `c.rowid, c.chunk_id, c.doc_id, d.path, d.title, c.ordinal, c.heading_path, c.prelude, c.body, c.sensitivity, c.embedded`
 
 // hitFields points Scan at hitColumns followed by a score column.
-func hitFields(h *Hit) []any {
+func hitFields(h *vault.Chunk) []any {
 	return []any{&h.RowID, &h.ChunkID, &h.DocID, &h.Path, &h.Title, &h.Ordinal, &h.HeadingPath, &h.Prelude, &h.Body, &h.Sensitivity, &h.Embedded, &h.Score}
 }
 
@@ -67,30 +38,13 @@ func FTSQuery(text string) string {
 	return strings.Join(terms, " OR ")
 }
 
-// FieldWeights weigh a full-text match by the field of the chunk's row it is
-// in, as bm25's column weights: a chunk's note title, the note's aliases,
-// the chunk's heading path, the note's path, its topics (the titles of the
-// topic notes that clip it), the chunk's body, and the note's link text
-// (what the notes linking to it say there). A field weighted 0 is not
-// searched at all. The zero FieldWeights means DefaultFieldWeights.
-type FieldWeights struct {
-	Title, Aliases, Headings, Path, Topics, Body, Links float64
-}
-
-// DefaultFieldWeights are the full-text weights chosen on both question sets
-// (eval/RESULTS.md): the prelude's fields (title, headings, path, topics) at
-// half the body's weight, as before the index had fields, and the link text
-// at half too. Aliases are not searched: weighing them moved no question
-// one way more than the other.
-var DefaultFieldWeights = FieldWeights{Title: 0.5, Headings: 0.5, Path: 0.5, Topics: 0.5, Body: 1, Links: 0.5}
-
 // ftsFields are chunks_fts's columns, in order, each with its weight.
-func (w FieldWeights) ftsFields() []struct {
+func ftsFields(w vault.FieldWeights) []struct {
 	name   string
 	weight float64
 } {
-	if w == (FieldWeights{}) {
-		w = DefaultFieldWeights
+	if w == (vault.FieldWeights{}) {
+		w = vault.DefaultFieldWeights
 	}
 	return []struct {
 		name   string
@@ -100,14 +54,14 @@ func (w FieldWeights) ftsFields() []struct {
 
 // SearchFTS returns the k best chunks for text by BM25 over the fields
 // weighted by w, restricted to scope inside the query.
-func (s *Store) SearchFTS(ctx context.Context, text string, k int, scope Scope, w FieldWeights) ([]Hit, error) {
+func (s *Store) SearchFTS(ctx context.Context, text string, k int, scope vault.Scope, w vault.FieldWeights) ([]vault.Chunk, error) {
 	q := FTSQuery(text)
 	if q == "" || k <= 0 {
 		return nil, nil
 	}
 	var searched, weights []string
 	all := true
-	for _, f := range w.ftsFields() {
+	for _, f := range ftsFields(w) {
 		weights = append(weights, strconv.FormatFloat(f.weight, 'g', -1, 64))
 		if f.weight > 0 {
 			searched = append(searched, f.name)
@@ -133,7 +87,7 @@ func (s *Store) SearchFTS(ctx context.Context, text string, k int, scope Scope, 
 			ORDER BY score, id LIMIT ?)
 		SELECT `+hitColumns+`, top.score
 		FROM top JOIN chunks c ON c.rowid = top.id JOIN docs d ON d.doc_id = c.doc_id
-		ORDER BY top.score, top.id`, q, scope == ScopeOpen, k)
+		ORDER BY top.score, top.id`, q, scope.OpenOnly(), k)
 	if err != nil {
 		return nil, fmt.Errorf("fts search: %w", err)
 	}
@@ -142,7 +96,7 @@ func (s *Store) SearchFTS(ctx context.Context, text string, k int, scope Scope, 
 
 // SearchVector returns the k nearest chunks to vec by cosine distance. With
 // ScopeOpen the vec0 metadata column filters inside the KNN, before k.
-func (s *Store) SearchVector(ctx context.Context, vec []float32, k int, scope Scope) ([]Hit, error) {
+func (s *Store) SearchVector(ctx context.Context, vec []float32, k int, scope vault.Scope) ([]vault.Chunk, error) {
 	if k <= 0 {
 		return nil, nil
 	}
@@ -154,7 +108,7 @@ func (s *Store) SearchVector(ctx context.Context, vec []float32, k int, scope Sc
 		return nil, err
 	}
 	knn := `SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?`
-	if scope == ScopeOpen {
+	if scope.OpenOnly() {
 		knn += ` AND sensitivity = 'open'`
 	}
 	// The join re-checks the scope on chunks too, so a stale metadata value
@@ -162,7 +116,7 @@ func (s *Store) SearchVector(ctx context.Context, vec []float32, k int, scope Sc
 	hits, err := queryAll(ctx, s.reader, hitFields, `WITH knn AS (`+knn+`)
 		SELECT `+hitColumns+`, knn.distance FROM knn JOIN chunks c ON c.rowid = knn.rowid JOIN docs d ON d.doc_id = c.doc_id
 		WHERE (? = 0 OR c.sensitivity = 'open')
-		ORDER BY knn.distance`, blob, k, scope == ScopeOpen)
+		ORDER BY knn.distance`, blob, k, scope.OpenOnly())
 	if err != nil {
 		return nil, fmt.Errorf("vector search: %w", err)
 	}

@@ -10,12 +10,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/vaultask/vaultask/index/markdown"
-)
-
-// Sensitivity values. Every note and chunk is one of these.
-const (
-	SensitivityOpen     = "open"
-	SensitivityPersonal = "personal"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // Classifier decides a note's sensitivity: personal when its real path
@@ -38,13 +33,13 @@ func (c Classifier) Validate() error {
 // Classify returns SensitivityOpen or SensitivityPersonal for a note at path (real case) whose
 // frontmatter override is override ("", SensitivityOpen or SensitivityPersonal).
 func (c Classifier) Classify(path, override string) string {
-	if override == SensitivityOpen || override == SensitivityPersonal {
+	if override == vault.SensitivityOpen || override == vault.SensitivityPersonal {
 		return override
 	}
 	if c.matchedBy(path) != "" {
-		return SensitivityPersonal
+		return vault.SensitivityPersonal
 	}
-	return SensitivityOpen
+	return vault.SensitivityOpen
 }
 
 // matchedBy returns the first personal pattern that matches path, or "".

@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/vaultask/vaultask/vault"
 )
 
 func TestClassifyGlobsAndOverride(t *testing.T) {
@@ -21,13 +23,13 @@ func TestClassifyGlobsAndOverride(t *testing.T) {
 	for _, tc := range []struct {
 		path, override, want string
 	}{
-		{"Tastings/2024/Barolo.md", "", SensitivityPersonal},
-		{"tastings/2024/Barolo.md", "", SensitivityOpen}, // case-sensitive against the real path
-		{"30 projects/a/b/secret plan.md", "", SensitivityPersonal},
-		{"30 projects/a/b/plan.md", "", SensitivityOpen},
-		{"Tastings/Barolo.md", SensitivityOpen, SensitivityOpen},       // frontmatter opens a personal path
-		{"Journal/Today.md", SensitivityPersonal, SensitivityPersonal}, // frontmatter closes an open path
-		{"Journal/Today.md", "bogus", SensitivityOpen},
+		{"Tastings/2024/Barolo.md", "", vault.SensitivityPersonal},
+		{"tastings/2024/Barolo.md", "", vault.SensitivityOpen}, // case-sensitive against the real path
+		{"30 projects/a/b/secret plan.md", "", vault.SensitivityPersonal},
+		{"30 projects/a/b/plan.md", "", vault.SensitivityOpen},
+		{"Tastings/Barolo.md", vault.SensitivityOpen, vault.SensitivityOpen},       // frontmatter opens a personal path
+		{"Journal/Today.md", vault.SensitivityPersonal, vault.SensitivityPersonal}, // frontmatter closes an open path
+		{"Journal/Today.md", "bogus", vault.SensitivityOpen},
 	} {
 		if got := c.Classify(tc.path, tc.override); got != tc.want {
 			t.Errorf("Classify(%q, %q) = %s, want %s", tc.path, tc.override, got, tc.want)
@@ -163,7 +165,7 @@ func TestRecomputeTouchesNoVector(t *testing.T) {
 		t.Fatalf("personal chunks = %d, want 1", got)
 	}
 	// The vec0 metadata column moved too: an open-only KNN no longer sees it.
-	hits, err := s.SearchVector(ctx, []float32{1, 0, 0, 0}, 10, ScopeOpen)
+	hits, err := s.SearchVector(ctx, []float32{1, 0, 0, 0}, 10, vault.ScopeOpen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +181,7 @@ func TestRecomputeTouchesNoVector(t *testing.T) {
 // a filter applied after the top-k would return nothing.
 func TestOpenScopeFiltersBeforeK(t *testing.T) {
 	s := mustOpen(t, Options{Sensitivity: Classifier{PersonalPaths: []string{"Private/**"}}})
-	var notes []NoteInput
+	var notes []vault.NoteInput
 	for i := 0; i < 30; i++ {
 		notes = append(notes, note(fmt.Sprintf("Private/p%02d.md", i), "quasar quasar quasar quasar personal"))
 	}
@@ -196,16 +198,16 @@ func TestOpenScopeFiltersBeforeK(t *testing.T) {
 	ctx := context.Background()
 	const k = 5
 
-	all, err := s.SearchVector(ctx, []float32{1, 0, 0, 0}, k, ScopeAll)
+	all, err := s.SearchVector(ctx, []float32{1, 0, 0, 0}, k, vault.ScopeAll)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, h := range all {
-		if h.Sensitivity != SensitivityPersonal {
+		if h.Sensitivity != vault.SensitivityPersonal {
 			t.Fatalf("ScopeAll top-%d should be all personal, got %v", k, paths(all))
 		}
 	}
-	open, err := s.SearchVector(ctx, []float32{1, 0, 0, 0}, k, ScopeOpen)
+	open, err := s.SearchVector(ctx, []float32{1, 0, 0, 0}, k, vault.ScopeOpen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,21 +215,21 @@ func TestOpenScopeFiltersBeforeK(t *testing.T) {
 		t.Fatalf("ScopeOpen KNN returned %d hits, want %d (filter after k?)", len(open), k)
 	}
 	for _, h := range open {
-		if h.Sensitivity != SensitivityOpen {
+		if h.Sensitivity != vault.SensitivityOpen {
 			t.Fatalf("ScopeOpen KNN returned personal %s", h.Path)
 		}
 	}
 
-	ftsAll, err := s.SearchFTS(ctx, "quasar", k, ScopeAll, FieldWeights{})
+	ftsAll, err := s.SearchFTS(ctx, "quasar", k, vault.ScopeAll, vault.FieldWeights{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, h := range ftsAll {
-		if h.Sensitivity != SensitivityPersonal {
+		if h.Sensitivity != vault.SensitivityPersonal {
 			t.Fatalf("ScopeAll FTS top-%d should be all personal, got %v", k, paths(ftsAll))
 		}
 	}
-	ftsOpen, err := s.SearchFTS(ctx, "quasar", k, ScopeOpen, FieldWeights{})
+	ftsOpen, err := s.SearchFTS(ctx, "quasar", k, vault.ScopeOpen, vault.FieldWeights{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +237,7 @@ func TestOpenScopeFiltersBeforeK(t *testing.T) {
 		t.Fatalf("ScopeOpen FTS returned %d hits, want %d", len(ftsOpen), k)
 	}
 	for _, h := range ftsOpen {
-		if h.Sensitivity != SensitivityOpen {
+		if h.Sensitivity != vault.SensitivityOpen {
 			t.Fatalf("ScopeOpen FTS returned personal %s", h.Path)
 		}
 	}
@@ -256,7 +258,7 @@ func TestReaderSeesConsistentSnapshot(t *testing.T) {
 			// Each batch adds one note with exactly three chunks and rewrites
 			// a counter note, so chunks = 3*(notes-1) + 1 in every snapshot.
 			body := fmt.Sprintf("## One\n\n%s\n\n## Two\n\n%s\n\n## Three\n\n%s\n", filler(i, 1), filler(i, 2), filler(i, 3))
-			_, err := s.Apply(ctx, upserts(note(fmt.Sprintf("n%03d.md", i), body), NoteInput{Path: "counter.md", Rev: fmt.Sprint(i), Text: fmt.Sprint("count ", i)}))
+			_, err := s.Apply(ctx, upserts(note(fmt.Sprintf("n%03d.md", i), body), vault.NoteInput{Path: "counter.md", Rev: fmt.Sprint(i), Text: fmt.Sprint("count ", i)}))
 			if err != nil {
 				errc <- err
 				return
@@ -337,7 +339,7 @@ func TestPersonalTopicTitleStaysOutOfOpenChunks(t *testing.T) {
 	if got := str(t, s, `SELECT prelude FROM chunks WHERE doc_id = 'journal/mood.md'`); !strings.Contains(got, "topics: Divorce lawyer Kowalski") {
 		t.Fatalf("personal member's prelude = %q, want its personal topic", got)
 	}
-	hits, err := s.SearchFTS(ctx, "Kowalski", 10, ScopeOpen, FieldWeights{})
+	hits, err := s.SearchFTS(ctx, "Kowalski", 10, vault.ScopeOpen, vault.FieldWeights{})
 	if err != nil || len(hits) != 0 {
 		t.Fatalf("open search for the personal topic's title = %v, %v; want nothing", paths(hits), err)
 	}
@@ -374,7 +376,7 @@ func TestMalformedOverrideFailsClosed(t *testing.T) {
 		note("Notes/Listed.md", "---\nsensitivity: [open]\n---\nGardening with a list value.\n"),
 		note("Notes/Clean.md", "---\nsensitivity: open\n---\nGardening in the open.\n"),
 	))
-	hits, err := s.SearchFTS(ctx, "gardening", 10, ScopeOpen, FieldWeights{})
+	hits, err := s.SearchFTS(ctx, "gardening", 10, vault.ScopeOpen, vault.FieldWeights{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,8 +388,8 @@ func TestMalformedOverrideFailsClosed(t *testing.T) {
 			t.Errorf("no warning naming %s:\n%s", p, logs.String())
 		}
 	}
-	entries, _, err := s.NoteList(ctx, NoteQuery{Path: "Spelled"})
-	if err != nil || len(entries) != 1 || entries[0].Sensitivity != SensitivityPersonal || !strings.Contains(entries[0].Reason, "treated as personal") {
+	entries, _, err := s.NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll, Path: "Spelled"})
+	if err != nil || len(entries) != 1 || entries[0].Sensitivity != vault.SensitivityPersonal || !strings.Contains(entries[0].Reason, "treated as personal") {
 		t.Errorf("status of the misspelt override: %+v, %v", entries, err)
 	}
 }
@@ -398,11 +400,11 @@ func TestHostileNoteIndexedAsPlainText(t *testing.T) {
 	s := mustOpen(t, Options{})
 	ctx := context.Background()
 	mustApply(t, s, upserts(note("Hostile.md", "Before the storm [[Target]].\n\n"+strings.Repeat(">", 100_000)+" quoted\n")))
-	hits, err := s.SearchFTS(ctx, "storm", 5, ScopeAll, FieldWeights{})
+	hits, err := s.SearchFTS(ctx, "storm", 5, vault.ScopeAll, vault.FieldWeights{})
 	if err != nil || len(hits) != 1 {
 		t.Fatalf("search in the hostile note: %v, %v", paths(hits), err)
 	}
-	entries, _, err := s.NoteList(ctx, NoteQuery{Path: "Hostile"})
+	entries, _, err := s.NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll, Path: "Hostile"})
 	if err != nil || len(entries) != 1 || !strings.Contains(entries[0].Reason, "indexed as plain text") {
 		t.Fatalf("status of the hostile note: %+v, %v", entries, err)
 	}
@@ -428,7 +430,7 @@ func TestNewSettingsApplyBeforeAnyAnswer(t *testing.T) {
 	s.Close()
 	openHits := func(s *Store) []string {
 		t.Helper()
-		hits, err := s.SearchFTS(ctx, "exercises", 10, ScopeOpen, FieldWeights{})
+		hits, err := s.SearchFTS(ctx, "exercises", 10, vault.ScopeOpen, vault.FieldWeights{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -477,7 +479,7 @@ func TestUnclosedFrontmatterOverrideWarns(t *testing.T) {
 		note("Notes/Rule.md", "---\nOrchard plans under a rule; sensitivity: is discussed here.\n"),
 		note("Notes/After.md", "---\ntitle: x\n...\nsensitivity: personal\nOrchard plans after the block.\n"),
 	))
-	hits, err := s.SearchFTS(ctx, "orchard", 10, ScopeOpen, FieldWeights{})
+	hits, err := s.SearchFTS(ctx, "orchard", 10, vault.ScopeOpen, vault.FieldWeights{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	sqlite_vec "github.com/asg017/sqlite-vec-go-bindings/cgo"
+
+	"github.com/vaultask/vaultask/vault"
 )
 
 // BuildShortlist (re)creates chunks_vec_bq, a bit-quantised copy of every
@@ -36,7 +38,7 @@ func (s *Store) BuildShortlist(ctx context.Context) (int, error) {
 // then those rescored by cosine distance on their float vectors, the k best
 // kept. With ScopeOpen the shortlist filters on sensitivity inside its KNN,
 // as SearchVector does.
-func (s *Store) SearchVectorShortlist(ctx context.Context, vec []float32, k, candidates int, scope Scope) ([]Hit, error) {
+func (s *Store) SearchVectorShortlist(ctx context.Context, vec []float32, k, candidates int, scope vault.Scope) ([]vault.Chunk, error) {
 	if k <= 0 {
 		return nil, nil
 	}
@@ -48,7 +50,7 @@ func (s *Store) SearchVectorShortlist(ctx context.Context, vec []float32, k, can
 		return nil, err
 	}
 	short := `SELECT rowid FROM chunks_vec_bq WHERE embedding MATCH vec_quantize_binary(?) AND k = ?`
-	if scope == ScopeOpen {
+	if scope.OpenOnly() {
 		short += ` AND sensitivity = 'open'`
 	}
 	// The rescore looks each candidate's float vector up by rowid.
@@ -57,7 +59,7 @@ func (s *Store) SearchVectorShortlist(ctx context.Context, vec []float32, k, can
 			FROM short JOIN chunks_vec v ON v.rowid = short.rowid ORDER BY distance LIMIT ?)
 		SELECT `+hitColumns+`, knn.distance FROM knn JOIN chunks c ON c.rowid = knn.rowid JOIN docs d ON d.doc_id = c.doc_id
 		WHERE (? = 0 OR c.sensitivity = 'open')
-		ORDER BY knn.distance`, blob, max(candidates, k), blob, k, scope == ScopeOpen)
+		ORDER BY knn.distance`, blob, max(candidates, k), blob, k, scope.OpenOnly())
 	if err != nil {
 		return nil, fmt.Errorf("vector shortlist: %w", err)
 	}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/vaultask/vaultask/vault"
 )
 
 // The shortlist finds what brute force finds when it may rescore every
@@ -15,7 +17,7 @@ import (
 func TestShortlistMatchesBruteForce(t *testing.T) {
 	ctx := context.Background()
 	s := mustOpen(t, Options{Space: EmbeddingSpace{Model: "test/seeded", Dim: 512}, Sensitivity: Classifier{PersonalPaths: []string{"p/**"}}})
-	var notes []NoteInput
+	var notes []vault.NoteInput
 	for i := range 300 {
 		dir := "open"
 		if i%5 == 0 {
@@ -45,7 +47,7 @@ func TestShortlistMatchesBruteForce(t *testing.T) {
 		t.Fatalf("BuildShortlist = %d, %v", n, err)
 	}
 	q := vecOf(7)
-	for _, scope := range []Scope{ScopeAll, ScopeOpen} {
+	for _, scope := range []vault.Scope{vault.ScopeAll, vault.ScopeOpen} {
 		brute, err := s.SearchVector(ctx, q, 10, scope)
 		if err != nil {
 			t.Fatal(err)
@@ -70,7 +72,7 @@ func TestShortlistMatchesBruteForce(t *testing.T) {
 			if want[h.Path] {
 				got++
 			}
-			if scope == ScopeOpen && h.Sensitivity != SensitivityOpen {
+			if scope == vault.ScopeOpen && h.Sensitivity != vault.SensitivityOpen {
 				t.Errorf("open shortlist search found %s (%s)", h.Path, h.Sensitivity)
 			}
 		}

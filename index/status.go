@@ -5,21 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"time"
-)
 
-// States of a note in note_status.
-const (
-	// StatusPending: the note is parked, waiting for chunks (or for a
-	// revision whose size matches its text) that may still arrive.
-	StatusPending = "pending"
-	// StatusIncomplete: the note has been parked longer than the source's
-	// bound; it stays unindexed (an older revision, if any, stays indexed)
-	// until what it lacks arrives.
-	StatusIncomplete = "incomplete"
-	// StatusSkipped: the source does not index the document, for the
-	// reason given (a binary attachment, outside the corpus, an unclean
-	// path, unreadable); it is not retried until it changes.
-	StatusSkipped = "skipped"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // NoteStatus is a note a source could not index (never partial text, so it
@@ -87,7 +74,7 @@ func deleteStatus(ctx context.Context, tx *sql.Tx, ids []string) error {
 func upsertStatus(ctx context.Context, tx *sql.Tx, set []NoteStatus) error {
 	now := time.Now().UnixMilli()
 	for _, st := range set {
-		if st.State != StatusPending && st.State != StatusIncomplete && st.State != StatusSkipped {
+		if st.State != vault.StatusPending && st.State != vault.StatusIncomplete && st.State != vault.StatusSkipped {
 			return fmt.Errorf("%s: unknown state %q", st.Path, st.State)
 		}
 		since := st.Since

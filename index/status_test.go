@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/vaultask/vaultask/vault"
 )
 
 func TestNoteStatus(t *testing.T) {
@@ -25,15 +27,15 @@ func TestNoteStatus(t *testing.T) {
 		}
 		return sts
 	}
-	a := NoteStatus{SourceID: "a.md", Path: "A.md", Rev: "1-a", State: StatusPending, Reason: "1 missing chunks: h:x", Since: first}
-	b := NoteStatus{SourceID: "b.md", Path: "B.md", Rev: "1-b", State: StatusPending, Reason: "size mismatch", Since: first}
+	a := NoteStatus{SourceID: "a.md", Path: "A.md", Rev: "1-a", State: vault.StatusPending, Reason: "1 missing chunks: h:x", Since: first}
+	b := NoteStatus{SourceID: "b.md", Path: "B.md", Rev: "1-b", State: vault.StatusPending, Reason: "size mismatch", Since: first}
 	if err := s.SetNoteStatus(ctx, []NoteStatus{a, b}, nil); err != nil {
 		t.Fatal(err)
 	}
 
 	// The same revision keeps when it was first parked; a new one starts over.
 	a2, b2 := a, b
-	a2.State, a2.Since = StatusIncomplete, later
+	a2.State, a2.Since = vault.StatusIncomplete, later
 	b2.Rev, b2.Since = "2-b", later
 	if err := s.SetNoteStatus(ctx, []NoteStatus{a2, b2}, nil); err != nil {
 		t.Fatal(err)
@@ -50,7 +52,7 @@ func TestNoteStatus(t *testing.T) {
 		t.Fatalf("after clearing a.md (-want +got):\n%s", diff)
 	}
 
-	c := NoteStatus{SourceID: "c.md", Path: "C.md", Rev: "1-c", State: StatusIncomplete, Reason: "size mismatch", Since: later}
+	c := NoteStatus{SourceID: "c.md", Path: "C.md", Rev: "1-c", State: vault.StatusIncomplete, Reason: "size mismatch", Since: later}
 	b3 := b2
 	b3.Since = later.Add(time.Hour)
 	if err := s.ReplaceNoteStatus(ctx, []NoteStatus{b3, c}); err != nil {

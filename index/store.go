@@ -18,6 +18,7 @@ import (
 	sqlite_vec "github.com/asg017/sqlite-vec-go-bindings/cgo"
 	_ "github.com/mattn/go-sqlite3" // registers the sqlite3 driver
 	"github.com/vaultask/vaultask/index/markdown"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // The sqlite-vec extension must be registered before the first connection opens.
@@ -116,7 +117,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		opts.Logger = slog.Default()
 	}
 	if opts.FrontmatterKey == "" {
-		opts.FrontmatterKey = FrontmatterKey
+		opts.FrontmatterKey = vault.FrontmatterKey
 	}
 	def := markdown.DefaultChunkOptions()
 	if opts.Chunking.TargetTokens <= 0 {

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/vaultask/vaultask/vault"
 )
 
 func TestApplyIndexesNoteForFTS(t *testing.T) {
@@ -21,7 +23,7 @@ func TestApplyIndexesNoteForFTS(t *testing.T) {
 	if res.Added != 2 {
 		t.Fatalf("Added = %d, want 2", res.Added)
 	}
-	hits, err := s.SearchFTS(context.Background(), "dough rising", 5, ScopeAll, FieldWeights{})
+	hits, err := s.SearchFTS(context.Background(), "dough rising", 5, vault.ScopeAll, vault.FieldWeights{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,13 +34,13 @@ func TestApplyIndexesNoteForFTS(t *testing.T) {
 		t.Fatalf("hit = %+v, want title Bread and the path in the prelude", hits[0])
 	}
 	// The prelude is searched too: the path's folder finds the note.
-	hits, err = s.SearchFTS(context.Background(), "travel", 5, ScopeAll, FieldWeights{})
+	hits, err = s.SearchFTS(context.Background(), "travel", 5, vault.ScopeAll, vault.FieldWeights{})
 	if err != nil || len(hits) != 1 || hits[0].Path != "Travel/Kyoto.md" {
 		t.Fatalf("prelude search = %v, %v; want Travel/Kyoto.md", paths(hits), err)
 	}
 	// Diacritics are folded.
 	mustApply(t, s, upserts(note("Café.md", "Crème brûlée at the café.\n")))
-	hits, err = s.SearchFTS(context.Background(), "creme brulee", 5, ScopeAll, FieldWeights{})
+	hits, err = s.SearchFTS(context.Background(), "creme brulee", 5, vault.ScopeAll, vault.FieldWeights{})
 	if err != nil || len(hits) != 1 {
 		t.Fatalf("diacritic-folded search = %v, %v", paths(hits), err)
 	}
@@ -91,7 +93,7 @@ func TestUnchangedNoteIsNotRewritten(t *testing.T) {
 	if got, want := str(t, s, `SELECT chunk_id FROM chunks`), strings.SplitN(strings.SplitN(before, ",", 2)[0], ":", 2)[1]; got != want {
 		t.Fatalf("chunk id changed across rewrites: %s -> %s", want, got)
 	}
-	if res := mustApply(t, s, Batch{Upserts: []NoteInput{n}, Force: true}); res.Changed != 1 {
+	if res := mustApply(t, s, Batch{Upserts: []vault.NoteInput{n}, Force: true}); res.Changed != 1 {
 		t.Fatalf("Force: %+v, want Changed", res)
 	}
 }
@@ -250,15 +252,15 @@ func TestTopicEdgesAndPrelude(t *testing.T) {
 	// The topic is in the clipping's own fields; the note the topic note
 	// merely links to is found by the link text alone, what the topic note
 	// says about it.
-	prelude := FieldWeights{Title: 1, Headings: 1, Path: 1, Topics: 1, Body: 1}
-	hits, err := s.SearchFTS(context.Background(), "baking", 5, ScopeAll, prelude)
+	prelude := vault.FieldWeights{Title: 1, Headings: 1, Path: 1, Topics: 1, Body: 1}
+	hits, err := s.SearchFTS(context.Background(), "baking", 5, vault.ScopeAll, prelude)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !contains(paths(hits), "20 clippings/Sourdough starter.md") || contains(paths(hits), "20 clippings/Unrelated.md") {
 		t.Fatalf("search by topic = %v, want the clipping and not the unrelated note", paths(hits))
 	}
-	if hits, err = s.SearchFTS(context.Background(), "baking", 5, ScopeAll, FieldWeights{Links: 1}); err != nil || !contains(paths(hits), "20 clippings/Unrelated.md") {
+	if hits, err = s.SearchFTS(context.Background(), "baking", 5, vault.ScopeAll, vault.FieldWeights{Links: 1}); err != nil || !contains(paths(hits), "20 clippings/Unrelated.md") {
 		t.Fatalf("search by link text = %v, %v; want the linked note", paths(hits), err)
 	}
 	// Removing the topic note removes the membership from the prelude.
@@ -288,12 +290,12 @@ func TestCheckpointCommitsWithBatch(t *testing.T) {
 	if _, ok, err := s.Checkpoint(ctx, "couch"); err != nil || ok {
 		t.Fatalf("fresh checkpoint: ok=%v err=%v", ok, err)
 	}
-	mustApply(t, s, Batch{Upserts: []NoteInput{note("a.md", "a")}, Source: "couch", Checkpoint: "12-opaque"})
+	mustApply(t, s, Batch{Upserts: []vault.NoteInput{note("a.md", "a")}, Source: "couch", Checkpoint: "12-opaque"})
 	if seq, ok, err := s.Checkpoint(ctx, "couch"); err != nil || !ok || seq != "12-opaque" {
 		t.Fatalf("checkpoint = %q %v %v", seq, ok, err)
 	}
 	// A failing batch writes neither its notes nor its checkpoint.
-	_, err := s.Apply(ctx, Batch{Upserts: []NoteInput{note("b.md", "b"), {Path: ""}}, Source: "couch", Checkpoint: "13-x"})
+	_, err := s.Apply(ctx, Batch{Upserts: []vault.NoteInput{note("b.md", "b"), {Path: ""}}, Source: "couch", Checkpoint: "13-x"})
 	if err == nil {
 		t.Fatal("Apply with a path-less note succeeded")
 	}
@@ -435,14 +437,14 @@ func TestSyncIsACompareAndSetOnItsPlan(t *testing.T) {
 	s := mustOpen(t, Options{})
 	ctx := context.Background()
 	mustApply(t, s, upserts(note("a.md", "alpha one"), note("gone.md", "to be deleted")))
-	listing := []NoteInput{note("a.md", "alpha listed"), note("gone.md", "to be deleted, listed"), note("new.md", "new")}
+	listing := []vault.NoteInput{note("a.md", "alpha listed"), note("gone.md", "to be deleted, listed"), note("new.md", "new")}
 	plan, err := s.Plan(ctx, listing)
 	if err != nil {
 		t.Fatal(err)
 	}
 	newer := note("a.md", "alpha two")
 	newer.Rev = "2-b"
-	mustApply(t, s, Batch{Upserts: []NoteInput{newer}, Deletes: []string{"gone.md"}})
+	mustApply(t, s, Batch{Upserts: []vault.NoteInput{newer}, Deletes: []string{"gone.md"}})
 
 	res, err := s.Sync(ctx, listing, plan, SyncOptions{})
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+
+	"github.com/vaultask/vaultask/vault"
 )
 
 // SyncOptions change how Sync writes.
@@ -33,7 +35,7 @@ const syncBatch = 200
 // batches (unchanged notes cost one lookup each), then plan.Remove, each
 // write only while the index still holds what plan.Expect says it held, then
 // recomputes every note's sensitivity.
-func (s *Store) Sync(ctx context.Context, listing []NoteInput, plan Plan, opts SyncOptions) (SyncResult, error) {
+func (s *Store) Sync(ctx context.Context, listing []vault.NoteInput, plan Plan, opts SyncOptions) (SyncResult, error) {
 	var out SyncResult
 	var err error
 	// A sync of more than one batch refreshes link text once, at its end.

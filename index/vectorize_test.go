@@ -12,6 +12,7 @@ import (
 
 	"github.com/vaultask/vaultask/index/markdown"
 	"github.com/vaultask/vaultask/internal/retry"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // hostEmbedder is a deterministic embedder whose host can be taken down.
@@ -32,8 +33,8 @@ func (h *hostEmbedder) Embed(_ context.Context, texts []string) ([][]float32, er
 	return out, nil
 }
 
-func manyNotes(n int) []NoteInput {
-	var notes []NoteInput
+func manyNotes(n int) []vault.NoteInput {
+	var notes []vault.NoteInput
 	for i := 0; i < n; i++ {
 		body := fmt.Sprintf("## A\n\n%s\n\n## B\n\n%s\n", filler(i, 1), filler(i, 2))
 		notes = append(notes, note(fmt.Sprintf("n%03d.md", i), body))
@@ -84,7 +85,7 @@ func TestVectorizerDrainsBacklogWholeNotes(t *testing.T) {
 		t.Fatalf("a reader saw %d half-embedded snapshots", torn.Load())
 	}
 	// Searching with a stored vector finds its own chunk first.
-	hits, err := s.SearchVector(ctx, []float32{float32(len(embedText("n000\nn000.md\nA", ""))), 1, 0, 0}, 3, ScopeAll)
+	hits, err := s.SearchVector(ctx, []float32{float32(len(embedText("n000\nn000.md\nA", ""))), 1, 0, 0}, 3, vault.ScopeAll)
 	if err != nil || len(hits) != 3 {
 		t.Fatalf("vector search after drain: %v %v", hits, err)
 	}
@@ -107,7 +108,7 @@ func TestVectorizerDegradesAndRecovers(t *testing.T) {
 		t.Fatalf("status while down: %+v", st)
 	}
 	// FTS works without vectors.
-	hits, err := s.SearchFTS(ctx, "kiwi", 5, ScopeAll, FieldWeights{})
+	hits, err := s.SearchFTS(ctx, "kiwi", 5, vault.ScopeAll, vault.FieldWeights{})
 	if err != nil || len(hits) != 1 {
 		t.Fatalf("FTS while the embedder is down: %v %v", hits, err)
 	}
@@ -256,7 +257,7 @@ func TestPutVectorsReportsDatabaseErrors(t *testing.T) {
 }
 
 // bigNote is a note of about size bytes, cut into many chunks.
-func bigNote(path string, size int) NoteInput {
+func bigNote(path string, size int) vault.NoteInput {
 	var b strings.Builder
 	for i := 0; b.Len() < size; i++ {
 		fmt.Fprintf(&b, "## Part %d\n\n%s\n\n", i, filler(i, 3))

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/llm"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // SilentAnswer is what an answer says when the vault has nothing relevant.
@@ -210,10 +210,10 @@ func shownText(link string) string {
 
 // contextMatch finds the context note a link names by path or file name,
 // as Obsidian would among these notes, without reading the index.
-func contextMatch(link string, context []Hit) (index.Hit, bool) {
-	key := index.LinkKey(link)
+func contextMatch(link string, context []Hit) (vault.Chunk, bool) {
+	key := vault.LinkKey(link)
 	if key == "" {
-		return index.Hit{}, false
+		return vault.Chunk{}, false
 	}
 	for _, h := range context {
 		p := strings.ToLower(strings.TrimSuffix(h.Chunk.Path, path.Ext(h.Chunk.Path)))
@@ -221,7 +221,7 @@ func contextMatch(link string, context []Hit) (index.Hit, bool) {
 			return h.Chunk, true
 		}
 	}
-	return index.Hit{}, false
+	return vault.Chunk{}, false
 }
 
 // extractivePassages is how many passages, from distinct notes, an
@@ -274,7 +274,7 @@ func extractiveAnswer(hits []Hit, web []WebResult) (string, []Citation) {
 
 // passageText is a chunk's text as an extractive answer quotes it: without
 // the heading line its label already shows, links as their shown text.
-func passageText(c index.Hit) string {
+func passageText(c vault.Chunk) string {
 	body := strings.TrimSpace(c.Body)
 	if first, rest, _ := strings.Cut(body, "\n"); strings.HasPrefix(first, "#") && c.HeadingPath != "" &&
 		strings.HasSuffix(c.HeadingPath, strings.TrimSpace(strings.TrimLeft(first, "#"))) {
@@ -440,7 +440,7 @@ func (p *Pipeline) generate(ctx context.Context, q Question, r *Retrieval, a *An
 // checkCitation verifies a link written in an answer: it must name a note
 // among the passages the model was given. A note the request may not see
 // resolves to nothing, like one that does not exist.
-func (p *Pipeline) checkCitation(ctx context.Context, link string, passages []Hit, scope index.Scope) Citation {
+func (p *Pipeline) checkCitation(ctx context.Context, link string, passages []Hit, scope vault.Scope) Citation {
 	c := Citation{Link: link}
 	if h, ok := contextMatch(link, passages); ok {
 		c.Path, c.Verified = h.Path, true

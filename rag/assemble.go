@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // Select takes the final hits from candidates, best first: at most finalK,
@@ -28,7 +28,7 @@ func Select(candidates []Hit, finalK, maxGraph, maxMembers int) (final, heldBack
 		}
 		if h.Graph != nil {
 			switch {
-			case h.Graph.Relation == index.RelationMember && members < maxMembers:
+			case h.Graph.Relation == vault.RelationMember && members < maxMembers:
 				members++
 			case graph < maxGraph:
 				graph++

@@ -2,7 +2,8 @@
 // assemble and answer, one file per stage, plain functions over slices of
 // hits so each stage is testable alone, wired by Pipeline.
 //
-//   - question.go: the request, and its scope (AllowWeb sees open notes only).
+//   - question.go: the request, and its scope (vault.ScopeFor: AllowWeb sees
+//     open notes only).
 //   - retrieve.go: multi-turn rewrite, the full-text query, reciprocal rank
 //     fusion of vector and full-text hits, the per-note diversity cap.
 //   - expand.go: one-hop graph expansion (topic notes, siblings, links).
@@ -22,5 +23,7 @@
 // the question or its rewrite.
 //
 // It declares the interfaces it consumes (Searcher, Embedder, ChatModel,
-// WebSearcher) and may import index (read types) and llm.
+// WebSearcher), which *index.Store and llm's clients satisfy, and may import
+// vault (the nouns: Scope, Chunk, Doc, Neighbour) and llm. It never imports
+// index, so it never links SQLite.
 package rag

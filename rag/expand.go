@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // graphSources are the notes expansion starts from: the distinct notes of
@@ -35,7 +35,7 @@ func graphSources(direct []Hit, n int) []string {
 // nearest the query first. An expanded hit scores discount × the score of
 // the hit that reached it, the best such when several did. Notes already
 // among the direct hits are not expanded again.
-func Expand(direct []Hit, neighbours []index.Neighbour, chunks []index.Hit, dist map[int64]float64, maxPerRelation int, discount float64) []Hit {
+func Expand(direct []Hit, neighbours []vault.Neighbour, chunks []vault.Chunk, dist map[int64]float64, maxPerRelation int, discount float64) []Hit {
 	type start struct {
 		path  string
 		score float64
@@ -57,16 +57,16 @@ func Expand(direct []Hit, neighbours []index.Neighbour, chunks []index.Hit, dist
 	}
 	topicPath := map[string]string{}
 	for _, n := range neighbours {
-		if n.Relation == index.RelationTopic {
+		if n.Relation == vault.RelationTopic {
 			topicPath[n.Doc.DocID] = n.Doc.Path
 		}
 	}
 
 	type group struct {
 		from string
-		rel  index.Relation
+		rel  vault.Relation
 	}
-	groups := map[group][]index.Neighbour{}
+	groups := map[group][]vault.Neighbour{}
 	var groupOrder []group
 	for _, n := range neighbours {
 		if _, direct := starts[n.Doc.DocID]; direct {
@@ -84,7 +84,7 @@ func Expand(direct []Hit, neighbours []index.Neighbour, chunks []index.Hit, dist
 		}
 		groups[g] = append(groups[g], n)
 	}
-	nearer := func(a, b index.Neighbour) int {
+	nearer := func(a, b vault.Neighbour) int {
 		ha, hb := best[a.Doc.DocID], best[b.Doc.DocID]
 		if ha.HasDistance != hb.HasDistance {
 			if ha.HasDistance {
@@ -98,7 +98,7 @@ func Expand(direct []Hit, neighbours []index.Neighbour, chunks []index.Hit, dist
 	var order []string
 	for _, g := range groupOrder {
 		ns := groups[g]
-		if g.rel != index.RelationTopic {
+		if g.rel != vault.RelationTopic {
 			slices.SortStableFunc(ns, nearer)
 			ns = ns[:min(len(ns), max(maxPerRelation, 0))]
 		}
@@ -127,10 +127,10 @@ func Expand(direct []Hit, neighbours []index.Neighbour, chunks []index.Hit, dist
 
 // topicsOf maps each note to the topic notes that clip it, from the
 // expansion's neighbours, so assembly can put a topic note first.
-func topicsOf(neighbours []index.Neighbour) map[string][]string {
+func topicsOf(neighbours []vault.Neighbour) map[string][]string {
 	out := map[string][]string{}
 	for _, n := range neighbours {
-		if n.Relation == index.RelationTopic {
+		if n.Relation == vault.RelationTopic {
 			out[n.From] = append(out[n.From], n.Doc.DocID)
 		}
 	}

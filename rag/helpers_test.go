@@ -23,6 +23,7 @@ import (
 
 	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/llm"
+	"github.com/vaultask/vaultask/vault"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
@@ -87,13 +88,13 @@ func bagVector(text string) []float32 {
 	return v
 }
 
-func note(path, text string) index.NoteInput {
-	return index.NoteInput{Path: path, Rev: "1-a", Text: text, MTime: time.Unix(1700000000, 0)}
+func note(path, text string) vault.NoteInput {
+	return vault.NoteInput{Path: path, Rev: "1-a", Text: text, MTime: time.Unix(1700000000, 0)}
 }
 
 // mustIndex builds a real index in a temp dir, with notes under personal
 // globs personal, every chunk embedded by bagEmbedder.
-func mustIndex(tb testing.TB, personal []string, notes ...index.NoteInput) *index.Store {
+func mustIndex(tb testing.TB, personal []string, notes ...vault.NoteInput) *index.Store {
 	tb.Helper()
 	ctx := context.Background()
 	s, err := index.Open(ctx, index.Options{
@@ -311,7 +312,7 @@ type countingSearcher struct {
 	neighbours atomic.Int32
 }
 
-func (c *countingSearcher) Neighbours(ctx context.Context, ids []string, scope index.Scope) ([]index.Neighbour, error) {
+func (c *countingSearcher) Neighbours(ctx context.Context, ids []string, scope vault.Scope) ([]vault.Neighbour, error) {
 	c.neighbours.Add(1)
 	return c.Store.Neighbours(ctx, ids, scope)
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // longWords is a vocabulary of made-up words, most of them in no note, as
@@ -42,7 +42,7 @@ func longQuestion(size int, vocab []string) string {
 // come from vocab.
 func longIndex(tb testing.TB, vocab []string) *Pipeline {
 	r := rand.New(rand.NewPCG(5, 6))
-	in := make([]index.NoteInput, 0, 200)
+	in := make([]vault.NoteInput, 0, 200)
 	for i := range 200 {
 		var b strings.Builder
 		for range 150 {

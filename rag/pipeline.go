@@ -9,21 +9,21 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/llm"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // Searcher is the index as the pipeline reads it; *index.Store implements
 // it. Every method takes the request's scope and applies it inside its
 // query, before any k or limit.
 type Searcher interface {
-	SearchVector(ctx context.Context, vec []float32, k int, scope index.Scope) ([]index.Hit, error)
-	SearchFTS(ctx context.Context, text string, k int, scope index.Scope, w index.FieldWeights) ([]index.Hit, error)
-	Docs(ctx context.Context, docIDs []string, scope index.Scope) ([]index.Doc, error)
-	Neighbours(ctx context.Context, docIDs []string, scope index.Scope) ([]index.Neighbour, error)
-	NoteChunks(ctx context.Context, docIDs []string, scope index.Scope) ([]index.Hit, error)
-	Distances(ctx context.Context, vec []float32, rowIDs []int64, scope index.Scope) (map[int64]float64, error)
-	ResolveLinks(ctx context.Context, links []string, scope index.Scope) (map[string]index.Doc, error)
+	SearchVector(ctx context.Context, vec []float32, k int, scope vault.Scope) ([]vault.Chunk, error)
+	SearchFTS(ctx context.Context, text string, k int, scope vault.Scope, w vault.FieldWeights) ([]vault.Chunk, error)
+	Docs(ctx context.Context, docIDs []string, scope vault.Scope) ([]vault.Doc, error)
+	Neighbours(ctx context.Context, docIDs []string, scope vault.Scope) ([]vault.Neighbour, error)
+	NoteChunks(ctx context.Context, docIDs []string, scope vault.Scope) ([]vault.Chunk, error)
+	Distances(ctx context.Context, vec []float32, rowIDs []int64, scope vault.Scope) (map[int64]float64, error)
+	ResolveLinks(ctx context.Context, links []string, scope vault.Scope) (map[string]vault.Doc, error)
 }
 
 // Embedder embeds the query, in the index's vector space.
@@ -48,8 +48,8 @@ type Settings struct {
 	// FTSWeight weighs the full-text ranking in the fusion; 0 means 1.
 	FTSWeight float64
 	// FTSFields weigh a full-text match by its field (see
-	// index.FieldWeights); the zero value means index.DefaultFieldWeights.
-	FTSFields index.FieldWeights
+	// vault.FieldWeights); the zero value means vault.DefaultFieldWeights.
+	FTSFields vault.FieldWeights
 	// VectorMaxDistance keeps vector hits farther from the query out of
 	// the fusion (see Voting); 0 means no limit.
 	VectorMaxDistance float64
@@ -156,7 +156,7 @@ func (p *Pipeline) WithReranker(r ChatModel) *Pipeline {
 type Retrieval struct {
 	Question string
 	Query    string // what was searched: the question, or its standalone rewrite
-	Scope    index.Scope
+	Scope    vault.Scope
 	// Direct are the fused hits after the diversity cap, best first.
 	Direct []Hit
 	// Vector are the vector search's own hits, nearest first: what the
@@ -195,13 +195,6 @@ func (r *Retrieval) Notes() []string {
 	return out
 }
 
-func scopeName(s index.Scope) string {
-	if s == index.ScopeOpen {
-		return "open"
-	}
-	return "all"
-}
-
 // Retrieve runs retrieval for q: the standalone query, vector and
 // full-text search fused, the diversity cap, graph expansion, rerank, the
 // graph quota and assembly. Every read is restricted to q.Scope(). A
@@ -216,7 +209,7 @@ func (p *Pipeline) Retrieve(ctx context.Context, q Question) (*Retrieval, error)
 	s := p.opts.Settings.with(q.K)
 	scope := q.Scope()
 	r := &Retrieval{Question: q.Text, Scope: scope}
-	r.Trace = Trace{Question: q.Text, Scope: scopeName(scope)}
+	r.Trace = Trace{Question: q.Text, Scope: scope.String()}
 	tr := &r.Trace
 
 	r.Query = p.standalone(ctx, q, tr)
@@ -248,7 +241,7 @@ func (p *Pipeline) Retrieve(ctx context.Context, q Question) (*Retrieval, error)
 		tr.stage("expand", expanded, fmt.Sprintf("one hop from the notes of the top %d hits, %d neighbours each at most, scored %.2f × the reaching hit", s.FinalTopK, s.GraphMaxSiblings, s.GraphDiscount))
 		candidates = mergeByScore(kept, expanded)
 		for _, h := range expanded {
-			if h.Graph.Relation == index.RelationMember {
+			if h.Graph.Relation == vault.RelationMember {
 				r.Members++
 			}
 		}
@@ -317,7 +310,7 @@ func (p *Pipeline) direct(ctx context.Context, r *Retrieval, s Settings) ([]floa
 	if err != nil {
 		return nil, err
 	}
-	var vecHits []index.Hit
+	var vecHits []vault.Chunk
 	embedded := r.Query
 	if s.VectorKeywords {
 		embedded = FTSText(r.Query)
@@ -415,7 +408,7 @@ func (p *Pipeline) standalone(ctx context.Context, q Question, tr *Trace) string
 	return query
 }
 
-func (p *Pipeline) contentHashes(ctx context.Context, hits []Hit, scope index.Scope) (map[string]string, error) {
+func (p *Pipeline) contentHashes(ctx context.Context, hits []Hit, scope vault.Scope) (map[string]string, error) {
 	var ids []string
 	for _, h := range hits {
 		ids = append(ids, h.Chunk.DocID)
@@ -433,7 +426,7 @@ func (p *Pipeline) contentHashes(ctx context.Context, hits []Hit, scope index.Sc
 
 // expand reads the one-hop neighbourhood of the hits' notes under scope and
 // scores it (see Expand).
-func (p *Pipeline) expand(ctx context.Context, direct []Hit, vec []float32, s Settings, scope index.Scope) ([]Hit, []index.Neighbour, error) {
+func (p *Pipeline) expand(ctx context.Context, direct []Hit, vec []float32, s Settings, scope vault.Scope) ([]Hit, []vault.Neighbour, error) {
 	nb, err := p.opts.Searcher.Neighbours(ctx, graphSources(direct, s.FinalTopK), scope)
 	if err != nil || len(nb) == 0 {
 		return nil, nil, err
@@ -500,7 +493,7 @@ func countGraph(hits []Hit) int {
 
 // armHits is one arm's list as hits scored by the arm's own measure, for
 // the trace.
-func armHits(list []index.Hit, arm Source) []Hit {
+func armHits(list []vault.Chunk, arm Source) []Hit {
 	out := make([]Hit, len(list))
 	for i, c := range list {
 		out[i] = Hit{Chunk: c, Sources: []Source{arm}, Score: c.Score}

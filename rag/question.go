@@ -1,6 +1,8 @@
 package rag
 
-import "github.com/vaultask/vaultask/index"
+import (
+	"github.com/vaultask/vaultask/vault"
+)
 
 // Turn is one earlier message of the conversation a question belongs to.
 type Turn struct {
@@ -33,12 +35,7 @@ type Overrides struct {
 
 // Scope is what every read for q may see, decided before retrieval starts:
 // a request that may use the web sees open notes only.
-func (q Question) Scope() index.Scope {
-	if q.AllowWeb {
-		return index.ScopeOpen
-	}
-	return index.ScopeAll
-}
+func (q Question) Scope() vault.Scope { return vault.ScopeFor(q.AllowWeb) }
 
 func (s Settings) with(o Overrides) Settings {
 	for _, f := range []struct {

@@ -20,7 +20,7 @@ type Result struct {
 // NewResult is the result of r, with a as its answer (nil: retrieval
 // only), and with r's trace when withTrace.
 func NewResult(r *Retrieval, a *Answer, withTrace bool) Result {
-	res := Result{Question: r.Question, Query: r.Query, Scope: scopeName(r.Scope), FullTextOnly: r.FullTextOnly,
+	res := Result{Question: r.Question, Query: r.Query, Scope: r.Scope.String(), FullTextOnly: r.FullTextOnly,
 		Thin: r.Thin, Silent: r.Silent, Hits: views(r.Hits), Answer: a}
 	if withTrace {
 		res.Trace = &r.Trace

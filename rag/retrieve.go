@@ -8,8 +8,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/llm"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // Source is a retrieval arm that found a hit.
@@ -24,7 +24,7 @@ const (
 
 // Hit is one chunk on its way through the pipeline.
 type Hit struct {
-	Chunk   index.Hit
+	Chunk   vault.Chunk
 	Sources []Source // the arms that found it (provenance)
 	// VectorRank and FTSRank are 1-based ranks in each arm, 0 where the arm
 	// did not return the chunk.
@@ -46,7 +46,7 @@ type Hit struct {
 
 // Reach is how graph expansion reached a note.
 type Reach struct {
-	Relation index.Relation
+	Relation vault.Relation
 	From     string // path of the hit's note the hop started at
 	Via      string // path of the shared topic note, for a sibling
 }
@@ -77,12 +77,12 @@ const rrfK = 60
 // full-text rank: otherwise a note written a second ago, matching every
 // word of the question, would only tie with whatever note is nearest in
 // vector space.
-func Fuse(vector, fts []index.Hit, byNote bool, ftsWeight float64) []Hit {
+func Fuse(vector, fts []vault.Chunk, byNote bool, ftsWeight float64) []Hit {
 	byRow := map[int64]*Hit{}
 	var order []int64
 	noteScore := map[string]float64{}
 	impute := len(vector) > 0
-	add := func(list []index.Hit, arm Source, weight float64) {
+	add := func(list []vault.Chunk, arm Source, weight float64) {
 		noteRank := map[string]int{}
 		for i, c := range list {
 			h, ok := byRow[c.RowID]
@@ -142,7 +142,7 @@ func Fuse(vector, fts []index.Hit, byNote bool, ftsWeight float64) []Hit {
 // hit's reciprocal rank would still push it past full-text hits that match
 // the question's words. hits are nearest first, so the voters keep their
 // ranks.
-func Voting(hits []index.Hit, maxDistance float64) []index.Hit {
+func Voting(hits []vault.Chunk, maxDistance float64) []vault.Chunk {
 	if maxDistance <= 0 {
 		return hits
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/llm"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // personalMark is in every personal note's text, so a leak is a substring.
@@ -22,7 +23,7 @@ const personalMark = "PERSONALMARK"
 // text, fusion, graph siblings, final).
 func quasarVault(tb testing.TB) *index.Store {
 	tb.Helper()
-	notes := []index.NoteInput{
+	notes := []vault.NoteInput{
 		note("Space/Quasar basics.md", "# Quasar basics\n\nA quasar is a bright galactic core powered by a black hole.\n"),
 		note("Space/Quasar jets.md", "# Quasar jets\n\nJets of a quasar reach far beyond its galaxy.\n"),
 		note("Space/Quasar redshift.md", "# Quasar redshift\n\nEvery quasar is far away, its light shifted red.\n"),
@@ -48,7 +49,7 @@ func quasarVault(tb testing.TB) *index.Store {
 func assertOpen(t *testing.T, what string, hits []Hit) {
 	t.Helper()
 	for _, h := range hits {
-		if h.Chunk.Sensitivity != index.SensitivityOpen || strings.Contains(h.Chunk.Body, personalMark) {
+		if h.Chunk.Sensitivity != vault.SensitivityOpen || strings.Contains(h.Chunk.Body, personalMark) {
 			t.Errorf("%s holds personal %s", what, h.Chunk.Path)
 		}
 	}
@@ -72,7 +73,7 @@ func TestOpenScopeFillsEveryKWithOpenHits(t *testing.T) {
 			t.Errorf("%s stage has %d hits, want %d", stage, len(hits), want)
 		}
 		for _, h := range hits {
-			if h.Sensitivity != index.SensitivityOpen {
+			if h.Sensitivity != vault.SensitivityOpen {
 				t.Errorf("%s stage holds personal %s", stage, h.Path)
 			}
 		}
@@ -110,7 +111,7 @@ func TestOpenScopeFillsEveryKWithOpenHits(t *testing.T) {
 	all := mustRetrieve(t, p, Question{Text: "quasar"})
 	personal := 0
 	for _, h := range all.Hits {
-		if h.Chunk.Sensitivity == index.SensitivityPersonal {
+		if h.Chunk.Sensitivity == vault.SensitivityPersonal {
 			personal++
 		}
 	}
@@ -206,7 +207,7 @@ func TestPersonalLinkTextNeverFindsAnOpenNote(t *testing.T) {
 		note("Guides/Index.md", "- [[Clinic]]: the walk-in fluoroscopy service\n"),
 		note("Places/Clinic.md", "# Clinic\n\nOpening hours.\n"),
 	)
-	for _, w := range []index.FieldWeights{{}, {Links: 1}, {Title: 1, Body: 1, Links: 100}} {
+	for _, w := range []vault.FieldWeights{{}, {Links: 1}, {Title: 1, Body: 1, Links: 100}} {
 		s := testSettings()
 		s.FTSFields = w
 		p := mustPipeline(t, Options{Searcher: store, Settings: s})

@@ -13,13 +13,13 @@ import (
 	"unicode"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/llm"
+	"github.com/vaultask/vaultask/vault"
 )
 
-func chunk(row int64, doc string, ordinal int, score float64) index.Hit {
-	return index.Hit{RowID: row, ChunkID: fmt.Sprintf("c%d", row), DocID: strings.ToLower(doc), Path: doc, Title: strings.TrimSuffix(path.Base(doc), ".md"),
-		Ordinal: ordinal, Sensitivity: index.SensitivityOpen, Embedded: true, Score: score}
+func chunk(row int64, doc string, ordinal int, score float64) vault.Chunk {
+	return vault.Chunk{RowID: row, ChunkID: fmt.Sprintf("c%d", row), DocID: strings.ToLower(doc), Path: doc, Title: strings.TrimSuffix(path.Base(doc), ".md"),
+		Ordinal: ordinal, Sensitivity: vault.SensitivityOpen, Embedded: true, Score: score}
 }
 
 type fusedRow struct {
@@ -40,8 +40,8 @@ func fusedRows(hits []Hit) []fusedRow {
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
 
 func TestFuseByChunk(t *testing.T) {
-	vector := []index.Hit{chunk(1, "a.md", 0, 0.1), chunk(2, "b.md", 0, 0.2), chunk(3, "c.md", 0, 0.3)}
-	fts := []index.Hit{chunk(3, "c.md", 0, -9), chunk(4, "d.md", 0, -8), chunk(1, "a.md", 0, -7)}
+	vector := []vault.Chunk{chunk(1, "a.md", 0, 0.1), chunk(2, "b.md", 0, 0.2), chunk(3, "c.md", 0, 0.3)}
+	fts := []vault.Chunk{chunk(3, "c.md", 0, -9), chunk(4, "d.md", 0, -8), chunk(1, "a.md", 0, -7)}
 	got := Fuse(vector, fts, false, 1)
 	// a: 1/61 + 1/63; c: 1/63 + 1/61 (tie, a first by input order); b: 1/62; d: 1/62.
 	want := []fusedRow{
@@ -67,22 +67,22 @@ func TestFuseByChunk(t *testing.T) {
 func TestFuseImputesTheVectorRankOfAChunkNotEmbeddedYet(t *testing.T) {
 	fresh := chunk(9, "Recipes/Focaccia.md", 0, -9)
 	fresh.Embedded = false
-	vector := []index.Hit{chunk(1, "Recipes/Risotto.md", 0, 0.4)}
-	got := Fuse(vector, []index.Hit{fresh}, false, 1)
+	vector := []vault.Chunk{chunk(1, "Recipes/Risotto.md", 0, 0.4)}
+	got := Fuse(vector, []vault.Chunk{fresh}, false, 1)
 	if got[0].Chunk.RowID != 9 || !near(got[0].Score, 2.0/61) || got[0].Provenance() != "fts" {
 		t.Errorf("fused %+v, want the fresh note first with 2/61, its provenance full text", fusedRows(got))
 	}
-	if got := Fuse(nil, []index.Hit{fresh}, false, 1); !near(got[0].Score, 1.0/61) {
+	if got := Fuse(nil, []vault.Chunk{fresh}, false, 1); !near(got[0].Score, 1.0/61) {
 		t.Errorf("without a vector ranking: score %v, want 1/61", got[0].Score)
 	}
-	if got := Fuse(vector, []index.Hit{fresh}, true, 1); got[0].Chunk.RowID != 9 || !near(got[0].Score, 2.0/61) {
+	if got := Fuse(vector, []vault.Chunk{fresh}, true, 1); got[0].Chunk.RowID != 9 || !near(got[0].Score, 2.0/61) {
 		t.Errorf("by note: %+v", fusedRows(got))
 	}
 	// Full text read it before its vectors were in, the vector search after:
 	// its own vector vote counts, no second one.
 	embeddedSince := fresh
 	embeddedSince.Score = 0.45
-	got = Fuse([]index.Hit{vector[0], embeddedSince}, []index.Hit{fresh}, false, 1)
+	got = Fuse([]vault.Chunk{vector[0], embeddedSince}, []vault.Chunk{fresh}, false, 1)
 	if got[0].Chunk.RowID != 9 || !near(got[0].Score, 1.0/62+1.0/61) {
 		t.Errorf("found by both arms: %+v, want the fresh note first with 1/62 + 1/61", fusedRows(got))
 	}
@@ -91,7 +91,7 @@ func TestFuseImputesTheVectorRankOfAChunkNotEmbeddedYet(t *testing.T) {
 // Far vector hits do not vote: the nearest keep their ranks, the rest are
 // left out, and 0 keeps them all.
 func TestVoting(t *testing.T) {
-	vector := []index.Hit{chunk(1, "a.md", 0, 0.3), chunk(2, "b.md", 0, 0.5), chunk(3, "c.md", 0, 0.51), chunk(4, "d.md", 0, 0.9)}
+	vector := []vault.Chunk{chunk(1, "a.md", 0, 0.3), chunk(2, "b.md", 0, 0.5), chunk(3, "c.md", 0, 0.51), chunk(4, "d.md", 0, 0.9)}
 	var kept []int64
 	for _, h := range Voting(vector, 0.5) {
 		kept = append(kept, h.RowID)
@@ -106,7 +106,7 @@ func TestVoting(t *testing.T) {
 		t.Errorf("a limit below every distance kept %d", len(got))
 	}
 	// A far vector hit no longer outranks a full-text hit.
-	fts := []index.Hit{chunk(5, "e.md", 0, -3)}
+	fts := []vault.Chunk{chunk(5, "e.md", 0, -3)}
 	if got := Fuse(Voting(vector, 0.2), fts, false, 1); len(got) != 1 || got[0].Chunk.RowID != 5 {
 		t.Errorf("fused with no voter = %v", fusedRows(got))
 	}
@@ -115,8 +115,8 @@ func TestVoting(t *testing.T) {
 // A full-text weight above 1 lets a full-text rank outweigh the same
 // vector rank: the tie of a and c above breaks for c, and d passes b.
 func TestFuseWeighsFullText(t *testing.T) {
-	vector := []index.Hit{chunk(1, "a.md", 0, 0.1), chunk(2, "b.md", 0, 0.2), chunk(3, "c.md", 0, 0.3)}
-	fts := []index.Hit{chunk(3, "c.md", 0, -9), chunk(4, "d.md", 0, -8), chunk(1, "a.md", 0, -7)}
+	vector := []vault.Chunk{chunk(1, "a.md", 0, 0.1), chunk(2, "b.md", 0, 0.2), chunk(3, "c.md", 0, 0.3)}
+	fts := []vault.Chunk{chunk(3, "c.md", 0, -9), chunk(4, "d.md", 0, -8), chunk(1, "a.md", 0, -7)}
 	got := Fuse(vector, fts, false, 2)
 	var order []int64
 	for _, h := range got {
@@ -135,8 +135,8 @@ func TestFuseWeighsFullText(t *testing.T) {
 func TestFuseByNote(t *testing.T) {
 	// Note a has the best vector chunk and the third FTS chunk; note b has
 	// the two best FTS chunks and the second vector chunk.
-	vector := []index.Hit{chunk(1, "a.md", 0, 0.1), chunk(5, "b.md", 2, 0.2), chunk(9, "c.md", 0, 0.3)}
-	fts := []index.Hit{chunk(4, "b.md", 0, -9), chunk(6, "b.md", 1, -8), chunk(2, "a.md", 1, -7)}
+	vector := []vault.Chunk{chunk(1, "a.md", 0, 0.1), chunk(5, "b.md", 2, 0.2), chunk(9, "c.md", 0, 0.3)}
+	fts := []vault.Chunk{chunk(4, "b.md", 0, -9), chunk(6, "b.md", 1, -8), chunk(2, "a.md", 1, -7)}
 	got := Fuse(vector, fts, true, 1)
 	var order []int64
 	for _, h := range got {
@@ -188,7 +188,7 @@ func direct(row int64, doc string, score float64) Hit {
 }
 
 func expandedHit(row int64, doc string, score float64) Hit {
-	return Hit{Chunk: chunk(row, doc, 0, 0), Score: score, Sources: []Source{FromGraph}, Graph: &Reach{Relation: index.RelationSibling, From: "x.md"}}
+	return Hit{Chunk: chunk(row, doc, 0, 0), Score: score, Sources: []Source{FromGraph}, Graph: &Reach{Relation: vault.RelationSibling, From: "x.md"}}
 }
 
 func TestSelectQuota(t *testing.T) {
@@ -233,7 +233,7 @@ func TestSelectQuota(t *testing.T) {
 func TestSelectMemberSlots(t *testing.T) {
 	member := func(row int64, doc string, score float64) Hit {
 		h := expandedHit(row, doc, score)
-		h.Graph = &Reach{Relation: index.RelationMember, From: "99 topics/T.md"}
+		h.Graph = &Reach{Relation: vault.RelationMember, From: "99 topics/T.md"}
 		return h
 	}
 	rows := func(hs []Hit) []int64 {
@@ -447,7 +447,7 @@ func TestThin(t *testing.T) {
 // it and not at it, and always thin when too few hits have a distance.
 func TestThinStatistic(t *testing.T) {
 	hit := func(d float64, has bool) Hit {
-		return Hit{Chunk: index.Hit{RowID: 1}, Distance: d, HasDistance: has}
+		return Hit{Chunk: vault.Chunk{RowID: 1}, Distance: d, HasDistance: has}
 	}
 	hits := []Hit{hit(0.5, true), hit(0.2, true), hit(0.05, false), hit(0.9, true), hit(0.3, true), hit(0.3, true)}
 	for n, want := range []float64{math.Inf(-1), 0.2, 0.3, 0.3, 0.5, 0.9} {
@@ -500,7 +500,7 @@ func FuzzFTSText(f *testing.F) {
 				t.Fatalf("FTSText(%q) = %q holds %q", text, q, r)
 			}
 		}
-		if _, err := s.SearchFTS(context.Background(), q, 3, index.ScopeOpen, index.FieldWeights{}); err != nil {
+		if _, err := s.SearchFTS(context.Background(), q, 3, vault.ScopeOpen, vault.FieldWeights{}); err != nil {
 			t.Fatalf("SearchFTS(FTSText(%q) = %q): %v", text, q, err)
 		}
 	})
@@ -508,7 +508,7 @@ func FuzzFTSText(f *testing.F) {
 
 func TestPromptsGolden(t *testing.T) {
 	golden(t, "system_prompt.golden", systemPrompt+"\n")
-	hits := []Hit{{Chunk: index.Hit{Path: "en/Plugins/File recovery.md", Title: "File recovery", HeadingPath: "Restore a snapshot", Body: "Open **Settings → File recovery** and pick a snapshot."}}}
+	hits := []Hit{{Chunk: vault.Chunk{Path: "en/Plugins/File recovery.md", Title: "File recovery", HeadingPath: "Restore a snapshot", Body: "Open **Settings → File recovery** and pick a snapshot."}}}
 	web := []WebResult{{Title: "Recovering files", URL: "https://example.com/recover", Snippet: "Use the trash."}}
 	q := Question{Text: "How do I get an old version back?", History: []Turn{{Role: "user", Text: "I broke a note"}, {Role: "assistant", Text: "Sorry to hear."}}}
 	golden(t, "answer_messages.golden", renderMessages(answerMessages(q, "get an old version of a note back", hits, web)))

@@ -7,5 +7,5 @@ import (
 )
 
 func TestDeps(t *testing.T) {
-	deptest.Check(t, "rag", "static", "index")
+	deptest.Check(t, "rag", "static", "vault")
 }

@@ -2,5 +2,8 @@
 // /chat, /admin, auth and health. It is the only place errors become HTTP
 // statuses and holds no retrieval logic.
 //
-// It may import rag, static and index (read types only).
+// It reads the index through the Vault interface it declares, which
+// *index.Store satisfies, and may import rag, static and vault (the nouns:
+// Scope, Doc, NoteQuery, …). It never imports index, so it never links
+// SQLite.
 package transport

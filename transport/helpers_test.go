@@ -17,6 +17,7 @@ import (
 	"github.com/vaultask/vaultask/internal/fakellm"
 	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/rag"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // personalMark is a word only personal notes hold.
@@ -37,7 +38,7 @@ func testVault(t *testing.T) *index.Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	notes := []index.NoteInput{
+	notes := []vault.NoteInput{
 		note("Recipes/Sourdough bread.md", "# Sourdough bread\n\nKnead the dough for ten minutes, then let it rise overnight.\n\nSee [[Starter]].\n"),
 		note("Recipes/Starter.md", "# Starter\n\nFeed the starter daily with flour and water.\n"),
 		note("Recipes/Bread.md", "# Bread\n\nA plain loaf.\n"),
@@ -52,8 +53,8 @@ func testVault(t *testing.T) *index.Store {
 	return s
 }
 
-func note(path, text string) index.NoteInput {
-	return index.NoteInput{Path: path, Rev: "1-a", Text: text, MTime: time.Unix(1700000000, 0)}
+func note(path, text string) vault.NoteInput {
+	return vault.NoteInput{Path: path, Rev: "1-a", Text: text, MTime: time.Unix(1700000000, 0)}
 }
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

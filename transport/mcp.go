@@ -13,8 +13,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/rag"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // mcpInstructions tells an MCP client what the server is for; Claude Code
@@ -33,34 +33,26 @@ notes do not exist for that call.`
 // noteURI is the MCP resource URI of a note: vault://note/<path>, with
 // ?allow_web=true when it was found under the open scope, so that following
 // the link reads under the same gate as the call that gave it.
-func noteURI(path string, scope index.Scope) string {
+func noteURI(path string, scope vault.Scope) string {
 	uri := "vault://note/" + (&url.URL{Path: path}).EscapedPath()
-	if scope == index.ScopeOpen {
+	if scope.OpenOnly() {
 		uri += "?allow_web=true"
 	}
 	return uri
 }
 
-// sessionScopeKey carries the scope an MCP client asked for on the
-// endpoint's URL (/mcp?allow_web=true) in its requests' contexts.
-type sessionScopeKey struct{}
+// sessionOpenOnlyKey carries whether an MCP client asked for open notes
+// only on the endpoint's URL (/mcp?allow_web=true), in its requests'
+// contexts.
+type sessionOpenOnlyKey struct{}
 
-// sessionScope is the scope of the endpoint's URL: ScopeOpen narrows every
-// tool call and resource of the session, whatever a call asks; resources/list
-// has no arguments, so it is the only scope a listing can have.
-func sessionScope(ctx context.Context) index.Scope {
-	if scope, ok := ctx.Value(sessionScopeKey{}).(index.Scope); ok {
-		return scope
-	}
-	return index.ScopeAll
-}
-
-// narrow is the narrower of a call's scope and its session's.
-func narrow(ctx context.Context, scope index.Scope) index.Scope {
-	if sessionScope(ctx) == index.ScopeOpen {
-		return index.ScopeOpen
-	}
-	return scope
+// sessionOpenOnly reports whether the session was opened with
+// ?allow_web=true: then every tool call and resource of it sees open notes
+// only, whatever a call asks; resources/list has no arguments, so it is the
+// only scope a listing can have.
+func sessionOpenOnly(ctx context.Context) bool {
+	openOnly, _ := ctx.Value(sessionOpenOnlyKey{}).(bool)
+	return openOnly
 }
 
 // resourcePage is how many notes a resources/list page holds.
@@ -132,7 +124,7 @@ func (s *Server) newMCP() http.Handler {
 		server.WithStreamableHTTPLogger(s.log),
 		server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
 			allow, _ := allowWebParam(r) // checked before the request got here
-			return context.WithValue(ctx, sessionScopeKey{}, scopeOf(allow))
+			return context.WithValue(ctx, sessionOpenOnlyKey{}, allow)
 		}),
 	)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -173,7 +165,7 @@ func singleTypes(v any) {
 // of the session's scope. The cursor is where the next page starts among
 // the notes; a cursor that is not one of these starts nowhere.
 func (s *Server) listNotes(ctx context.Context, cursor mcp.Cursor) ([]mcp.Resource, mcp.Cursor) {
-	scope := sessionScope(ctx)
+	scope := vault.ScopeFor(sessionOpenOnly(ctx))
 	out := []mcp.Resource{}
 	offset := 0
 	topics := map[string]bool{}
@@ -196,7 +188,7 @@ func (s *Server) listNotes(ctx context.Context, cursor mcp.Cursor) ([]mcp.Resour
 				mcp.WithResourceDescription(fmt.Sprintf("topic note collecting %d notes", t.Members))))
 		}
 	}
-	notes, total, err := s.opts.Vault.NoteList(ctx, index.NoteQuery{State: index.StatusIndexed, Scope: scope, Recent: true, Offset: offset, Limit: resourcePage})
+	notes, total, err := s.opts.Vault.NoteList(ctx, vault.NoteQuery{State: vault.StatusIndexed, Scope: scope, Recent: true, Offset: offset, Limit: resourcePage})
 	if err != nil {
 		s.log.Error("MCP resource list failed", "err", err)
 		return out, ""
@@ -259,7 +251,7 @@ type noteRef struct {
 	URI      string `json:"uri"`      // its MCP resource
 }
 
-func refOf(d index.Doc, scope index.Scope) noteRef {
+func refOf(d vault.Doc, scope vault.Scope) noteRef {
 	return noteRef{Path: d.Path, Title: d.Title, Citation: rag.Link(d.Path, d.Title), URI: noteURI(d.Path, scope)}
 }
 
@@ -318,17 +310,24 @@ type topicEntry struct {
 // when one is wrong.
 type toolArgs struct{ req mcp.CallToolRequest }
 
-// scope is the call's scope, narrowed by its session's.
-func (a toolArgs) scope(ctx context.Context) (index.Scope, error) {
+// allowWeb is the call's allow_web, false when it is not given; a session
+// opened with ?allow_web=true makes it true whatever the call says.
+func (a toolArgs) allowWeb(ctx context.Context) (bool, error) {
 	v, ok := a.req.GetArguments()["allow_web"]
 	if !ok || v == nil {
-		return narrow(ctx, index.ScopeAll), nil
+		return sessionOpenOnly(ctx), nil
 	}
 	b, isBool := v.(bool)
 	if !isBool {
-		return 0, fmt.Errorf("allow_web must be true or false, not %v", v)
+		return false, fmt.Errorf("allow_web must be true or false, not %v", v)
 	}
-	return narrow(ctx, scopeOf(b)), nil
+	return b || sessionOpenOnly(ctx), nil
+}
+
+// scope is the call's scope, vault.ScopeFor its allow_web.
+func (a toolArgs) scope(ctx context.Context) (vault.Scope, error) {
+	allowWeb, err := a.allowWeb(ctx)
+	return vault.ScopeFor(allowWeb), err
 }
 
 func (a toolArgs) text(name string) (string, error) {
@@ -370,10 +369,11 @@ func (s *Server) toolFailed(err error) *mcp.CallToolResult {
 
 func (s *Server) vaultSearch(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	a := toolArgs{req}
-	scope, err := a.scope(ctx)
+	allowWeb, err := a.allowWeb(ctx)
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
 	}
+	scope := vault.ScopeFor(allowWeb)
 	query, err := a.text("query")
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
@@ -382,7 +382,7 @@ func (s *Server) vaultSearch(ctx context.Context, req mcp.CallToolRequest) (*mcp
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
 	}
-	r, err := s.opts.Answerer.Retrieve(ctx, rag.Question{Text: query, AllowWeb: scope == index.ScopeOpen, K: rag.Overrides{FinalTopK: k}})
+	r, err := s.opts.Answerer.Retrieve(ctx, rag.Question{Text: query, AllowWeb: allowWeb, K: rag.Overrides{FinalTopK: k}})
 	var le *rag.LimitError
 	switch {
 	case errors.As(err, &le):
@@ -402,7 +402,7 @@ func (s *Server) vaultSearch(ctx context.Context, req mcp.CallToolRequest) (*mcp
 		if r.Silent {
 			break
 		}
-		hit := searchHit{noteRef: refOf(index.Doc{Path: h.Chunk.Path, Title: h.Chunk.Title}, scope), Heading: h.Chunk.HeadingPath,
+		hit := searchHit{noteRef: refOf(vault.Doc{Path: h.Chunk.Path, Title: h.Chunk.Title}, scope), Heading: h.Chunk.HeadingPath,
 			Snippet: snippet(h.Chunk.Body, 400), Score: h.Score, Reach: h.Reach()}
 		hit.Provenance = []string{}
 		for _, src := range h.Sources {
@@ -443,10 +443,10 @@ func snippet(body string, n int) string {
 // resolve finds the note a tool names, and the other notes of that name.
 // Under ScopeOpen a personal note does not exist: not found, not an
 // alternative, and the refusal never names it.
-func (s *Server) resolve(ctx context.Context, ref string, scope index.Scope) (index.Doc, []noteRef, *mcp.CallToolResult) {
+func (s *Server) resolve(ctx context.Context, ref string, scope vault.Scope) (vault.Doc, []noteRef, *mcp.CallToolResult) {
 	d, alts, err := s.opts.Vault.ResolveNote(ctx, ref, scope)
 	switch {
-	case errors.Is(err, index.ErrNoNote):
+	case errors.Is(err, vault.ErrNoNote):
 		return d, nil, mcp.NewToolResultError(fmt.Sprintf("no note %q: try vault_search to find it", ref))
 	case err != nil:
 		return d, nil, s.toolFailed(err)
@@ -573,10 +573,10 @@ func (s *Server) readNoteResource(ctx context.Context, req mcp.ReadResourceReque
 	if err != nil {
 		return nil, err
 	}
-	scope := narrow(ctx, scopeOf(allow))
+	scope := vault.ScopeFor(allow || sessionOpenOnly(ctx))
 	ref := strings.TrimPrefix(u.Path, "/")
 	d, _, err := s.opts.Vault.ResolveNote(ctx, ref, scope)
-	if errors.Is(err, index.ErrNoNote) {
+	if errors.Is(err, vault.ErrNoNote) {
 		return nil, fmt.Errorf("no note %q", ref)
 	}
 	if err != nil {

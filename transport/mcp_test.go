@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // rpc is one JSON-RPC call to /mcp as a streamable-HTTP client sends it;
@@ -318,7 +319,7 @@ func TestMCPSchemasAreSingleTypedAndListsNeverNull(t *testing.T) {
 // tools cannot widen it. Every listed note reads.
 func TestMCPResourcesList(t *testing.T) {
 	store := testVault(t)
-	var many []index.NoteInput
+	var many []vault.NoteInput
 	for i := range resourcePage + 5 {
 		many = append(many, note(fmt.Sprintf("Log/%03d.md", i), fmt.Sprintf("# Entry %d\n\nA line.\n", i)))
 	}
@@ -329,7 +330,7 @@ func TestMCPResourcesList(t *testing.T) {
 	for start := time.Now().UnixMilli(); time.Now().UnixMilli() <= start; {
 	}
 	latest := note("Recipes/Latest.md", "# Latest\n\nWritten last.\n")
-	if _, err := store.Apply(context.Background(), index.Batch{Upserts: []index.NoteInput{latest}}); err != nil {
+	if _, err := store.Apply(context.Background(), index.Batch{Upserts: []vault.NoteInput{latest}}); err != nil {
 		t.Fatal(err)
 	}
 	hs, _ := testServer(t, store, upstream(t), Options{})

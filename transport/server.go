@@ -17,8 +17,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/rag"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // Answerer is the answering pipeline; *rag.Pipeline implements it.
@@ -34,11 +34,11 @@ type Answerer interface {
 // *index.Store implements it. Every method applies the scope inside its
 // queries.
 type Vault interface {
-	ResolveNote(ctx context.Context, ref string, scope index.Scope) (index.Doc, []index.Doc, error)
-	ReadNote(ctx context.Context, docID string, scope index.Scope, offset, limit int) (index.NoteText, error)
-	Neighbours(ctx context.Context, docIDs []string, scope index.Scope) ([]index.Neighbour, error)
-	Topics(ctx context.Context, scope index.Scope) ([]index.Topic, error)
-	NoteList(ctx context.Context, q index.NoteQuery) ([]index.NoteEntry, int, error)
+	ResolveNote(ctx context.Context, ref string, scope vault.Scope) (vault.Doc, []vault.Doc, error)
+	ReadNote(ctx context.Context, docID string, scope vault.Scope, offset, limit int) (vault.NoteText, error)
+	Neighbours(ctx context.Context, docIDs []string, scope vault.Scope) ([]vault.Neighbour, error)
+	Topics(ctx context.Context, scope vault.Scope) ([]vault.Topic, error)
+	NoteList(ctx context.Context, q vault.NoteQuery) ([]vault.NoteEntry, int, error)
 }
 
 // Options configure a Server. Answerer, Vault, Status and Events are
@@ -385,11 +385,4 @@ func parseAllowWeb(v string) (bool, error) {
 		return false, fmt.Errorf("allow_web=%q: want true or false", v)
 	}
 	return b, nil
-}
-
-func scopeOf(allowWeb bool) index.Scope {
-	if allowWeb {
-		return index.ScopeOpen
-	}
-	return index.ScopeAll
 }

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // Status is what /status reports, as stable keys scripts read (feed.last_seq,
@@ -224,7 +224,7 @@ func (s *Server) statusNotes(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "allow_web", "", err.Error())
 		return
 	}
-	nq := index.NoteQuery{State: q.Get("state"), Path: q.Get("path"), Scope: scopeOf(allowWeb), Limit: 100}
+	nq := vault.NoteQuery{State: q.Get("state"), Path: q.Get("path"), Scope: vault.ScopeFor(allowWeb), Limit: 100}
 	for _, p := range []struct {
 		name     string
 		dst      *int
@@ -240,7 +240,7 @@ func (s *Server) statusNotes(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	switch nq.State {
-	case "", index.StatusIndexed, index.StatusPending, index.StatusIncomplete, index.StatusSkipped:
+	case "", vault.StatusIndexed, vault.StatusPending, vault.StatusIncomplete, vault.StatusSkipped:
 	default:
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "state", "", fmt.Sprintf("state=%q: want indexed, pending, incomplete or skipped", nq.State))
 		return
@@ -252,7 +252,7 @@ func (s *Server) statusNotes(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if notes == nil {
-		notes = []index.NoteEntry{}
+		notes = []vault.NoteEntry{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"total": total, "offset": nq.Offset, "limit": nq.Limit, "notes": notes})
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/rag"
 	"github.com/vaultask/vaultask/rag/web"
+	"github.com/vaultask/vaultask/vault"
 )
 
 var (
@@ -184,7 +185,7 @@ func (m *Main) newPipeline(cfg config.Config, store *index.Store, log *slog.Logg
 }
 
 func scopeText(r *rag.Retrieval) string {
-	if r.Scope == index.ScopeOpen {
+	if r.Scope == vault.ScopeOpen {
 		return "open notes only (the web fallback is allowed)"
 	}
 	return "the whole vault, personal notes included (no web)"

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vaultask/vaultask/config"
 	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // BenchmarkSmallNoteBehindLargeNote is how long a small note written right
@@ -38,7 +39,7 @@ func BenchmarkSmallNoteBehindLargeNote(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := store.Apply(ctx, index.Batch{Upserts: []index.NoteInput{{Path: "Large.md", Rev: "1", Text: big.String()}}}); err != nil {
+		if _, err := store.Apply(ctx, index.Batch{Upserts: []vault.NoteInput{{Path: "Large.md", Rev: "1", Text: big.String()}}}); err != nil {
 			b.Fatal(err)
 		}
 		v := index.NewVectorizer(store, emb, index.VectorizerOptions{})
@@ -47,11 +48,11 @@ func BenchmarkSmallNoteBehindLargeNote(b *testing.B) {
 			b.Fatal(err)
 		}
 		written := time.Now()
-		if _, err := store.Apply(ctx, index.Batch{Upserts: []index.NoteInput{{Path: "Small.md", Rev: "1", Text: "A small note written after the large one."}}}); err != nil {
+		if _, err := store.Apply(ctx, index.Batch{Upserts: []vault.NoteInput{{Path: "Small.md", Rev: "1", Text: "A small note written after the large one."}}}); err != nil {
 			b.Fatal(err)
 		}
 		for {
-			hits, _, err := store.NoteList(ctx, index.NoteQuery{Path: "Small.md"})
+			hits, _, err := store.NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll, Path: "Small.md"})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/vaultask/vaultask/config"
 	"github.com/vaultask/vaultask/feed"
 	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/vault"
 )
 
 func runIndex(ctx context.Context, m *Main, args []string) error {
@@ -62,7 +63,7 @@ func corpusOf(cfg config.Config) index.Corpus {
 }
 
 // printPlan is the dry run: it reads the index (if any) and writes nothing.
-func (m *Main) printPlan(ctx context.Context, opts index.Options, listing []index.NoteInput) error {
+func (m *Main) printPlan(ctx context.Context, opts index.Options, listing []vault.NoteInput) error {
 	var plan index.Plan
 	var re index.Reclassified
 	if _, err := os.Stat(opts.Path); errors.Is(err, fs.ErrNotExist) {

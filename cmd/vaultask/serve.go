@@ -20,6 +20,7 @@ import (
 	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/rag/web"
 	"github.com/vaultask/vaultask/transport"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // Shutdown bounds: running answers get drainTimeout to finish once a signal
@@ -274,7 +275,7 @@ func (svc *service) publishNotes(notes []index.NoteChange, seq string) {
 		}
 		at := time.Now().UTC().Format(time.RFC3339)
 		ev := transport.Event{Type: typ, Data: transport.NoteEvent{Path: n.Path, Title: n.Title, Seq: seq, At: at}}
-		if n.Sensitivity == index.SensitivityOpen {
+		if n.Sensitivity == vault.SensitivityOpen {
 			// Without the feed's sequence, which personal notes move too.
 			ev.OpenData = transport.NoteEvent{Path: n.Path, Title: n.Title, At: at}
 		}
@@ -287,7 +288,7 @@ func (svc *service) publishNotes(notes []index.NoteChange, seq string) {
 func openChanges(notes []index.NoteChange) map[string]int {
 	out := map[string]int{"added": 0, "changed": 0, "removed": 0}
 	for _, n := range notes {
-		if n.Sensitivity != index.SensitivityOpen {
+		if n.Sensitivity != vault.SensitivityOpen {
 			continue
 		}
 		switch n.Change {

@@ -12,6 +12,7 @@
 // it do quadratic work) is never given to it: it is read as plain text, and
 // Note.PlainText says why.
 //
-// It imports nothing from this module; the index package stores what it
+// It imports only vault (the sensitivity values and link-target
+// normalisation it shares with the index); the index package stores what it
 // returns.
 package markdown

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/vaultask/vaultask/vault"
 )
 
 // ordinaryNotes are notes as people write them, markdown to the parser.
@@ -64,10 +66,10 @@ func FuzzParse(f *testing.F) {
 			}
 			seen[strings.ToLower(tag)] = true
 		}
-		if n.Sensitivity != "" && n.Sensitivity != SensitivityOpen && n.Sensitivity != SensitivityPersonal {
+		if n.Sensitivity != "" && n.Sensitivity != vault.SensitivityOpen && n.Sensitivity != vault.SensitivityPersonal {
 			t.Errorf("Sensitivity = %q", n.Sensitivity)
 		}
-		if n.SensitivityProblem != "" && n.Sensitivity != SensitivityPersonal {
+		if n.SensitivityProblem != "" && n.Sensitivity != vault.SensitivityPersonal {
 			t.Errorf("Sensitivity = %q with the problem %q, want personal", n.Sensitivity, n.SensitivityProblem)
 		}
 		if n.SensitivityIgnored != "" && (n.Sensitivity != "" || n.Frontmatter != nil || n.Body != normalizeText(src)) {

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/yuin/goldmark/ast"
+
+	"github.com/vaultask/vaultask/vault"
 )
 
 // Link kinds.
@@ -24,7 +26,7 @@ const TopicFolder = "99 topics/"
 
 // Link is one link out of a note.
 type Link struct {
-	// Target is what the link names, passed through NormalizeTarget: "Note"
+	// Target is what the link names, passed through vault.NormalizeTarget: "Note"
 	// or "Folder/Note" for [[Folder/Note.md]], "image.png" for an embedded
 	// attachment. It is "" for a same-note link such as [[#Heading]], which
 	// then has a Heading or a Block.
@@ -38,17 +40,6 @@ type Link struct {
 	// included: what the linking note says about the note it links to
 	// (see linkContext).
 	Context string
-}
-
-// NormalizeTarget is the form link resolution compares: backslashes turned
-// into slashes, surrounding spaces trimmed and one trailing ".md" (any case)
-// removed. Case is kept; resolution decides how to fold it.
-func NormalizeTarget(target string) string {
-	t := strings.TrimSpace(strings.ReplaceAll(target, `\`, "/"))
-	if len(t) >= 3 && strings.EqualFold(t[len(t)-3:], ".md") {
-		t = strings.TrimSpace(t[:len(t)-3])
-	}
-	return t
 }
 
 // located is a link with the byte range of its source text in the body. For
@@ -189,7 +180,7 @@ func parseWikilink(inner string) (Link, bool) {
 		l.Alias = strings.TrimSpace(alias)
 	}
 	target, sub, hasSub := strings.Cut(target, "#")
-	l.Target = NormalizeTarget(target)
+	l.Target = vault.NormalizeTarget(target)
 	if hasSub {
 		sub = strings.TrimSpace(sub)
 		if block, ok := strings.CutPrefix(sub, "^"); ok {
@@ -253,7 +244,7 @@ func localMarkdownLink(dest string) (Link, bool) {
 	if len(p) < 3 || !strings.EqualFold(p[len(p)-3:], ".md") {
 		return Link{}, false
 	}
-	l := Link{Target: NormalizeTarget(strings.TrimPrefix(p, "./"))}
+	l := Link{Target: vault.NormalizeTarget(strings.TrimPrefix(p, "./"))}
 	if l.Target == "" {
 		return Link{}, false
 	}

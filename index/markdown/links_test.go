@@ -181,22 +181,3 @@ func TestParseTopicMarkersInCode(t *testing.T) {
 		}
 	}
 }
-
-func TestNormalizeTarget(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"Note", "Note"},
-		{"Note.md", "Note"},
-		{"Note.MD", "Note"},
-		{"  Folder/Note.md  ", "Folder/Note"},
-		{`Folder\Sub\Note.md`, "Folder/Sub/Note"},
-		{"Note.md.md", "Note.md"},
-		{"image.png", "image.png"},
-		{".md", ""},
-		{"", ""},
-	}
-	for _, tt := range tests {
-		if got := NormalizeTarget(tt.in); got != tt.want {
-			t.Errorf("NormalizeTarget(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}

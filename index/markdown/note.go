@@ -8,12 +8,8 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
-)
 
-// Sensitivity overrides a note's frontmatter may set.
-const (
-	SensitivityOpen     = "open"
-	SensitivityPersonal = "personal"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // Note is what one note's markdown says about itself.
@@ -51,14 +47,14 @@ type Note struct {
 	// lines and sizes.
 	PlainText string
 	// Sensitivity is the override the frontmatter sets with the key Parse
-	// was given: SensitivityOpen or SensitivityPersonal when its value is
-	// that word (trimmed, in any case); SensitivityPersonal too when the
+	// was given: vault.SensitivityOpen or vault.SensitivityPersonal when its value is
+	// that word (trimmed, in any case); vault.SensitivityPersonal too when the
 	// override is there but wrong, as SensitivityProblem says; "" when there
 	// is none (no frontmatter, no such key in any case, or invalid YAML
 	// that does not mention the key).
 	Sensitivity string
 	// SensitivityProblem is "" unless the override is wrong: then it says
-	// how, and Sensitivity is SensitivityPersonal, so that a mistake never
+	// how, and Sensitivity is vault.SensitivityPersonal, so that a mistake never
 	// opens a note. Wrong are a frontmatter that is not valid YAML (a key
 	// given twice included) but has a line where the key, in any case, is
 	// followed by ':'; a value that is not a string, or none; a string
@@ -306,7 +302,7 @@ func sensitivity(fm map[string]any, y string, yamlErr error, key string) (string
 		if !mentionsKey(y, key) {
 			return "", ""
 		}
-		return SensitivityPersonal, fmt.Sprintf("frontmatter mentions %q but its YAML is not valid (%s)%s", key, yamlProblem(yamlErr), personal)
+		return vault.SensitivityPersonal, fmt.Sprintf("frontmatter mentions %q but its YAML is not valid (%s)%s", key, yamlProblem(yamlErr), personal)
 	}
 	var variants []string
 	for k := range fm {
@@ -316,7 +312,7 @@ func sensitivity(fm map[string]any, y string, yamlErr error, key string) (string
 	}
 	if len(variants) > 0 {
 		slices.Sort(variants)
-		return SensitivityPersonal, fmt.Sprintf("frontmatter key %q is not spelled %q (keys are case-sensitive)%s", variants[0], key, personal)
+		return vault.SensitivityPersonal, fmt.Sprintf("frontmatter key %q is not spelled %q (keys are case-sensitive)%s", variants[0], key, personal)
 	}
 	v, ok := fm[key]
 	if !ok {
@@ -324,15 +320,15 @@ func sensitivity(fm map[string]any, y string, yamlErr error, key string) (string
 	}
 	switch v := v.(type) {
 	case nil:
-		return SensitivityPersonal, fmt.Sprintf("frontmatter %q has no value%s", key, personal)
+		return vault.SensitivityPersonal, fmt.Sprintf("frontmatter %q has no value%s", key, personal)
 	case string:
 		switch s := strings.ToLower(strings.TrimSpace(v)); s {
-		case SensitivityOpen, SensitivityPersonal:
+		case vault.SensitivityOpen, vault.SensitivityPersonal:
 			return s, ""
 		}
-		return SensitivityPersonal, fmt.Sprintf("frontmatter %q is %q, not %s or %s%s", key, v, SensitivityOpen, SensitivityPersonal, personal)
+		return vault.SensitivityPersonal, fmt.Sprintf("frontmatter %q is %q, not %s or %s%s", key, v, vault.SensitivityOpen, vault.SensitivityPersonal, personal)
 	default:
-		return SensitivityPersonal, fmt.Sprintf("frontmatter %q is %v, not a string%s", key, v, personal)
+		return vault.SensitivityPersonal, fmt.Sprintf("frontmatter %q is %v, not a string%s", key, v, personal)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/vaultask/vaultask/vault"
 )
 
 func TestParseFrontmatter(t *testing.T) {
@@ -352,7 +353,7 @@ func TestParseUnclosedFrontmatterOverride(t *testing.T) {
 	if n := Parse("n.md", []byte("---\nsensitivity: personal\n"), ""); n.SensitivityIgnored != "" {
 		t.Errorf("with no key, SensitivityIgnored = %q", n.SensitivityIgnored)
 	}
-	if n := Parse("n.md", []byte("---\nsensitivity: personal\n---\nbody"), "sensitivity"); n.Sensitivity != SensitivityPersonal || n.SensitivityIgnored != "" {
+	if n := Parse("n.md", []byte("---\nsensitivity: personal\n---\nbody"), "sensitivity"); n.Sensitivity != vault.SensitivityPersonal || n.SensitivityIgnored != "" {
 		t.Errorf("closed frontmatter: Sensitivity = %q, SensitivityIgnored = %q", n.Sensitivity, n.SensitivityIgnored)
 	}
 }

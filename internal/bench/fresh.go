@@ -15,6 +15,7 @@ import (
 	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/internal/livesyncput"
 	"github.com/vaultask/vaultask/llm"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // How long one edit may take to become searchable before it counts as a
@@ -336,7 +337,7 @@ func (r *run) baselineFreshness(ctx context.Context, s *Section, lp *livesyncput
 			kept := waiting[:0]
 			now := time.Now()
 			for _, p := range waiting {
-				hits, err := store.SearchFTS(ctx, p.e.token, 3, index.ScopeAll, index.FieldWeights{})
+				hits, err := store.SearchFTS(ctx, p.e.token, 3, vault.ScopeAll, vault.FieldWeights{})
 				if err != nil {
 					mu.Unlock()
 					l.stop()

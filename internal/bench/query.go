@@ -18,6 +18,7 @@ import (
 	"github.com/vaultask/vaultask/internal/livesyncput"
 	"github.com/vaultask/vaultask/internal/ragconfig"
 	"github.com/vaultask/vaultask/rag"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // settings are the retrieval defaults, mapped from config as every command maps them.
@@ -38,7 +39,7 @@ type shortlisted struct {
 	candidates int
 }
 
-func (s shortlisted) SearchVector(ctx context.Context, vec []float32, k int, scope index.Scope) ([]index.Hit, error) {
+func (s shortlisted) SearchVector(ctx context.Context, vec []float32, k int, scope vault.Scope) ([]vault.Chunk, error) {
 	return s.SearchVectorShortlist(ctx, vec, k, s.candidates, scope)
 }
 
@@ -81,12 +82,12 @@ func (r *run) measureRetrieval(ctx context.Context, searcher rag.Searcher, store
 		}
 		out.embed = append(out.embed, ms(time.Since(t)))
 		t = time.Now()
-		if _, err := store.SearchVector(ctx, vecs[i%len(vecs)], k, index.ScopeAll); err != nil {
+		if _, err := store.SearchVector(ctx, vecs[i%len(vecs)], k, vault.ScopeAll); err != nil {
 			return out, err
 		}
 		out.knn = append(out.knn, ms(time.Since(t)))
 		t = time.Now()
-		if _, err := store.SearchFTS(ctx, rag.FTSText(q), settings().FTSTopK, index.ScopeAll, settings().FTSFields); err != nil {
+		if _, err := store.SearchFTS(ctx, rag.FTSText(q), settings().FTSTopK, vault.ScopeAll, settings().FTSFields); err != nil {
 			return out, err
 		}
 		out.fts = append(out.fts, ms(time.Since(t)))
@@ -320,7 +321,7 @@ func (r *run) measureShortlist(ctx context.Context, store *index.Store) (shortli
 	for i := range r.sz.queries {
 		v := vecs[i%len(vecs)]
 		t := time.Now()
-		got, err := sl.SearchVector(ctx, v, k, index.ScopeAll)
+		got, err := sl.SearchVector(ctx, v, k, vault.ScopeAll)
 		if err != nil {
 			return out, err
 		}
@@ -328,7 +329,7 @@ func (r *run) measureShortlist(ctx context.Context, store *index.Store) (shortli
 		if i >= len(vecs) {
 			continue
 		}
-		want, err := store.SearchVector(ctx, v, k, index.ScopeAll)
+		want, err := store.SearchVector(ctx, v, k, vault.ScopeAll)
 		if err != nil {
 			return out, err
 		}

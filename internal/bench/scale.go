@@ -12,6 +12,7 @@ import (
 
 	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/llm"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // embedderFor loads the built-in embedder once per run.
@@ -159,7 +160,7 @@ func (r *run) scaleIndexes(ctx context.Context, targets []scaleTarget) (map[scal
 		}
 	}()
 	vec := index.NewVectorizer(store, poolEmbedder{pool}, index.VectorizerOptions{BatchChunks: 1000, SliceChunks: 1000, Logger: quiet})
-	apply := func(notes []index.NoteInput) error {
+	apply := func(notes []vault.NoteInput) error {
 		if _, err := store.Apply(ctx, index.Batch{Upserts: notes}); err != nil {
 			return err
 		}
@@ -180,9 +181,9 @@ func (r *run) scaleIndexes(ctx context.Context, targets []scaleTarget) (map[scal
 		}
 	}
 	for n := 0; len(left) > 0; n += batch {
-		notes := make([]index.NoteInput, batch)
+		notes := make([]vault.NoteInput, batch)
 		for k := range notes {
-			notes[k] = index.NoteInput{Path: NotePath(n + k), Rev: "1", Text: NoteText(n + k)}
+			notes[k] = vault.NoteInput{Path: NotePath(n + k), Rev: "1", Text: NoteText(n + k)}
 		}
 		if err := apply(notes); err != nil {
 			return nil, err
@@ -206,9 +207,9 @@ func (r *run) scaleIndexes(ctx context.Context, targets []scaleTarget) (map[scal
 				still = append(still, t)
 				continue
 			}
-			var topics []index.NoteInput
+			var topics []vault.NoteInput
 			for _, tn := range topicNotes(total) {
-				topics = append(topics, index.NoteInput{Path: tn.Path, Rev: fmt.Sprint(total), Text: tn.Text})
+				topics = append(topics, vault.NoteInput{Path: tn.Path, Rev: fmt.Sprint(total), Text: tn.Text})
 			}
 			if err := apply(topics); err != nil {
 				return nil, err

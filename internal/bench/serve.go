@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // The fake upstream's reply: its first word is what time to first token
@@ -169,7 +170,7 @@ func editCycles(ctx context.Context, path string, total, edited, cycles int, com
 		var b index.Batch
 		for k := range n {
 			nt := notes[(first+k)%len(notes)]
-			b.Upserts = append(b.Upserts, index.NoteInput{Path: nt.Path, Rev: fmt.Sprint(rev), Text: nt.Text + fmt.Sprintf("\nRevision %d.\n", rev)})
+			b.Upserts = append(b.Upserts, vault.NoteInput{Path: nt.Path, Rev: fmt.Sprint(rev), Text: nt.Text + fmt.Sprintf("\nRevision %d.\n", rev)})
 		}
 		return b
 	}

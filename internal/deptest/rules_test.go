@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -38,12 +39,66 @@ var never = []struct {
 	{"transport", Module + "/feed", "the HTTP surface answers through rag; only cmd wires the feed"},
 	{"config", "github.com/mattn/go-sqlite3", "config is a leaf every command loads first"},
 	{"config", "github.com/openai/openai-go", "config is a leaf: provider rules come from llm through ModelPolicy"},
+	{"rag", "github.com/mattn/go-sqlite3", "answering names the index's nouns from vault and reads through the Searcher it declares, never SQLite"},
+	{"rag", "github.com/asg017/sqlite-vec-go-bindings", "answering reads vectors through the Searcher it declares, never sqlite-vec"},
+	{"rag", Module + "/index", "answering names the index's nouns from vault and reads through the Searcher it declares"},
+	{"transport", "github.com/mattn/go-sqlite3", "the HTTP surface names the index's nouns from vault and reads through the interfaces it declares"},
+	{"transport", "github.com/asg017/sqlite-vec-go-bindings", "the HTTP surface never links sqlite-vec"},
+	{"transport", Module + "/index", "the HTTP surface names the index's nouns from vault and reads through the interfaces it declares"},
+	{"eval", "github.com/mattn/go-sqlite3", "evaluation ranks through rag; cmd/vaultask opens the index"},
+	{"eval", "github.com/asg017/sqlite-vec-go-bindings", "evaluation ranks through rag; cmd/vaultask opens the index"},
+}
+
+// stdOnly names the packages of this module that link the standard library
+// alone, and why.
+var stdOnly = []struct{ pkg, reason string }{
+	{"vault", "the ground floor of nouns: every package may import it, so it must bring nothing with it"},
 }
 
 type listed struct {
 	ImportPath string
 	Imports    []string
 	Deps       []string
+}
+
+// unknownNames returns a sentence for every package or module a rule names
+// that is not among known (this module's packages and everything they
+// link): a rename or a removal must not leave a rule that checks nothing.
+func unknownNames(known map[string]bool) []string {
+	exists := func(p string) bool {
+		for k := range known {
+			if within(k, p) {
+				return true
+			}
+		}
+		return false
+	}
+	rel := func(p string) string { return Module + "/" + p }
+	var out []string
+	check := func(name, rule string) {
+		if !exists(name) {
+			out = append(out, fmt.Sprintf("%s names %s, which no package of %s is or links", rule, name, Module))
+		}
+	}
+	for _, r := range only {
+		check(r.module, "the rule that only "+r.owner+" imports "+r.module)
+		check(rel(r.owner), "the rule that only "+r.owner+" imports "+r.module)
+	}
+	for _, r := range never {
+		check(rel(r.pkg), "the rule that "+r.pkg+" never links "+r.dep)
+		check(r.dep, "the rule that "+r.pkg+" never links "+r.dep)
+	}
+	for _, r := range stdOnly {
+		check(rel(r.pkg), "the rule that "+r.pkg+" links the standard library only")
+	}
+	return out
+}
+
+// standard reports whether p is a standard library package: the go command
+// reserves import paths whose first element has no dot for it.
+func standard(p string) bool {
+	first, _, _ := strings.Cut(p, "/")
+	return !strings.Contains(first, ".")
 }
 
 // TestModuleRules checks the import rules between this module's packages and
@@ -61,6 +116,7 @@ func TestModuleRules(t *testing.T) {
 	}
 	dec := json.NewDecoder(&out)
 	seen := 0
+	known := map[string]bool{}
 	for {
 		var p listed
 		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
@@ -69,6 +125,10 @@ func TestModuleRules(t *testing.T) {
 			t.Fatal(err)
 		}
 		seen++
+		known[p.ImportPath] = true
+		for _, d := range p.Deps {
+			known[d] = true
+		}
 		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, Module), "/")
 		for _, r := range only {
 			for _, imp := range p.Imports {
@@ -85,9 +145,22 @@ func TestModuleRules(t *testing.T) {
 				t.Errorf("%s links %s: %s", p.ImportPath, p.Deps[i], r.reason)
 			}
 		}
+		for _, r := range stdOnly {
+			if rel != r.pkg {
+				continue
+			}
+			for _, d := range p.Deps {
+				if !standard(d) {
+					t.Errorf("%s links %s, and may link the standard library only: %s", p.ImportPath, d, r.reason)
+				}
+			}
+		}
 	}
 	if seen < 10 {
 		t.Fatalf("go list listed %d packages of %s", seen, Module)
+	}
+	for _, msg := range unknownNames(known) {
+		t.Error(msg)
 	}
 }
 
@@ -120,5 +193,42 @@ func watchSources(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRulesNameRealPackages shows that a rule whose package was renamed away
+// fails the check rather than passing for want of anything to check.
+func TestRulesNameRealPackages(t *testing.T) {
+	known := map[string]bool{}
+	for _, r := range only {
+		known[r.module] = true
+		known[Module+"/"+r.owner] = true
+	}
+	for _, r := range never {
+		known[Module+"/"+r.pkg] = true
+		known[r.dep] = true
+	}
+	for _, r := range stdOnly {
+		known[Module+"/"+r.pkg] = true
+	}
+	if got := unknownNames(known); len(got) != 0 {
+		t.Fatalf("every name known, yet unknownNames = %q", got)
+	}
+	delete(known, Module+"/vault")
+	delete(known, "github.com/mattn/go-sqlite3")
+	got := strings.Join(unknownNames(known), "\n")
+	for _, want := range []string{"names " + Module + "/vault,", "names github.com/mattn/go-sqlite3,"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("with %s gone, unknownNames = %q; want a sentence that %s", strings.Fields(want)[1], got, want)
+		}
+	}
+}
+
+func TestStandard(t *testing.T) {
+	for p, want := range map[string]bool{"fmt": true, "net/http": true, "internal/abi": true, "vendor/golang.org/x/net/idna": true,
+		"github.com/mattn/go-sqlite3": false, "golang.org/x/sync/errgroup": false, Module + "/vault": false} {
+		if got := standard(p); got != want {
+			t.Errorf("standard(%q) = %v, want %v", p, got, want)
+		}
 	}
 }

@@ -2,8 +2,8 @@ package ragconfig
 
 import (
 	"github.com/vaultask/vaultask/config"
-	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/rag"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // Settings are the pipeline's sizes and weights from config.
@@ -26,7 +26,7 @@ func Settings(cfg config.Config) rag.Settings {
 		ThinHits:         cfg.Web.ThinHits,
 		ThinDistance:     cfg.Web.ThinDistance,
 		WebResults:       cfg.Web.MaxResults,
-		FTSFields: index.FieldWeights{Title: r.BM25Title, Aliases: r.BM25Aliases, Headings: r.BM25Headings, Path: r.BM25Path,
+		FTSFields: vault.FieldWeights{Title: r.BM25Title, Aliases: r.BM25Aliases, Headings: r.BM25Headings, Path: r.BM25Path,
 			Topics: r.BM25Topics, Body: r.BM25Body, Links: r.BM25Links},
 		VectorMaxDistance: r.VectorMaxDistance,
 		VectorKeywords:    r.VectorQuery == "keywords",

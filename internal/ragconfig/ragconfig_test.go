@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/vaultask/vaultask/config"
-	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // The full-text field weights and the vector distance limit reach the
@@ -15,8 +15,8 @@ import (
 // index's, and a changed one arrives.
 func TestSettingsMapTheFieldWeights(t *testing.T) {
 	got := Settings(config.Default())
-	if got.FTSFields != index.DefaultFieldWeights {
-		t.Errorf("default bm25_* = %+v, want index.DefaultFieldWeights %+v", got.FTSFields, index.DefaultFieldWeights)
+	if got.FTSFields != vault.DefaultFieldWeights {
+		t.Errorf("default bm25_* = %+v, want vault.DefaultFieldWeights %+v", got.FTSFields, vault.DefaultFieldWeights)
 	}
 	if got.VectorMaxDistance != 0 {
 		t.Errorf("default vector_max_distance = %v, want 0 (no limit)", got.VectorMaxDistance)

@@ -1,4 +1,4 @@
-package index
+package vault
 
 import (
 	"strings"
@@ -57,4 +57,23 @@ func FuzzCleanPath(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestNormalizeTarget(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"Note", "Note"},
+		{"Note.md", "Note"},
+		{"Note.MD", "Note"},
+		{"  Folder/Note.md  ", "Folder/Note"},
+		{`Folder\Sub\Note.md`, "Folder/Sub/Note"},
+		{"Note.md.md", "Note.md"},
+		{"image.png", "image.png"},
+		{".md", ""},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := NormalizeTarget(tt.in); got != tt.want {
+			t.Errorf("NormalizeTarget(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
 }

@@ -1,0 +1,128 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/vaultask/vaultask/vault"
+)
+
+// TestZeroScopeSeesOpenOnly holds every read to the rule that a caller who
+// leaves the scope at its zero value sees open notes only: a request that
+// forgot to decide must never be shown a personal note.
+func TestZeroScopeSeesOpenOnly(t *testing.T) {
+	ctx := context.Background()
+	s := mustOpen(t, Options{Space: EmbeddingSpace{Model: "test/fixed", Dim: 8}, Sensitivity: Classifier{PersonalPaths: []string{"Private/**", "99 topics/Hidden.md"}}})
+	mustApply(t, s, upserts(
+		note("Recipes/Bread.md", "# Bread\nBake the sourdough loaf at 230 degrees. See [[Secret]]."),
+		note("Private/Secret.md", "# Secret\nThe sourdough loaf recipe of grandma, see [[Bread]]."),
+		note("99 topics/Baking.md", "# Baking\n<!-- begin:clippings -->\n- [[Bread]]\n- [[Secret]]\n<!-- end:clippings -->\n"),
+		note("99 topics/Hidden.md", "# Hidden\n<!-- begin:clippings -->\n- [[Bread]]\n<!-- end:clippings -->\n"),
+	))
+	embedAll(t, s, func(string) []float32 { return []float32{1, 0, 0, 0, 0, 0, 0, 0} })
+	if _, err := s.BuildShortlist(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var zero vault.Scope
+	ids := []string{"recipes/bread.md", "private/secret.md", "99 topics/baking.md", "99 topics/hidden.md"}
+
+	// Under ScopeAll each read does find the personal note, so an empty
+	// answer below is the filter's doing, not an empty index.
+	personal := func(read string, sensitivities []string, all []string) {
+		t.Helper()
+		seen := false
+		for _, s := range all {
+			seen = seen || s == vault.SensitivityPersonal
+		}
+		if !seen {
+			t.Fatalf("%s under ScopeAll found no personal note: the test proves nothing", read)
+		}
+		for _, s := range sensitivities {
+			if s != vault.SensitivityOpen {
+				t.Errorf("%s with a zero scope returned a %s note", read, s)
+			}
+		}
+	}
+	chunkSens := func(hits []vault.Chunk, err error) []string {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]string, len(hits))
+		for i, h := range hits {
+			out[i] = h.Sensitivity
+		}
+		return out
+	}
+	docSens := func(docs []vault.Doc, err error) []string {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]string, len(docs))
+		for i, d := range docs {
+			out[i] = d.Sensitivity
+		}
+		return out
+	}
+	neighbourSens := func(ns []vault.Neighbour, err error) []string {
+		t.Helper()
+		docs := make([]vault.Doc, len(ns))
+		for i, n := range ns {
+			docs[i] = n.Doc
+		}
+		return docSens(docs, err)
+	}
+	linkSens := func(m map[string]vault.Doc, err error) []string {
+		t.Helper()
+		var docs []vault.Doc
+		for _, d := range m {
+			docs = append(docs, d)
+		}
+		return docSens(docs, err)
+	}
+	topicSens := func(ts []vault.Topic, err error) []string {
+		t.Helper()
+		docs := make([]vault.Doc, len(ts))
+		for i, tp := range ts {
+			docs[i] = tp.Doc
+		}
+		return docSens(docs, err)
+	}
+	entrySens := func(es []vault.NoteEntry, _ int, err error) []string {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]string, len(es))
+		for i, e := range es {
+			out[i] = e.Sensitivity
+		}
+		return out
+	}
+	vec := []float32{1, 0, 0, 0, 0, 0, 0, 0}
+
+	personal("SearchFTS", chunkSens(s.SearchFTS(ctx, "sourdough loaf", 10, zero, vault.FieldWeights{})),
+		chunkSens(s.SearchFTS(ctx, "sourdough loaf", 10, vault.ScopeAll, vault.FieldWeights{})))
+	personal("SearchVector", chunkSens(s.SearchVector(ctx, vec, 10, zero)), chunkSens(s.SearchVector(ctx, vec, 10, vault.ScopeAll)))
+	personal("SearchVectorShortlist", chunkSens(s.SearchVectorShortlist(ctx, vec, 10, 10, zero)),
+		chunkSens(s.SearchVectorShortlist(ctx, vec, 10, 10, vault.ScopeAll)))
+	personal("NoteChunks", chunkSens(s.NoteChunks(ctx, ids, zero)), chunkSens(s.NoteChunks(ctx, ids, vault.ScopeAll)))
+	personal("Docs", docSens(s.Docs(ctx, ids, zero)), docSens(s.Docs(ctx, ids, vault.ScopeAll)))
+	personal("Neighbours", neighbourSens(s.Neighbours(ctx, ids, zero)), neighbourSens(s.Neighbours(ctx, ids, vault.ScopeAll)))
+	personal("ResolveLinks", linkSens(s.ResolveLinks(ctx, []string{"Secret", "Bread"}, zero)),
+		linkSens(s.ResolveLinks(ctx, []string{"Secret", "Bread"}, vault.ScopeAll)))
+	personal("Topics", topicSens(s.Topics(ctx, zero)), topicSens(s.Topics(ctx, vault.ScopeAll)))
+	personal("NoteList", entrySens(s.NoteList(ctx, vault.NoteQuery{})), entrySens(s.NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll})))
+
+	if d, alts, err := s.ResolveNote(ctx, "Secret", zero); !errors.Is(err, vault.ErrNoNote) {
+		t.Errorf("ResolveNote(Secret) with a zero scope = %+v, %+v, %v; want ErrNoNote", d, alts, err)
+	}
+	if n, err := s.ReadNote(ctx, "private/secret.md", zero, 0, 0); !errors.Is(err, vault.ErrNoNote) {
+		t.Errorf("ReadNote(private/secret.md) with a zero scope = %q, %v; want ErrNoNote", n.Text, err)
+	}
+	if n, err := s.ReadNote(ctx, "private/secret.md", vault.ScopeAll, 0, 0); err != nil || n.Sensitivity != vault.SensitivityPersonal {
+		t.Fatalf("ReadNote(private/secret.md) under ScopeAll = %+v, %v: the test proves nothing", n.Doc, err)
+	}
+}

@@ -1,0 +1,11 @@
+package vault
+
+import (
+	"testing"
+
+	"github.com/vaultask/vaultask/internal/deptest"
+)
+
+func TestDeps(t *testing.T) {
+	deptest.Check(t)
+}

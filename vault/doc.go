@@ -1,0 +1,12 @@
+// Package vault is the ground floor: the nouns every other package speaks,
+// as plain types without I/O. Scope (what a read may see, its zero value the
+// safe one) and ScopeFor, the one home of "a request that may use the web
+// sees open notes only"; the sensitivity values; Chunk, Doc, Relation,
+// Neighbour and Topic as reads return them; NoteInput, NoteQuery, NoteEntry,
+// NoteText and the note states; full-text field weights; and a path's
+// identities (see path.go).
+//
+// It imports only the standard library, so that rag, transport and eval can
+// name these types without linking SQLite, and every package of the module
+// may import it.
+package vault
