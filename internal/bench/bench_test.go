@@ -13,7 +13,7 @@ import (
 )
 
 func TestDeps(t *testing.T) {
-	deptest.Check(t, "config", "feed", "index", "llm", "llm/uselite", "rag",
+	deptest.Check(t, "config", "feed", "index", "llm", "llm/uselite", "rag", "vault",
 		"internal/couchtest", "internal/fakellm", "internal/livesyncput", "internal/ragconfig", "internal/syncbuf")
 }
 
