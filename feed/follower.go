@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"sync"
 	"time"
 
-	kivik "github.com/go-kivik/kivik/v4"
 	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/internal/retry"
 	"github.com/vaultask/vaultask/internal/routine"
@@ -297,7 +295,7 @@ func (f *Follower) run(ctx context.Context) error {
 			return fe.err
 		case err == nil, errors.Is(err, errReconcileDue), errors.Is(err, errRecreated):
 			continue
-		case kivik.HTTPStatus(err) == http.StatusBadRequest && !f.needScan:
+		case rejectedSeq(err) && !f.needScan:
 			if f.since == f.scanSince {
 				return fmt.Errorf("the server rejects the sequence a full scan started from (%q): %w", f.since, err)
 			}

@@ -2,15 +2,11 @@ package feed
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
-	"sort"
 	"time"
 
-	kivik "github.com/go-kivik/kivik/v4"
 	"github.com/vaultask/vaultask/feed/livesync"
 	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/internal/retry"
@@ -92,16 +88,6 @@ type ReconcileResult struct {
 	Sync index.SyncResult
 	// Reclassified are the notes whose sensitivity changed (or would).
 	Reclassified index.Reclassified
-}
-
-// Listing is the whole vault as one scan saw it.
-type Listing struct {
-	Since      string
-	Identity   string
-	Docs       int
-	Notes      []vault.NoteInput
-	Incomplete []index.NoteStatus
-	Skipped    []index.NoteStatus
 }
 
 // Run reconciles the index with the database. Unless DryRun, it also saves
@@ -389,186 +375,6 @@ func withoutIncomplete(remove []string, incomplete []index.NoteStatus) []string 
 	return out
 }
 
-// List scans the whole database: every document through _all_docs in pages,
-// chunks collected before any note is assembled, and the notes read into
-// index input. Notes that can't be read whole are listed as incomplete.
-func (r *Reconciler) List(ctx context.Context) (Listing, error) { return r.list(ctx, nil) }
-
-// list is List, telling listed (when set) its progress after each page.
-func (r *Reconciler) list(ctx context.Context, listed func(listed, total int)) (Listing, error) {
-	var l Listing
-	st, err := r.couch.state(ctx)
-	if err != nil {
-		return l, fmt.Errorf("reconcile: %w", err)
-	}
-	l.Since, l.Identity = st.UpdateSeq, st.Identity
-	s := scan{r: r, chunks: newChunkCache(0), seen: map[string]bool{}, listed: listed}
-	if err := s.allDocs(ctx); err != nil {
-		return l, err
-	}
-	l.Docs = len(s.seen)
-	winners := r.choose(s.notes)
-	var unreadable []index.NoteStatus
-	if l.Notes, l.Incomplete, unreadable, err = r.read(ctx, winners, s.chunks); err != nil {
-		return l, err
-	}
-	l.Skipped = append(s.skipped, unreadable...)
-	return l, nil
-}
-
-// scan is one pass over _all_docs.
-type scan struct {
-	r       *Reconciler
-	chunks  *chunkCache
-	notes   []livesync.Doc
-	skipped []index.NoteStatus
-	seen    map[string]bool
-	listed  func(listed, total int)
-}
-
-func (s *scan) allDocs(ctx context.Context) error {
-	page := max(s.r.PageSize, 2)
-	total, last := -1, ""
-	for {
-		params := map[string]any{"include_docs": true, "limit": page}
-		if last != "" {
-			params["startkey"], params["skip"] = last, 1
-		}
-		rs := s.r.couch.db.AllDocs(ctx, kivik.Params(params))
-		n := 0
-		for rs.Next() {
-			id, err := rs.ID()
-			if err != nil {
-				rs.Close()
-				return fmt.Errorf("reconcile: list documents: %w", err)
-			}
-			var raw json.RawMessage
-			if err := rs.ScanDoc(&raw); err != nil {
-				rs.Close()
-				return fmt.Errorf("reconcile: list documents: %s: %w", id, err)
-			}
-			n, last = n+1, id
-			if err := s.take(id, raw); err != nil {
-				rs.Close()
-				return err
-			}
-		}
-		if err := rs.Err(); err != nil {
-			return fmt.Errorf("reconcile: list documents: %w", err)
-		}
-		if md, err := rs.Metadata(); err == nil && total < 0 {
-			total = int(md.TotalRows)
-		}
-		if s.listed != nil {
-			s.listed(len(s.seen), max(total, len(s.seen)))
-		}
-		if n < page {
-			break
-		}
-	}
-	if total > len(s.seen) {
-		return s.complete(ctx, total)
-	}
-	return nil
-}
-
-// complete finds the documents _all_docs counted in total_rows but did not
-// list (the test server's default key range ends at U+FFFF and drops ids
-// outside the BMP) from the ids of _changes, and fetches them by key.
-func (s *scan) complete(ctx context.Context, total int) error {
-	s.r.log.Info("_all_docs listed fewer documents than it counts; completing the listing from _changes", keyCount, len(s.seen), keyTotal, total)
-	ch := s.r.couch.db.Changes(ctx, kivik.Params(map[string]any{"since": "0"}))
-	var ids []string
-	for ch.Next() {
-		if id := ch.ID(); id != "" && !ch.Deleted() && !s.seen[id] {
-			ids = append(ids, id)
-		}
-	}
-	if err := ch.Err(); err != nil {
-		return fmt.Errorf("reconcile: list ids from _changes: %w", err)
-	}
-	ch.Close()
-	raws, err := s.r.couch.fetch(ctx, ids)
-	if err != nil {
-		return fmt.Errorf("reconcile: %w", err)
-	}
-	for _, id := range ids {
-		if raw, ok := raws[id]; ok {
-			if err := s.take(id, raw); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// take classifies one listed document.
-func (s *scan) take(id string, raw json.RawMessage) error {
-	s.seen[id] = true
-	doc, err := s.r.couch.dec.Decode(raw)
-	if err != nil {
-		if fatalDecode(err) {
-			return fatal(s.r.couch.decodeError(err))
-		}
-		s.r.log.Warn("skip malformed document", keyID, id, keyErr, err)
-		if doc.Kind == livesync.KindNote {
-			s.skipped = append(s.skipped, index.NoteStatus{SourceID: id, Path: id, Rev: doc.Rev, State: vault.StatusSkipped, Reason: "unreadable document: " + err.Error()})
-		}
-		return nil
-	}
-	switch doc.Kind {
-	case livesync.KindChunk:
-		s.chunks.put(doc.ID, doc.Data)
-	case livesync.KindNote:
-		if doc.Note.Deleted {
-			break
-		}
-		if why := s.r.couch.skipReason(doc.Note); why != "" {
-			s.skipped = append(s.skipped, index.NoteStatus{SourceID: doc.ID, Path: doc.Note.Path, Rev: doc.Rev, State: vault.StatusSkipped, Reason: why})
-			break
-		}
-		s.notes = append(s.notes, doc)
-	case livesync.KindSkip:
-		if doc.Version > livesync.FormatVersion {
-			s.r.couch.warnNewerFormat(doc.Version)
-		}
-	}
-	return nil
-}
-
-// choose settles documents that claim one path (FORMAT.md §2, stale metadata
-// after a case change): the document whose id LiveSync derives from the path
-// wins, else the newest mtime, else the greatest id. Soft-deleted documents
-// never reach here, so a stale deleted one cannot hide a live one.
-func (r *Reconciler) choose(notes []livesync.Doc) []livesync.Doc {
-	best := map[string]livesync.Doc{}
-	for _, d := range notes {
-		key := vault.DocID(d.Note.Path)
-		cur, ok := best[key]
-		if !ok || r.couch.prefer(d, cur) {
-			best[key] = d
-		}
-	}
-	out := make([]livesync.Doc, 0, len(best))
-	for _, d := range best {
-		out = append(out, d)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Note.Path < out[j].Note.Path })
-	return out
-}
-
-// prefer reports whether a should index the path both claim rather than b.
-func (c *Couch) prefer(a, b livesync.Doc) bool {
-	aDerived, bDerived := c.derivedID(a.Note.Path) == a.ID, c.derivedID(b.Note.Path) == b.ID
-	switch {
-	case aDerived != bDerived:
-		return aDerived
-	case !a.Note.Mtime.Equal(b.Note.Mtime):
-		return a.Note.Mtime.After(b.Note.Mtime)
-	}
-	return a.ID > b.ID
-}
-
 // read reassembles notes into index input; the ones that can't be read whole
 // are returned as incomplete instead, and the unreadable ones as skipped.
 func (r *Reconciler) read(ctx context.Context, docs []livesync.Doc, src *chunkCache) (out []vault.NoteInput, incomplete, unreadable []index.NoteStatus, err error) {
@@ -594,30 +400,4 @@ func (r *Reconciler) read(ctx context.Context, docs []livesync.Doc, src *chunkCa
 		out = append(out, noteInput(d, texts[i]))
 	}
 	return out, incomplete, unreadable, nil
-}
-
-// waitable reports a note that is not readable yet: chunks not (or no
-// longer) visible, or a size that does not match (written mid-way).
-func waitable(err error) bool {
-	return errors.Is(err, livesync.ErrMissingChunks) || errors.Is(err, livesync.ErrSizeMismatch)
-}
-
-// reason is the note_status text for a waitable error.
-func reason(err error) string {
-	var missing *livesync.MissingChunksError
-	if errors.As(err, &missing) {
-		return fmt.Sprintf("%d missing chunks: %s", len(missing.IDs), missing.IDs[0])
-	}
-	return "size mismatch: incomplete or mid-write"
-}
-
-func noteInput(d livesync.Doc, text string) vault.NoteInput {
-	mtime := d.Note.Mtime
-	if mtime.IsZero() {
-		mtime = d.Note.Ctime
-	}
-	if mtime.IsZero() {
-		mtime = time.UnixMilli(0)
-	}
-	return vault.NoteInput{Path: d.Note.Path, SourceID: d.ID, Rev: d.Rev, Text: text, MTime: mtime}
 }
