@@ -146,55 +146,23 @@ func (r *Reconciler) Run(ctx context.Context, opts ReconcileOptions) (ReconcileR
 // key: a note the listing lacks but the database still holds alive is read
 // and kept. Notes that could not be read are not removed either.
 func (r *Reconciler) plan(ctx context.Context, l *Listing, res *ReconcileResult) error {
-	plan, err := r.store.Plan(ctx, l.Notes)
+	plan, err := r.diff(ctx, l)
 	if err != nil {
-		return fatal(fmt.Errorf("reconcile: %w", err))
+		return err
 	}
-	plan.Remove = withoutIncomplete(plan.Remove, l.Incomplete)
 	if len(plan.Remove) == 0 {
 		res.Plan = plan
 		return nil
 	}
-	owners, err := r.store.SourcePaths(ctx)
+	alive, err := r.alive(ctx, plan.Remove)
 	if err != nil {
-		return fatal(fmt.Errorf("reconcile: %w", err))
+		return err
 	}
-	idOf := make(map[string]string, len(owners))
-	for id, p := range owners {
-		idOf[vault.DocID(p)] = id
-	}
-	var ids []string
-	for _, p := range plan.Remove {
-		if id := idOf[vault.DocID(p)]; id != "" {
-			ids = append(ids, id)
-		}
-	}
-	raws, err := r.couch.fetch(ctx, ids)
-	if err != nil {
-		return fmt.Errorf("reconcile: confirm removals: %w", err)
-	}
-	var found []livesync.Doc
-	for _, id := range ids {
-		raw, ok := raws[id]
-		if !ok {
-			continue
-		}
-		doc, err := r.couch.dec.Decode(raw)
-		if err != nil {
-			if fatalDecode(err) {
-				return fatal(r.couch.decodeError(err))
-			}
-			continue
-		}
-		if doc.Kind == livesync.KindNote && r.couch.indexable(doc.Note) && vault.DocID(doc.Note.Path) == vault.DocID(owners[id]) {
-			found = append(found, doc)
-		}
-	}
-	if len(found) == 0 {
+	if len(alive) == 0 {
 		res.Plan = plan
 		return nil
 	}
-	notes, incomplete, unreadable, err := r.read(ctx, found, newChunkCache(0))
+	notes, incomplete, unreadable, err := r.read(ctx, alive, newChunkCache(0))
 	if err != nil {
 		return err
 	}
@@ -205,12 +173,42 @@ func (r *Reconciler) plan(ctx context.Context, l *Listing, res *ReconcileResult)
 	}
 	l.Notes = append(l.Notes, notes...)
 	l.Incomplete = append(l.Incomplete, incomplete...)
-	if plan, err = r.store.Plan(ctx, l.Notes); err != nil {
-		return fatal(fmt.Errorf("reconcile: %w", err))
+	if plan, err = r.diff(ctx, l); err != nil {
+		return err
 	}
-	plan.Remove = withoutIncomplete(plan.Remove, l.Incomplete)
 	res.Plan = plan
 	return nil
+}
+
+// diff is the plan that makes the index equal the listing, without removing
+// the notes the listing could not read whole.
+func (r *Reconciler) diff(ctx context.Context, l *Listing) (index.Plan, error) {
+	plan, err := r.store.Plan(ctx, l.Notes)
+	if err != nil {
+		return plan, fatal(fmt.Errorf("reconcile: %w", err))
+	}
+	plan.Remove = withoutIncomplete(plan.Remove, l.Incomplete)
+	return plan, nil
+}
+
+// alive looks up by key the indexed notes at the paths of remove and
+// returns those the database still holds alive at the same path.
+func (r *Reconciler) alive(ctx context.Context, remove []string) ([]livesync.Doc, error) {
+	owners, err := r.store.SourcePaths(ctx)
+	if err != nil {
+		return nil, fatal(fmt.Errorf("reconcile: %w", err))
+	}
+	idOf := make(map[string]string, len(owners))
+	for id, p := range owners {
+		idOf[vault.DocID(p)] = id
+	}
+	var ids []string
+	for _, p := range remove {
+		if id := idOf[vault.DocID(p)]; id != "" {
+			ids = append(ids, id)
+		}
+	}
+	return r.reread(ctx, "confirm removals", ids, owners)
 }
 
 // confirmMassRemoval lists the database a second time, ConfirmDelay later,
@@ -267,73 +265,24 @@ func (r *Reconciler) recheck(ctx context.Context, l *Listing, res *ReconcileResu
 	if now == l.Since {
 		return nil
 	}
-	writes := map[string]bool{}
-	for _, ps := range [][]string{res.Plan.Add, res.Plan.Change, res.Plan.Touch} {
-		for _, p := range ps {
-			writes[vault.DocID(p)] = true
-		}
+	moved, err := r.moved(ctx, l.Notes, res.Plan)
+	if err != nil || len(moved) == 0 {
+		return err
 	}
-	var ids []string
-	listed := map[string]vault.NoteInput{}
-	for _, n := range l.Notes {
-		if writes[vault.DocID(n.Path)] && n.SourceID != "" {
-			ids = append(ids, n.SourceID)
-			listed[n.SourceID] = n
-		}
+	ids, paths := make([]string, len(moved)), make(map[string]string, len(moved))
+	for i, n := range moved {
+		ids[i], paths[n.SourceID] = n.SourceID, n.Path
 	}
-	if len(ids) == 0 {
-		return nil
-	}
-	revs, err := r.couch.currentRevs(ctx, ids)
+	fresh, err := r.reread(ctx, "recheck", ids, paths)
 	if err != nil {
-		return fmt.Errorf("reconcile: recheck: %w", err)
-	}
-	var moved []string
-	for _, id := range ids {
-		if revs[id] != listed[id].Rev {
-			moved = append(moved, id)
-		}
-	}
-	if len(moved) == 0 {
-		return nil
-	}
-	raws, err := r.couch.fetch(ctx, moved)
-	if err != nil {
-		return fmt.Errorf("reconcile: recheck: %w", err)
-	}
-	var fresh []livesync.Doc
-	for _, id := range moved {
-		raw, ok := raws[id]
-		if !ok {
-			continue // deleted since the listing: the follower removes it
-		}
-		doc, err := r.couch.dec.Decode(raw)
-		if err != nil {
-			if fatalDecode(err) {
-				return fatal(r.couch.decodeError(err))
-			}
-			continue
-		}
-		if doc.Kind == livesync.KindNote && r.couch.indexable(doc.Note) && vault.DocID(doc.Note.Path) == vault.DocID(listed[id].Path) {
-			fresh = append(fresh, doc)
-		}
+		return err
 	}
 	notes, incomplete, unreadable, err := r.read(ctx, fresh, newChunkCache(0))
 	if err != nil {
 		return err
 	}
 	l.Skipped = append(l.Skipped, unreadable...)
-	drop := map[string]bool{}
-	for _, id := range moved {
-		drop[id] = true
-	}
-	kept := l.Notes[:0]
-	for _, n := range l.Notes {
-		if !drop[n.SourceID] {
-			kept = append(kept, n)
-		}
-	}
-	l.Notes = append(kept, notes...)
+	l.Notes = append(withoutSources(l.Notes, paths), notes...)
 	l.Incomplete = append(l.Incomplete, incomplete...)
 	r.log.Info("re-read notes that changed while the database was listed", keyCount, len(moved))
 	confirmed := res.Plan.Remove
@@ -344,6 +293,79 @@ func (r *Reconciler) recheck(ctx context.Context, l *Listing, res *ReconcileResu
 	// listing is removed by the follower, which saw the delete.
 	res.Plan.Remove = intersect(res.Plan.Remove, confirmed)
 	return nil
+}
+
+// moved returns the listed notes the plan would write whose documents'
+// current revision is not the listed one (or that are gone).
+func (r *Reconciler) moved(ctx context.Context, listed []vault.NoteInput, plan index.Plan) ([]vault.NoteInput, error) {
+	writes := map[string]bool{}
+	for _, ps := range [][]string{plan.Add, plan.Change, plan.Touch} {
+		for _, p := range ps {
+			writes[vault.DocID(p)] = true
+		}
+	}
+	var ids []string
+	var written []vault.NoteInput
+	for _, n := range listed {
+		if writes[vault.DocID(n.Path)] && n.SourceID != "" {
+			ids = append(ids, n.SourceID)
+			written = append(written, n)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	revs, err := r.couch.currentRevs(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("reconcile: recheck: %w", err)
+	}
+	var moved []vault.NoteInput
+	for _, n := range written {
+		if revs[n.SourceID] != n.Rev {
+			moved = append(moved, n)
+		}
+	}
+	return moved, nil
+}
+
+// reread fetches the documents ids by key and returns the live indexable
+// notes among them that are still at the path paths holds for their id.
+// Documents gone since are left out: the follower removes them. what names
+// the step in errors.
+func (r *Reconciler) reread(ctx context.Context, what string, ids []string, paths map[string]string) ([]livesync.Doc, error) {
+	raws, err := r.couch.fetch(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("reconcile: %s: %w", what, err)
+	}
+	var docs []livesync.Doc
+	for _, id := range ids {
+		raw, ok := raws[id]
+		if !ok {
+			continue
+		}
+		doc, err := r.couch.dec.Decode(raw)
+		if err != nil {
+			if fatalDecode(err) {
+				return nil, fatal(r.couch.decodeError(err))
+			}
+			continue
+		}
+		if doc.Kind == livesync.KindNote && r.couch.indexable(doc.Note) && vault.DocID(doc.Note.Path) == vault.DocID(paths[id]) {
+			docs = append(docs, doc)
+		}
+	}
+	return docs, nil
+}
+
+// withoutSources keeps the notes whose documents are not in drop (by _id).
+func withoutSources(notes []vault.NoteInput, drop map[string]string) []vault.NoteInput {
+	kept := notes[:0]
+	for _, n := range notes {
+		if _, ok := drop[n.SourceID]; !ok {
+			kept = append(kept, n)
+		}
+	}
+	return kept
 }
 
 // intersect keeps the paths of a that are also in b.
