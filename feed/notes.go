@@ -65,6 +65,15 @@ func (c *Couch) readNotes(ctx context.Context, notes []*livesync.Note, src *chun
 	return texts, errs, nil
 }
 
+// notesOf is the notes of docs, in order.
+func notesOf(docs []livesync.Doc) []*livesync.Note {
+	notes := make([]*livesync.Note, len(docs))
+	for i, d := range docs {
+		notes[i] = d.Note
+	}
+	return notes
+}
+
 // overlay is a ChunkSource that looks in top first.
 type overlay struct {
 	top   livesync.ChunkMap

@@ -400,11 +400,7 @@ func withoutIncomplete(remove []string, incomplete []index.NoteStatus) []string 
 // read reassembles notes into index input; the ones that can't be read whole
 // are returned as incomplete instead, and the unreadable ones as skipped.
 func (r *Reconciler) read(ctx context.Context, docs []livesync.Doc, src *chunkCache) (out []vault.NoteInput, incomplete, unreadable []index.NoteStatus, err error) {
-	notes := make([]*livesync.Note, len(docs))
-	for i, d := range docs {
-		notes[i] = d.Note
-	}
-	texts, errs, err := r.couch.readNotes(ctx, notes, src)
+	texts, errs, err := r.couch.readNotes(ctx, notesOf(docs), src)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("reconcile: %w", err)
 	}
