@@ -13,10 +13,10 @@
 // database's settings, sequence and identity, couch_read.go reads documents
 // (by id, by key, _all_docs pages) and couch_changes.go the continuous
 // _changes feed. The rest of the package works on what they return: the
-// Follower (follower.go, changes.go, batch.go, parking.go), the Reconciler
-// (reconcile.go, and scan.go for the listing), and notes.go and decode.go,
-// which read notes whole and judge decoded documents by the vault's
-// settings.
+// Follower (follower.go, changes.go, batch.go, parking.go, stats.go), the
+// Reconciler (reconcile.go, and scan.go for the listing), and notes.go and
+// decode.go, which read notes whole and judge decoded documents by the
+// vault's settings.
 //
 // It may import index, vault and feed/livesync, and no other package of this
 // module.
