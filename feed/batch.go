@@ -113,61 +113,22 @@ func (f *Follower) retryParked(ctx context.Context, all bool) error {
 // are skipped. The follower's maps change only once the transaction is
 // committed.
 func (f *Follower) commit(ctx context.Context, docs []livesync.Doc, checkpoint string, rows int) error {
-	p := &batchPlan{f: f, owner: map[string]string{}, idPath: map[string]string{}, upserts: map[string]vault.NoteInput{},
-		deletes: map[string]string{}, park: map[string]*parkedNote{}, settled: map[string]bool{}, skipped: map[string]bool{}}
-	var reads []livesync.Doc
-	for _, d := range docs {
-		switch {
-		case d.Kind == livesync.KindTombstone:
-			p.remove(d.ID, p.pathOf(d.ID))
-		case d.Note == nil:
-			p.remove(d.ID, p.pathOf(d.ID))
-			p.skip(d.ID, d.ID, d.Rev, d.Reason)
-		case d.Note.Deleted:
-			p.remove(d.ID, d.Note.Path)
-		default:
-			if why := f.couch.skipReason(d.Note); why != "" {
-				p.remove(d.ID, p.pathOf(d.ID))
-				p.skip(d.ID, d.Note.Path, d.Rev, why)
-				continue
-			}
-			reads = append(reads, d)
-		}
-	}
-	notes := make([]*livesync.Note, len(reads))
-	for i, d := range reads {
-		notes[i] = d.Note
-	}
-	texts, errs, err := f.couch.readNotes(ctx, notes, f.chunks)
+	p := newBatchPlan(f)
+	reads := p.sort(docs)
+	texts, errs, err := f.couch.readNotes(ctx, notesOf(reads), f.chunks)
 	if err != nil {
 		return err
 	}
 	now := f.clock.Now()
 	for i, d := range reads {
-		switch {
-		case errs[i] == nil:
-			p.upsert(d, texts[i])
-		case waitable(errs[i]):
-			p.parkNote(d, errs[i], now)
-		default:
-			f.log.Warn("note unreadable: not indexed", keyPath, d.Note.Path, keyRev, d.Rev, keyErr, errs[i])
-			p.skip(d.ID, d.Note.Path, d.Rev, "unreadable: "+errs[i].Error())
-		}
+		p.read(d, texts[i], errs[i], now)
 	}
 	if len(p.status)+len(p.clear) > 0 {
 		if err := f.store.SetNoteStatus(ctx, p.status, p.clear); err != nil {
 			return fatal(err)
 		}
 	}
-	batch := index.Batch{Source: f.couch.source, Checkpoint: checkpoint, Identity: f.identity}
-	for _, n := range p.upserts {
-		batch.Upserts = append(batch.Upserts, n)
-	}
-	sort.Slice(batch.Upserts, func(i, j int) bool { return batch.Upserts[i].Path < batch.Upserts[j].Path })
-	for _, path := range p.deletes {
-		batch.Deletes = append(batch.Deletes, path)
-	}
-	sort.Strings(batch.Deletes)
+	batch := p.batch(index.Batch{Source: f.couch.source, Checkpoint: checkpoint, Identity: f.identity})
 	if rows == 0 && len(batch.Upserts)+len(batch.Deletes) == 0 {
 		p.apply()
 		f.countParked()
@@ -183,6 +144,13 @@ func (f *Follower) commit(ctx context.Context, docs []livesync.Doc, checkpoint s
 	f.since = checkpoint
 	p.apply()
 	f.countParked()
+	f.committed(res, checkpoint, rows, now)
+	return nil
+}
+
+// committed counts a committed transaction in the stats, logs it and tells
+// OnBatch.
+func (f *Follower) committed(res index.ApplyResult, checkpoint string, rows int, now time.Time) {
 	f.withStats(func(s *FollowerStats) {
 		s.Checkpoint = checkpoint
 		// The database is at least at the sequence it just delivered.
@@ -207,7 +175,6 @@ func (f *Follower) commit(ctx context.Context, docs []livesync.Doc, checkpoint s
 	if f.opts.OnBatch != nil {
 		f.opts.OnBatch(BatchResult{ApplyResult: res, Rows: rows, Checkpoint: checkpoint, Parked: len(f.parking.notes)})
 	}
-	return nil
 }
 
 // batchPlan is what one batch does to the index and to the follower's maps;
@@ -223,6 +190,62 @@ type batchPlan struct {
 	skipped map[string]bool // ids skipped by this batch
 	status  []index.NoteStatus
 	clear   []string
+}
+
+func newBatchPlan(f *Follower) *batchPlan {
+	return &batchPlan{f: f, owner: map[string]string{}, idPath: map[string]string{}, upserts: map[string]vault.NoteInput{},
+		deletes: map[string]string{}, park: map[string]*parkedNote{}, settled: map[string]bool{}, skipped: map[string]bool{}}
+}
+
+// sort plans the tombstones, deletions and skipped notes of docs and
+// returns the notes left to read.
+func (p *batchPlan) sort(docs []livesync.Doc) (reads []livesync.Doc) {
+	for _, d := range docs {
+		switch {
+		case d.Kind == livesync.KindTombstone:
+			p.remove(d.ID, p.pathOf(d.ID))
+		case d.Note == nil:
+			p.remove(d.ID, p.pathOf(d.ID))
+			p.skip(d.ID, d.ID, d.Rev, d.Reason)
+		case d.Note.Deleted:
+			p.remove(d.ID, d.Note.Path)
+		default:
+			if why := p.f.couch.skipReason(d.Note); why != "" {
+				p.remove(d.ID, p.pathOf(d.ID))
+				p.skip(d.ID, d.Note.Path, d.Rev, why)
+				continue
+			}
+			reads = append(reads, d)
+		}
+	}
+	return reads
+}
+
+// read plans a note by how reading it went: indexed when read whole,
+// parked when it must wait for chunks, else skipped as unreadable.
+func (p *batchPlan) read(d livesync.Doc, text string, err error, now time.Time) {
+	switch {
+	case err == nil:
+		p.upsert(d, text)
+	case waitable(err):
+		p.parkNote(d, err, now)
+	default:
+		p.f.log.Warn("note unreadable: not indexed", keyPath, d.Note.Path, keyRev, d.Rev, keyErr, err)
+		p.skip(d.ID, d.Note.Path, d.Rev, "unreadable: "+err.Error())
+	}
+}
+
+// batch is b with the plan's upserts and deletes, in path order.
+func (p *batchPlan) batch(b index.Batch) index.Batch {
+	for _, n := range p.upserts {
+		b.Upserts = append(b.Upserts, n)
+	}
+	sort.Slice(b.Upserts, func(i, j int) bool { return b.Upserts[i].Path < b.Upserts[j].Path })
+	for _, path := range p.deletes {
+		b.Deletes = append(b.Deletes, path)
+	}
+	sort.Strings(b.Deletes)
+	return b
 }
 
 func (p *batchPlan) ownerOf(key string) string {

@@ -2,12 +2,9 @@ package feed
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"sync"
 	"time"
 
-	kivik "github.com/go-kivik/kivik/v4"
 	"github.com/vaultask/vaultask/internal/retry"
 )
 
@@ -20,48 +17,18 @@ func (f *Follower) follow(ctx context.Context) (healthy bool, err error) {
 	}
 	conn, cancel := context.WithCancel(ctx)
 	defer cancel()
-	rows := make(chan feedRow, f.opts.BatchRows)
-	errc := make(chan error, 1)
-	since := f.since
-	var wg sync.WaitGroup
-	wg.Add(1)
-	// The request runs in the reader goroutine: a server may hold the
-	// response headers back until its first heartbeat or change, and the
-	// loop below must keep serving its timers meanwhile.
-	go func() {
-		defer wg.Done()
-		defer close(rows)
-		ch := f.couch.db.Changes(conn, kivik.Params(map[string]any{
-			"feed":         "continuous",
-			"since":        since,
-			"include_docs": true,
-			"heartbeat":    int(f.couch.heartbeat / time.Millisecond),
-		}))
-		defer ch.Close()
-		if err := ch.Err(); err != nil {
-			errc <- fmt.Errorf("open changes feed: %w", err)
-			return
-		}
-		f.withStats(func(s *FollowerStats) { s.Connected = true })
-		errc <- readChanges(conn, ch, rows)
-	}()
+	rows, errc, wait := f.startReading(conn, f.since)
 	defer func() {
 		cancel()
-		wg.Wait()
+		wait()
 		f.withStats(func(s *FollowerStats) { s.Connected = false })
 	}()
 
 	f.checkCaughtUp(false)
 	markHealthy := func() {
-		if healthy {
-			return
-		}
-		healthy = true
-		f.checkCaughtUp(true)
-		if f.failure != "" {
-			f.failure = ""
-			f.log.Info("changes feed recovered", keySeq, f.since)
-			f.withStats(func(s *FollowerStats) { s.Failing, s.LastError, s.LastErrorKind = false, "", "" })
+		if !healthy {
+			healthy = true
+			f.recovered()
 		}
 	}
 	stable := f.clock.NewTimer(f.opts.StableAfter)
@@ -110,6 +77,33 @@ func (f *Follower) follow(ctx context.Context) (healthy bool, err error) {
 	}
 }
 
+// startReading opens the _changes feed from since in a goroutine that sends
+// its rows to rows, closes rows when the feed ends and then sends why to
+// errc; wait waits for it. The request runs in that goroutine: a server may
+// hold the response headers back until its first heartbeat or change, and
+// the follower must keep serving its timers meanwhile.
+func (f *Follower) startReading(ctx context.Context, since string) (rows <-chan feedRow, errc <-chan error, wait func()) {
+	out := make(chan feedRow, f.opts.BatchRows)
+	ec := make(chan error, 1)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer close(out)
+		ec <- f.couch.changes(ctx, since, func() { f.withStats(func(s *FollowerStats) { s.Connected = true }) }, out)
+	})
+	return out, ec, wg.Wait
+}
+
+// recovered marks a connection healthy: the checkpoint may have caught up,
+// and a failure that was being reported is over.
+func (f *Follower) recovered() {
+	f.checkCaughtUp(true)
+	if f.failure != "" {
+		f.failure = ""
+		f.log.Info("changes feed recovered", keySeq, f.since)
+		f.withStats(func(s *FollowerStats) { s.Failing, s.LastError, s.LastErrorKind = false, "", "" })
+	}
+}
+
 // collect gathers the rows that follow first with gaps under BatchQuiet,
 // for at most BatchWindow and up to the batch bounds. closed reports the end
 // of the feed.
@@ -148,52 +142,4 @@ func (f *Follower) timerAt(t time.Time) (<-chan time.Time, func()) {
 	}
 	var tm retry.Timer = f.clock.NewTimer(t.Sub(f.clock.Now()))
 	return tm.C(), func() { tm.Stop() }
-}
-
-// feedRow is one _changes row.
-type feedRow struct {
-	id, seq string
-	doc     json.RawMessage
-}
-
-// readChanges sends the rows of one continuous feed to rows until it ends.
-//
-// kivik v4.5.2 panics inside Changes.Next when a continuous feed ends
-// cleanly (it reads the last_seq of metadata that continuous feeds never
-// have). Real CouchDB ends a feed that way on timeout or limit, and proxies
-// close idle streams, so the panic is recovered here, in the only goroutine
-// that calls Next, and reported as errFeedEnded: kivik's iterator releases
-// its lock in a deferred unlock and the caller cancels the connection's
-// context and closes the iterator, so nothing stays held. Keeping kivik
-// (rather than parsing the stream by hand) keeps one HTTP, auth and error
-// path for every request.
-func readChanges(ctx context.Context, ch *kivik.Changes, rows chan<- feedRow) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("%w (kivik: %v)", errFeedEnded, p)
-		}
-	}()
-	// Iterator, unlike Changes.ScanDoc, does not read the iterator's state
-	// unlocked while its context goroutine may be closing it.
-	for change, err := range ch.Iterator() {
-		if err != nil {
-			return err
-		}
-		if change.ID == "" {
-			continue // a final {"last_seq": …} line parses as a row without an id
-		}
-		var raw json.RawMessage
-		if err := change.ScanDoc(&raw); err != nil || len(raw) == 0 || string(raw) == "null" {
-			if !change.Deleted {
-				return fmt.Errorf("a change (sequence %s) came without its document: %w", change.Seq, err) // no id: it is a note's path, and the error reaches /readyz
-			}
-			raw, _ = json.Marshal(map[string]any{"_id": change.ID, "_deleted": true})
-		}
-		select {
-		case rows <- feedRow{id: change.ID, seq: change.Seq, doc: raw}:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	return errFeedEnded
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/go-kivik/kivik/v4/couchdb" // registers the "couch" driver
 	"github.com/vaultask/vaultask/feed/livesync"
 	"github.com/vaultask/vaultask/index"
-	"github.com/vaultask/vaultask/vault"
 )
 
 // Errors of Connect that a setting fixes; the caller says which setting.
@@ -33,32 +32,6 @@ var (
 	// passphrase is configured, or the passphrase does not decrypt it.
 	ErrEncryptedVault = errors.New("vault is end-to-end encrypted")
 )
-
-// Log attribute keys of package feed.
-const (
-	logComponent  = "component"
-	keyDB         = "db"
-	keyID         = "id"
-	keyPath       = "path"
-	keyRev        = "rev"
-	keySeq        = "seq"
-	keyErr        = "err"
-	keyReason     = "reason"
-	keyCount      = "count"
-	keyTotal      = "total"
-	keyWait       = "wait"
-	keyElapsed    = "elapsed"
-	keyVersion    = "version"
-	keyKnown      = "known"
-	keyAdded      = "added"
-	keyChanged    = "changed"
-	keyRemoved    = "removed"
-	keyIncomplete = "incomplete"
-)
-
-// keysBatch bounds the ids of one POST _all_docs {"keys": […]} (FORMAT.md §8
-// suggests 100–250).
-const keysBatch = 200
 
 // CouchOptions say how to reach a LiveSync database.
 type CouchOptions struct {
@@ -246,44 +219,6 @@ func (c *Couch) encryptedChunk(ctx context.Context) (json.RawMessage, error) {
 	return raw, nil
 }
 
-// getRaw GETs one document; a missing one is nil without error.
-func (c *Couch) getRaw(ctx context.Context, id string) (json.RawMessage, error) {
-	var raw json.RawMessage
-	err := c.db.Get(ctx, id).ScanDoc(&raw)
-	if kivik.HTTPStatus(err) == http.StatusNotFound {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get %s: %w", id, err)
-	}
-	return raw, nil
-}
-
-// decodeError turns the decoder's vault-wide errors into ErrEncryptedVault;
-// they stop a follower, since no later document can be read either.
-func (c *Couch) decodeError(err error) error {
-	switch {
-	case errors.Is(err, livesync.ErrEncrypted):
-		return fmt.Errorf("%w: database %q needs LiveSync's passphrase, and none is given: %w", ErrEncryptedVault, c.db.Name(), err)
-	case errors.Is(err, livesync.ErrWrongPassphrase):
-		return fmt.Errorf("%w: the passphrase given does not decrypt database %q: %w", ErrEncryptedVault, c.db.Name(), err)
-	case errors.Is(err, livesync.ErrNoSalt):
-		return fmt.Errorf("%w: database %q has no readable %s: %w", ErrEncryptedVault, c.db.Name(), livesync.SyncParametersID, err)
-	}
-	return err
-}
-
-// fatalDecode reports whether a Decode error concerns the whole vault rather
-// than one document.
-func fatalDecode(err error) bool {
-	return errors.Is(err, livesync.ErrEncrypted) || errors.Is(err, livesync.ErrWrongPassphrase) || errors.Is(err, livesync.ErrNoSalt)
-}
-
-// warnNewerFormat warns of a version document newer than the decoder knows.
-func (c *Couch) warnNewerFormat(version int) {
-	c.log.Warn("the database format is newer than this reader knows; notes may be misread", keyVersion, version, keyKnown, livesync.FormatVersion)
-}
-
 // Source is the name of this database in the index's feed_state.
 func (c *Couch) Source() string { return c.source }
 
@@ -406,167 +341,6 @@ func seqNumber(seq string) (n uint64, ok bool) {
 	return n, err == nil
 }
 
-// fetch gets documents by id with POST _all_docs?include_docs=true
-// {"keys": […]}, in batches. Ids that are missing or deleted are absent from
-// the result.
-func (c *Couch) fetch(ctx context.Context, ids []string) (map[string]json.RawMessage, error) {
-	out := make(map[string]json.RawMessage, len(ids))
-	for start := 0; start < len(ids); start += keysBatch {
-		keys := ids[start:min(start+keysBatch, len(ids))]
-		rs := c.db.AllDocs(ctx, kivik.Params(map[string]any{"include_docs": true, "keys": keys}))
-		for rs.Next() {
-			id, err := rs.ID()
-			if err != nil || id == "" {
-				continue // a not_found row
-			}
-			var raw json.RawMessage
-			if rs.ScanDoc(&raw) != nil || len(raw) == 0 || string(raw) == "null" {
-				continue // a deleted document: no body
-			}
-			out[id] = raw
-		}
-		if err := rs.Err(); err != nil {
-			return nil, fmt.Errorf("fetch %d documents by key: %w", len(keys), err)
-		}
-		rs.Close()
-	}
-	return out, nil
-}
-
-// currentRevs looks up the current revision of each of ids with
-// POST _all_docs {"keys": […]} (no documents): a missing or deleted
-// document has none and is absent from the result.
-func (c *Couch) currentRevs(ctx context.Context, ids []string) (map[string]string, error) {
-	out := make(map[string]string, len(ids))
-	for start := 0; start < len(ids); start += keysBatch {
-		keys := ids[start:min(start+keysBatch, len(ids))]
-		rs := c.db.AllDocs(ctx, kivik.Params(map[string]any{"keys": keys}))
-		for rs.Next() {
-			var v struct {
-				Rev     string `json:"rev"`
-				Deleted bool   `json:"deleted"`
-			}
-			id, err := rs.ID()
-			if err != nil || id == "" || rs.ScanValue(&v) != nil || v.Deleted || v.Rev == "" {
-				continue // a not_found or deleted row
-			}
-			out[id] = v.Rev
-		}
-		if err := rs.Err(); err != nil {
-			return nil, fmt.Errorf("look up %d revisions: %w", len(keys), err)
-		}
-		rs.Close()
-	}
-	return out, nil
-}
-
-// derivedID is the _id LiveSync gives path in this vault: of two documents
-// that claim one path, the one with this id is the current one.
-func (c *Couch) derivedID(path string) string {
-	obfuscation := ""
-	if c.settings.UsePathObfuscation {
-		obfuscation = c.passphrase
-	}
-	return livesync.DocumentID(path, c.settings.HandleFilenameCaseSensitive, obfuscation)
-}
-
-// skipReason says why a live decoded note is not indexed, for its status,
-// or "" when it is: a markdown note of the corpus at a clean path (which its
-// Path is then normalised to). Binary attachments are never read.
-func (c *Couch) skipReason(n *livesync.Note) string {
-	clean, err := vault.CleanPath(n.Path)
-	if err != nil {
-		return err.Error()
-	}
-	n.Path = clean
-	if n.Binary {
-		return "binary attachment: only text notes are indexed"
-	}
-	return c.corpus.Excluded(n.Path)
-}
-
-// indexable reports whether a decoded note is indexed (see skipReason).
-func (c *Couch) indexable(n *livesync.Note) bool {
-	return !n.Deleted && c.skipReason(n) == ""
-}
-
-// readNotes reassembles notes from src, fetching every chunk src lacks (for
-// all the notes together) with one batched keys lookup. texts[i] is set when
-// errs[i] is nil; errs[i] wraps livesync.ErrMissingChunks or ErrSizeMismatch
-// for a note that must wait. The returned error is a failure of the lookup or
-// a vault-wide decoding error.
-func (c *Couch) readNotes(ctx context.Context, notes []*livesync.Note, src *chunkCache) (texts []string, errs []error, err error) {
-	texts, errs = make([]string, len(notes)), make([]error, len(notes))
-	var want []string
-	seen := map[string]bool{}
-	for i, n := range notes {
-		b, err := n.Read(src)
-		texts[i], errs[i] = string(b), err
-		var missing *livesync.MissingChunksError
-		if errors.As(err, &missing) {
-			for _, id := range missing.IDs {
-				if !seen[id] {
-					seen[id] = true
-					want = append(want, id)
-				}
-			}
-		}
-	}
-	if len(want) == 0 {
-		return texts, errs, nil
-	}
-	got, err := c.fetch(ctx, want)
-	if err != nil {
-		return nil, nil, err
-	}
-	// The fetched chunks are read from here, so that a bounded src that
-	// evicts them again still lets the notes be read.
-	fetched := overlay{top: livesync.ChunkMap{}, under: src}
-	for id, raw := range got {
-		doc, err := c.dec.Decode(raw)
-		if err != nil {
-			if fatalDecode(err) {
-				return nil, nil, fatal(c.decodeError(err))
-			}
-			c.log.Warn("skip malformed chunk", keyID, id, keyErr, err)
-			continue
-		}
-		if doc.Kind == livesync.KindChunk {
-			fetched.top[doc.ID] = doc.Data
-			src.put(doc.ID, doc.Data)
-		}
-	}
-	for i, n := range notes {
-		if errors.Is(errs[i], livesync.ErrMissingChunks) {
-			b, err := n.Read(fetched)
-			texts[i], errs[i] = string(b), err
-		}
-	}
-	return texts, errs, nil
-}
-
-// overlay is a ChunkSource that looks in top first.
-type overlay struct {
-	top   livesync.ChunkMap
-	under livesync.ChunkSource
-}
-
-func (o overlay) Chunks(ids []string) (map[string]string, error) {
-	under, err := o.under.Chunks(ids)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]string, len(ids))
-	for _, id := range ids {
-		if data, ok := o.top[id]; ok {
-			out[id] = data
-		} else if data, ok := under[id]; ok {
-			out[id] = data
-		}
-	}
-	return out, nil
-}
-
 // newHTTPClient is kivik's HTTP client: every read on a connection must see
 // data within idle, so a _changes feed whose heartbeats stop (a peer gone
 // without a FIN, a stalled proxy) fails instead of hanging forever.
@@ -603,3 +377,10 @@ func redact(raw string) string {
 	}
 	return u.Redacted()
 }
+
+// rejectedSeq reports whether err is the server refusing a request's
+// sequence (400 bad request): a checkpoint it does not take.
+func rejectedSeq(err error) bool { return kivik.HTTPStatus(err) == http.StatusBadRequest }
+
+// database is the name of the database, for messages.
+func (c *Couch) database() string { return c.db.Name() }

@@ -8,6 +8,16 @@
 // for vaults without LiveSync. Everything it learns goes through
 // index.Store.Apply or Sync; document decoding is package feed/livesync.
 //
+// Every CouchDB request is made in the couch*.go files, the only ones that
+// import kivik (TestKivikOnlyInCouchFiles): couch.go connects and reads the
+// database's settings, sequence and identity, couch_read.go reads documents
+// (by id, by key, _all_docs pages) and couch_changes.go the continuous
+// _changes feed. The rest of the package works on what they return: the
+// Follower (follower.go, changes.go, batch.go, parking.go, stats.go), the
+// Reconciler (reconcile.go, and scan.go for the listing), and notes.go and
+// decode.go, which read notes whole and judge decoded documents by the
+// vault's settings.
+//
 // It may import index, vault and feed/livesync, and no other package of this
 // module.
 package feed

@@ -46,9 +46,9 @@ func (c *Couch) describe(err error) failure {
 		}
 		return failure{failUnauthorized, fmt.Sprintf("CouchDB rejected the credentials for user %q (401 unauthorized): was the password changed?", c.user)}
 	case status == http.StatusForbidden:
-		return failure{failForbidden, fmt.Sprintf("CouchDB does not let user %q read database %q (403 forbidden)", c.user, c.db.Name())}
+		return failure{failForbidden, fmt.Sprintf("CouchDB does not let user %q read database %q (403 forbidden)", c.user, c.database())}
 	case status == http.StatusNotFound:
-		return failure{failNoDatabase, fmt.Sprintf("database %q does not exist at %s (404 not found): deleted, or being rebuilt?", c.db.Name(), c.root)}
+		return failure{failNoDatabase, fmt.Sprintf("database %q does not exist at %s (404 not found): deleted, or being rebuilt?", c.database(), c.root)}
 	case status >= 500 && status != http.StatusBadGateway:
 		return failure{failServer, fmt.Sprintf("CouchDB at %s failed (%d %s): %v", c.root, status, http.StatusText(status), err)}
 	}

@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"sync"
 	"time"
 
-	kivik "github.com/go-kivik/kivik/v4"
 	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/internal/retry"
 	"github.com/vaultask/vaultask/internal/routine"
@@ -102,70 +100,6 @@ func (o *FollowerOptions) setDefaults() {
 	}
 }
 
-// BatchResult is one committed transaction of the follower.
-type BatchResult struct {
-	index.ApplyResult
-	// Rows is the number of _changes rows the transaction covers (zero for
-	// a retry of parked notes).
-	Rows       int
-	Checkpoint string
-	// Parked is the number of notes waiting for chunks after the batch.
-	Parked int
-}
-
-// FollowerStats is a snapshot of what a Follower has done.
-type FollowerStats struct {
-	Checkpoint string
-	Connected  bool
-	Rows       int
-	Batches    int
-	Applied    index.ApplyResult
-	// Parked notes wait for chunks; Incomplete ones (a subset) have waited
-	// longer than ParkTimeout. Both are in the index's note_status.
-	Parked, Incomplete int
-	Reconnects         int
-	Reconciles         int
-	CachedChunks       int
-	// LastError describes the current failure, in words a user acts on,
-	// and is cleared when the feed recovers; LastErrorAt is when the last
-	// failure happened, and stays.
-	LastError   string
-	LastErrorAt time.Time
-	// LastErrorKind is the kind of the current failure, in a few words that
-	// name no server, database or user ("unreachable", "unauthorized", "no
-	// database", …), for whoever may not see LastError; cleared with it.
-	LastErrorKind string
-	// UpdateSeq is the database's sequence when it was last checked.
-	UpdateSeq string
-	// LastChangeAt is when a batch last changed a note of the index.
-	LastChangeAt time.Time
-	// Failing is set from a failure until the feed recovers.
-	Failing bool
-	// CaughtUp is set once the checkpoint reached the database's sequence
-	// as read when a connection opened: everything written before the
-	// follower started is indexed. It stays set.
-	CaughtUp bool
-	// Scanning is set while a full reconcile runs. While it lists the
-	// database, ScanListed of its ScanDocuments documents (_all_docs'
-	// total_rows, chunks included) are listed; then ScanDone of the
-	// ScanTotal notes it listed are written, counted per transaction.
-	Scanning                  bool
-	ScanListed, ScanDocuments int
-	ScanDone, ScanTotal       int
-	// LastReconcile is what the last full reconcile did, zero before the
-	// first; NextReconcile is when the next is due (zero: never).
-	LastReconcile ReconcileSummary
-	NextReconcile time.Time
-}
-
-// ReconcileSummary is what one full reconcile found and did.
-type ReconcileSummary struct {
-	At                                   time.Time
-	Took                                 time.Duration
-	Notes, Added, Changed, Removed, Kept int
-	Incomplete, Skipped                  int
-}
-
 // Follower follows the database's _changes feed into the index: rows that
 // arrive together are decoded, their notes reassembled and applied in one
 // transaction with the feed's sequence as the checkpoint, so a restart at any
@@ -229,19 +163,6 @@ func (f *Follower) Open(ctx context.Context) error {
 	})
 }
 
-// Stats returns a snapshot of the follower's counters.
-func (f *Follower) Stats() FollowerStats {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.stats
-}
-
-func (f *Follower) withStats(fn func(*FollowerStats)) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	fn(&f.stats)
-}
-
 // fatalError stops the follower: retrying cannot help.
 type fatalError struct{ err error }
 
@@ -297,7 +218,7 @@ func (f *Follower) run(ctx context.Context) error {
 			return fe.err
 		case err == nil, errors.Is(err, errReconcileDue), errors.Is(err, errRecreated):
 			continue
-		case kivik.HTTPStatus(err) == http.StatusBadRequest && !f.needScan:
+		case rejectedSeq(err) && !f.needScan:
 			if f.since == f.scanSince {
 				return fmt.Errorf("the server rejects the sequence a full scan started from (%q): %w", f.since, err)
 			}
@@ -448,24 +369,6 @@ func (f *Follower) restoreParked(ctx context.Context) error {
 	f.loadParked = f.parking.restore(sts, f.clock.Now()) > 0
 	f.countParked()
 	return nil
-}
-
-// checkCaughtUp marks the follower caught up once its checkpoint reached the
-// sequence the database had when the connection opened. A sequence that is
-// not a number (another server's opaque kind) counts once the connection is
-// healthy.
-func (f *Follower) checkCaughtUp(healthy bool) {
-	at, okAt := seqNumber(f.since)
-	want, okWant := seqNumber(f.target)
-	if okAt && okWant && at >= want || (!okAt || !okWant) && healthy {
-		f.withStats(func(s *FollowerStats) { s.CaughtUp = true })
-	}
-}
-
-// countParked publishes the parked notes in the stats.
-func (f *Follower) countParked() {
-	parked, incomplete := f.parking.counts()
-	f.withStats(func(s *FollowerStats) { s.Parked, s.Incomplete = parked, incomplete })
 }
 
 // checkDatabase compares the database with the one the checkpoint was taken

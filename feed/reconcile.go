@@ -2,15 +2,11 @@ package feed
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
-	"sort"
 	"time"
 
-	kivik "github.com/go-kivik/kivik/v4"
 	"github.com/vaultask/vaultask/feed/livesync"
 	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/internal/retry"
@@ -94,16 +90,6 @@ type ReconcileResult struct {
 	Reclassified index.Reclassified
 }
 
-// Listing is the whole vault as one scan saw it.
-type Listing struct {
-	Since      string
-	Identity   string
-	Docs       int
-	Notes      []vault.NoteInput
-	Incomplete []index.NoteStatus
-	Skipped    []index.NoteStatus
-}
-
 // Run reconciles the index with the database. Unless DryRun, it also saves
 // the scan's starting sequence as the checkpoint when the index has none (or
 // ResetCheckpoint), so a follower continues from there, and records the run.
@@ -160,55 +146,23 @@ func (r *Reconciler) Run(ctx context.Context, opts ReconcileOptions) (ReconcileR
 // key: a note the listing lacks but the database still holds alive is read
 // and kept. Notes that could not be read are not removed either.
 func (r *Reconciler) plan(ctx context.Context, l *Listing, res *ReconcileResult) error {
-	plan, err := r.store.Plan(ctx, l.Notes)
+	plan, err := r.diff(ctx, l)
 	if err != nil {
-		return fatal(fmt.Errorf("reconcile: %w", err))
+		return err
 	}
-	plan.Remove = withoutIncomplete(plan.Remove, l.Incomplete)
 	if len(plan.Remove) == 0 {
 		res.Plan = plan
 		return nil
 	}
-	owners, err := r.store.SourcePaths(ctx)
+	alive, err := r.alive(ctx, plan.Remove)
 	if err != nil {
-		return fatal(fmt.Errorf("reconcile: %w", err))
+		return err
 	}
-	idOf := make(map[string]string, len(owners))
-	for id, p := range owners {
-		idOf[vault.DocID(p)] = id
-	}
-	var ids []string
-	for _, p := range plan.Remove {
-		if id := idOf[vault.DocID(p)]; id != "" {
-			ids = append(ids, id)
-		}
-	}
-	raws, err := r.couch.fetch(ctx, ids)
-	if err != nil {
-		return fmt.Errorf("reconcile: confirm removals: %w", err)
-	}
-	var found []livesync.Doc
-	for _, id := range ids {
-		raw, ok := raws[id]
-		if !ok {
-			continue
-		}
-		doc, err := r.couch.dec.Decode(raw)
-		if err != nil {
-			if fatalDecode(err) {
-				return fatal(r.couch.decodeError(err))
-			}
-			continue
-		}
-		if doc.Kind == livesync.KindNote && r.couch.indexable(doc.Note) && vault.DocID(doc.Note.Path) == vault.DocID(owners[id]) {
-			found = append(found, doc)
-		}
-	}
-	if len(found) == 0 {
+	if len(alive) == 0 {
 		res.Plan = plan
 		return nil
 	}
-	notes, incomplete, unreadable, err := r.read(ctx, found, newChunkCache(0))
+	notes, incomplete, unreadable, err := r.read(ctx, alive, newChunkCache(0))
 	if err != nil {
 		return err
 	}
@@ -219,12 +173,42 @@ func (r *Reconciler) plan(ctx context.Context, l *Listing, res *ReconcileResult)
 	}
 	l.Notes = append(l.Notes, notes...)
 	l.Incomplete = append(l.Incomplete, incomplete...)
-	if plan, err = r.store.Plan(ctx, l.Notes); err != nil {
-		return fatal(fmt.Errorf("reconcile: %w", err))
+	if plan, err = r.diff(ctx, l); err != nil {
+		return err
 	}
-	plan.Remove = withoutIncomplete(plan.Remove, l.Incomplete)
 	res.Plan = plan
 	return nil
+}
+
+// diff is the plan that makes the index equal the listing, without removing
+// the notes the listing could not read whole.
+func (r *Reconciler) diff(ctx context.Context, l *Listing) (index.Plan, error) {
+	plan, err := r.store.Plan(ctx, l.Notes)
+	if err != nil {
+		return plan, fatal(fmt.Errorf("reconcile: %w", err))
+	}
+	plan.Remove = withoutIncomplete(plan.Remove, l.Incomplete)
+	return plan, nil
+}
+
+// alive looks up by key the indexed notes at the paths of remove and
+// returns those the database still holds alive at the same path.
+func (r *Reconciler) alive(ctx context.Context, remove []string) ([]livesync.Doc, error) {
+	owners, err := r.store.SourcePaths(ctx)
+	if err != nil {
+		return nil, fatal(fmt.Errorf("reconcile: %w", err))
+	}
+	idOf := make(map[string]string, len(owners))
+	for id, p := range owners {
+		idOf[vault.DocID(p)] = id
+	}
+	var ids []string
+	for _, p := range remove {
+		if id := idOf[vault.DocID(p)]; id != "" {
+			ids = append(ids, id)
+		}
+	}
+	return r.reread(ctx, "confirm removals", ids, owners)
 }
 
 // confirmMassRemoval lists the database a second time, ConfirmDelay later,
@@ -281,73 +265,24 @@ func (r *Reconciler) recheck(ctx context.Context, l *Listing, res *ReconcileResu
 	if now == l.Since {
 		return nil
 	}
-	writes := map[string]bool{}
-	for _, ps := range [][]string{res.Plan.Add, res.Plan.Change, res.Plan.Touch} {
-		for _, p := range ps {
-			writes[vault.DocID(p)] = true
-		}
+	moved, err := r.moved(ctx, l.Notes, res.Plan)
+	if err != nil || len(moved) == 0 {
+		return err
 	}
-	var ids []string
-	listed := map[string]vault.NoteInput{}
-	for _, n := range l.Notes {
-		if writes[vault.DocID(n.Path)] && n.SourceID != "" {
-			ids = append(ids, n.SourceID)
-			listed[n.SourceID] = n
-		}
+	ids, paths := make([]string, len(moved)), make(map[string]string, len(moved))
+	for i, n := range moved {
+		ids[i], paths[n.SourceID] = n.SourceID, n.Path
 	}
-	if len(ids) == 0 {
-		return nil
-	}
-	revs, err := r.couch.currentRevs(ctx, ids)
+	fresh, err := r.reread(ctx, "recheck", ids, paths)
 	if err != nil {
-		return fmt.Errorf("reconcile: recheck: %w", err)
-	}
-	var moved []string
-	for _, id := range ids {
-		if revs[id] != listed[id].Rev {
-			moved = append(moved, id)
-		}
-	}
-	if len(moved) == 0 {
-		return nil
-	}
-	raws, err := r.couch.fetch(ctx, moved)
-	if err != nil {
-		return fmt.Errorf("reconcile: recheck: %w", err)
-	}
-	var fresh []livesync.Doc
-	for _, id := range moved {
-		raw, ok := raws[id]
-		if !ok {
-			continue // deleted since the listing: the follower removes it
-		}
-		doc, err := r.couch.dec.Decode(raw)
-		if err != nil {
-			if fatalDecode(err) {
-				return fatal(r.couch.decodeError(err))
-			}
-			continue
-		}
-		if doc.Kind == livesync.KindNote && r.couch.indexable(doc.Note) && vault.DocID(doc.Note.Path) == vault.DocID(listed[id].Path) {
-			fresh = append(fresh, doc)
-		}
+		return err
 	}
 	notes, incomplete, unreadable, err := r.read(ctx, fresh, newChunkCache(0))
 	if err != nil {
 		return err
 	}
 	l.Skipped = append(l.Skipped, unreadable...)
-	drop := map[string]bool{}
-	for _, id := range moved {
-		drop[id] = true
-	}
-	kept := l.Notes[:0]
-	for _, n := range l.Notes {
-		if !drop[n.SourceID] {
-			kept = append(kept, n)
-		}
-	}
-	l.Notes = append(kept, notes...)
+	l.Notes = append(withoutSources(l.Notes, paths), notes...)
 	l.Incomplete = append(l.Incomplete, incomplete...)
 	r.log.Info("re-read notes that changed while the database was listed", keyCount, len(moved))
 	confirmed := res.Plan.Remove
@@ -358,6 +293,79 @@ func (r *Reconciler) recheck(ctx context.Context, l *Listing, res *ReconcileResu
 	// listing is removed by the follower, which saw the delete.
 	res.Plan.Remove = intersect(res.Plan.Remove, confirmed)
 	return nil
+}
+
+// moved returns the listed notes the plan would write whose documents'
+// current revision is not the listed one (or that are gone).
+func (r *Reconciler) moved(ctx context.Context, listed []vault.NoteInput, plan index.Plan) ([]vault.NoteInput, error) {
+	writes := map[string]bool{}
+	for _, ps := range [][]string{plan.Add, plan.Change, plan.Touch} {
+		for _, p := range ps {
+			writes[vault.DocID(p)] = true
+		}
+	}
+	var ids []string
+	var written []vault.NoteInput
+	for _, n := range listed {
+		if writes[vault.DocID(n.Path)] && n.SourceID != "" {
+			ids = append(ids, n.SourceID)
+			written = append(written, n)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	revs, err := r.couch.currentRevs(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("reconcile: recheck: %w", err)
+	}
+	var moved []vault.NoteInput
+	for _, n := range written {
+		if revs[n.SourceID] != n.Rev {
+			moved = append(moved, n)
+		}
+	}
+	return moved, nil
+}
+
+// reread fetches the documents ids by key and returns the live indexable
+// notes among them that are still at the path paths holds for their id.
+// Documents gone since are left out: the follower removes them. what names
+// the step in errors.
+func (r *Reconciler) reread(ctx context.Context, what string, ids []string, paths map[string]string) ([]livesync.Doc, error) {
+	raws, err := r.couch.fetch(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("reconcile: %s: %w", what, err)
+	}
+	var docs []livesync.Doc
+	for _, id := range ids {
+		raw, ok := raws[id]
+		if !ok {
+			continue
+		}
+		doc, err := r.couch.dec.Decode(raw)
+		if err != nil {
+			if fatalDecode(err) {
+				return nil, fatal(r.couch.decodeError(err))
+			}
+			continue
+		}
+		if doc.Kind == livesync.KindNote && r.couch.indexable(doc.Note) && vault.DocID(doc.Note.Path) == vault.DocID(paths[id]) {
+			docs = append(docs, doc)
+		}
+	}
+	return docs, nil
+}
+
+// withoutSources keeps the notes whose documents are not in drop (by _id).
+func withoutSources(notes []vault.NoteInput, drop map[string]string) []vault.NoteInput {
+	kept := notes[:0]
+	for _, n := range notes {
+		if _, ok := drop[n.SourceID]; !ok {
+			kept = append(kept, n)
+		}
+	}
+	return kept
 }
 
 // intersect keeps the paths of a that are also in b.
@@ -389,194 +397,10 @@ func withoutIncomplete(remove []string, incomplete []index.NoteStatus) []string 
 	return out
 }
 
-// List scans the whole database: every document through _all_docs in pages,
-// chunks collected before any note is assembled, and the notes read into
-// index input. Notes that can't be read whole are listed as incomplete.
-func (r *Reconciler) List(ctx context.Context) (Listing, error) { return r.list(ctx, nil) }
-
-// list is List, telling listed (when set) its progress after each page.
-func (r *Reconciler) list(ctx context.Context, listed func(listed, total int)) (Listing, error) {
-	var l Listing
-	st, err := r.couch.state(ctx)
-	if err != nil {
-		return l, fmt.Errorf("reconcile: %w", err)
-	}
-	l.Since, l.Identity = st.UpdateSeq, st.Identity
-	s := scan{r: r, chunks: newChunkCache(0), seen: map[string]bool{}, listed: listed}
-	if err := s.allDocs(ctx); err != nil {
-		return l, err
-	}
-	l.Docs = len(s.seen)
-	winners := r.choose(s.notes)
-	var unreadable []index.NoteStatus
-	if l.Notes, l.Incomplete, unreadable, err = r.read(ctx, winners, s.chunks); err != nil {
-		return l, err
-	}
-	l.Skipped = append(s.skipped, unreadable...)
-	return l, nil
-}
-
-// scan is one pass over _all_docs.
-type scan struct {
-	r       *Reconciler
-	chunks  *chunkCache
-	notes   []livesync.Doc
-	skipped []index.NoteStatus
-	seen    map[string]bool
-	listed  func(listed, total int)
-}
-
-func (s *scan) allDocs(ctx context.Context) error {
-	page := max(s.r.PageSize, 2)
-	total, last := -1, ""
-	for {
-		params := map[string]any{"include_docs": true, "limit": page}
-		if last != "" {
-			params["startkey"], params["skip"] = last, 1
-		}
-		rs := s.r.couch.db.AllDocs(ctx, kivik.Params(params))
-		n := 0
-		for rs.Next() {
-			id, err := rs.ID()
-			if err != nil {
-				rs.Close()
-				return fmt.Errorf("reconcile: list documents: %w", err)
-			}
-			var raw json.RawMessage
-			if err := rs.ScanDoc(&raw); err != nil {
-				rs.Close()
-				return fmt.Errorf("reconcile: list documents: %s: %w", id, err)
-			}
-			n, last = n+1, id
-			if err := s.take(id, raw); err != nil {
-				rs.Close()
-				return err
-			}
-		}
-		if err := rs.Err(); err != nil {
-			return fmt.Errorf("reconcile: list documents: %w", err)
-		}
-		if md, err := rs.Metadata(); err == nil && total < 0 {
-			total = int(md.TotalRows)
-		}
-		if s.listed != nil {
-			s.listed(len(s.seen), max(total, len(s.seen)))
-		}
-		if n < page {
-			break
-		}
-	}
-	if total > len(s.seen) {
-		return s.complete(ctx, total)
-	}
-	return nil
-}
-
-// complete finds the documents _all_docs counted in total_rows but did not
-// list (the test server's default key range ends at U+FFFF and drops ids
-// outside the BMP) from the ids of _changes, and fetches them by key.
-func (s *scan) complete(ctx context.Context, total int) error {
-	s.r.log.Info("_all_docs listed fewer documents than it counts; completing the listing from _changes", keyCount, len(s.seen), keyTotal, total)
-	ch := s.r.couch.db.Changes(ctx, kivik.Params(map[string]any{"since": "0"}))
-	var ids []string
-	for ch.Next() {
-		if id := ch.ID(); id != "" && !ch.Deleted() && !s.seen[id] {
-			ids = append(ids, id)
-		}
-	}
-	if err := ch.Err(); err != nil {
-		return fmt.Errorf("reconcile: list ids from _changes: %w", err)
-	}
-	ch.Close()
-	raws, err := s.r.couch.fetch(ctx, ids)
-	if err != nil {
-		return fmt.Errorf("reconcile: %w", err)
-	}
-	for _, id := range ids {
-		if raw, ok := raws[id]; ok {
-			if err := s.take(id, raw); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// take classifies one listed document.
-func (s *scan) take(id string, raw json.RawMessage) error {
-	s.seen[id] = true
-	doc, err := s.r.couch.dec.Decode(raw)
-	if err != nil {
-		if fatalDecode(err) {
-			return fatal(s.r.couch.decodeError(err))
-		}
-		s.r.log.Warn("skip malformed document", keyID, id, keyErr, err)
-		if doc.Kind == livesync.KindNote {
-			s.skipped = append(s.skipped, index.NoteStatus{SourceID: id, Path: id, Rev: doc.Rev, State: vault.StatusSkipped, Reason: "unreadable document: " + err.Error()})
-		}
-		return nil
-	}
-	switch doc.Kind {
-	case livesync.KindChunk:
-		s.chunks.put(doc.ID, doc.Data)
-	case livesync.KindNote:
-		if doc.Note.Deleted {
-			break
-		}
-		if why := s.r.couch.skipReason(doc.Note); why != "" {
-			s.skipped = append(s.skipped, index.NoteStatus{SourceID: doc.ID, Path: doc.Note.Path, Rev: doc.Rev, State: vault.StatusSkipped, Reason: why})
-			break
-		}
-		s.notes = append(s.notes, doc)
-	case livesync.KindSkip:
-		if doc.Version > livesync.FormatVersion {
-			s.r.couch.warnNewerFormat(doc.Version)
-		}
-	}
-	return nil
-}
-
-// choose settles documents that claim one path (FORMAT.md §2, stale metadata
-// after a case change): the document whose id LiveSync derives from the path
-// wins, else the newest mtime, else the greatest id. Soft-deleted documents
-// never reach here, so a stale deleted one cannot hide a live one.
-func (r *Reconciler) choose(notes []livesync.Doc) []livesync.Doc {
-	best := map[string]livesync.Doc{}
-	for _, d := range notes {
-		key := vault.DocID(d.Note.Path)
-		cur, ok := best[key]
-		if !ok || r.couch.prefer(d, cur) {
-			best[key] = d
-		}
-	}
-	out := make([]livesync.Doc, 0, len(best))
-	for _, d := range best {
-		out = append(out, d)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Note.Path < out[j].Note.Path })
-	return out
-}
-
-// prefer reports whether a should index the path both claim rather than b.
-func (c *Couch) prefer(a, b livesync.Doc) bool {
-	aDerived, bDerived := c.derivedID(a.Note.Path) == a.ID, c.derivedID(b.Note.Path) == b.ID
-	switch {
-	case aDerived != bDerived:
-		return aDerived
-	case !a.Note.Mtime.Equal(b.Note.Mtime):
-		return a.Note.Mtime.After(b.Note.Mtime)
-	}
-	return a.ID > b.ID
-}
-
 // read reassembles notes into index input; the ones that can't be read whole
 // are returned as incomplete instead, and the unreadable ones as skipped.
 func (r *Reconciler) read(ctx context.Context, docs []livesync.Doc, src *chunkCache) (out []vault.NoteInput, incomplete, unreadable []index.NoteStatus, err error) {
-	notes := make([]*livesync.Note, len(docs))
-	for i, d := range docs {
-		notes[i] = d.Note
-	}
-	texts, errs, err := r.couch.readNotes(ctx, notes, src)
+	texts, errs, err := r.couch.readNotes(ctx, notesOf(docs), src)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("reconcile: %w", err)
 	}
@@ -594,30 +418,4 @@ func (r *Reconciler) read(ctx context.Context, docs []livesync.Doc, src *chunkCa
 		out = append(out, noteInput(d, texts[i]))
 	}
 	return out, incomplete, unreadable, nil
-}
-
-// waitable reports a note that is not readable yet: chunks not (or no
-// longer) visible, or a size that does not match (written mid-way).
-func waitable(err error) bool {
-	return errors.Is(err, livesync.ErrMissingChunks) || errors.Is(err, livesync.ErrSizeMismatch)
-}
-
-// reason is the note_status text for a waitable error.
-func reason(err error) string {
-	var missing *livesync.MissingChunksError
-	if errors.As(err, &missing) {
-		return fmt.Sprintf("%d missing chunks: %s", len(missing.IDs), missing.IDs[0])
-	}
-	return "size mismatch: incomplete or mid-write"
-}
-
-func noteInput(d livesync.Doc, text string) vault.NoteInput {
-	mtime := d.Note.Mtime
-	if mtime.IsZero() {
-		mtime = d.Note.Ctime
-	}
-	if mtime.IsZero() {
-		mtime = time.UnixMilli(0)
-	}
-	return vault.NoteInput{Path: d.Note.Path, SourceID: d.ID, Rev: d.Rev, Text: text, MTime: mtime}
 }

@@ -203,148 +203,6 @@ func (d *Decoder) Decode(raw []byte) (Doc, error) {
 	return doc, nil
 }
 
-// DetectE2EE reports whether any of the raw documents carries an end-to-end
-// encryption marker (FORMAT.md §5). It deliberately ignores a "%" at the start
-// of chunk data, which plain markdown (%%comments%%) produces too. Documents
-// that do not parse are ignored.
-func DetectE2EE(raws ...[]byte) bool {
-	for _, raw := range raws {
-		var r rawDoc
-		if json.Unmarshal(raw, &r) == nil && r.e2ee() {
-			return true
-		}
-	}
-	return false
-}
-
-func (r *rawDoc) e2ee() bool {
-	if r.Encrypted || strings.HasPrefix(r.ID, encryptedChunkID) || strings.HasPrefix(r.Path, encryptedMeta) {
-		return true
-	}
-	if strings.HasPrefix(r.ID, "f:") && isV1Path(r.Path) {
-		return true
-	}
-	for _, c := range r.Children {
-		if strings.HasPrefix(c, encryptedChunkID) {
-			return true
-		}
-	}
-	for k := range r.Eden {
-		if strings.HasPrefix(k, edenKeyV1) {
-			return true
-		}
-	}
-	return false
-}
-
-// isV1Path reports a path encrypted by a 0.18–0.24 writer.
-func isV1Path(p string) bool {
-	return (strings.HasPrefix(p, "%") && len(p) > 64) || strings.HasPrefix(p, `["`)
-}
-
-func tombstoneKind(r *rawDoc) (Kind, string) {
-	if reason := reservedReason(r.ID); reason != "" {
-		return KindSkip, "tombstone of " + reason
-	}
-	if r.Type == "leaf" || strings.HasPrefix(r.ID, "h:") {
-		return KindChunkTombstone, ""
-	}
-	if reason := prefixReason(r.ID); reason != "" {
-		return KindSkip, "tombstone of " + reason
-	}
-	return KindTombstone, ""
-}
-
-// skipReason applies FORMAT.md §1, in its order, to a live document, up to
-// the path checks that need a decoded note.
-func skipReason(r *rawDoc) string {
-	if reason := reservedReason(r.ID); reason != "" {
-		return reason
-	}
-	switch {
-	case r.Type == "leaf":
-		return ""
-	case r.Type == "chunkpack":
-		return "chunk pack (unsupported)"
-	}
-	if reason := prefixReason(r.ID); reason != "" {
-		return reason
-	}
-	switch r.Type {
-	case "plain", "newnote":
-		if r.Children == nil {
-			return fmt.Sprintf("%s document without children", r.Type)
-		}
-		return ""
-	case "notes", "":
-		if r.Children == nil && r.Data == nil {
-			return "document without type, children or data"
-		}
-		return ""
-	}
-	return fmt.Sprintf("unknown type %q", r.Type)
-}
-
-// reservedReason names the documents that are never notes or chunks.
-func reservedReason(id string) string {
-	switch {
-	case strings.HasPrefix(id, "_design/"):
-		return "design document"
-	case strings.HasPrefix(id, "_"):
-		return "reserved document"
-	case id == versionID:
-		return "version document"
-	case id == syncInfoID:
-		return "sync-info document"
-	}
-	return ""
-}
-
-// prefixReason names the non-note documents that look like notes.
-func prefixReason(id string) string {
-	switch {
-	case strings.HasPrefix(id, "h:"):
-		return "chunk id on a non-leaf document"
-	case strings.HasPrefix(id, "ix:"):
-		return "customisation-sync document"
-	case strings.HasPrefix(id, "i:"):
-		return "hidden-file document"
-	case strings.HasPrefix(id, "ps:"):
-		return "plugin-sync document"
-	}
-	return ""
-}
-
-// decryptData returns a leaf's or the sync-info document's data, decrypted
-// when e_ is set or the id is an encrypted chunk id (V1 chunks from before
-// plugin 0.23.21 have no e_).
-func (d *Decoder) decryptData(r *rawDoc) (string, error) {
-	var data string
-	if err := json.Unmarshal(r.Data, &data); err != nil {
-		return "", fmt.Errorf("%w: data is not a string", ErrMalformed)
-	}
-	if !r.Encrypted && !strings.HasPrefix(r.ID, encryptedChunkID) {
-		return data, nil
-	}
-	return d.decrypt(data)
-}
-
-func (d *Decoder) decrypt(s string) (string, error) {
-	if d.keys == nil {
-		return "", ErrEncrypted
-	}
-	return d.keys.decrypt(s)
-}
-
-// metadata is the plaintext of a V2-encrypted path.
-type metadata struct {
-	Path     *string   `json:"path"`
-	Mtime    *float64  `json:"mtime"`
-	Ctime    *float64  `json:"ctime"`
-	Size     *float64  `json:"size"`
-	Children *[]string `json:"children"`
-}
-
 // note decodes a note document, returning a skip reason for notes whose
 // decoded path is not a vault note.
 func (d *Decoder) note(r *rawDoc) (*Note, string, error) {
@@ -360,41 +218,9 @@ func (d *Decoder) note(r *rawDoc) (*Note, string, error) {
 		Deleted:    r.SoftDeleted,
 		Obfuscated: strings.HasPrefix(r.ID, "f:"),
 	}
-	path := r.Path
-	switch {
-	case strings.HasPrefix(path, encryptedMeta):
-		plain, err := d.decrypt(path[len(encryptedMeta):])
-		if err != nil {
-			return nil, "", fmt.Errorf("metadata: %w", err)
-		}
-		var m metadata
-		if err := json.Unmarshal([]byte(plain), &m); err != nil {
-			return nil, "", fmt.Errorf("%w: metadata: %w", ErrMalformed, err)
-		}
-		path = ""
-		if m.Path != nil {
-			path = *m.Path
-		}
-		if m.Mtime != nil {
-			n.Mtime = millis(*m.Mtime)
-		}
-		if m.Ctime != nil {
-			n.Ctime = millis(*m.Ctime)
-		}
-		if m.Size != nil {
-			n.Size = int64(*m.Size)
-		}
-		if m.Children != nil {
-			n.Children = *m.Children
-		}
-		n.Encrypted = true
-	case n.Obfuscated && isV1Path(path):
-		plain, err := d.decrypt(path)
-		if err != nil {
-			return nil, "", fmt.Errorf("path: %w", err)
-		}
-		path = plain
-		n.Encrypted = true
+	path, err := d.path(r, n)
+	if err != nil {
+		return nil, "", err
 	}
 	if path == "" {
 		if n.Obfuscated {
@@ -425,43 +251,6 @@ func (d *Decoder) note(r *rawDoc) (*Note, string, error) {
 	}
 	n.Binary = !(r.Type == "plain" || isPlainText(path))
 	return n, "", nil
-}
-
-// eden returns the inline chunks, decrypting an encrypted eden, which
-// replaces the plain entries as the plugin does.
-func (d *Decoder) eden(raw map[string]edenEntry) (map[string]string, bool, error) {
-	if len(raw) == 0 {
-		return nil, false, nil
-	}
-	out := map[string]string{}
-	decrypted := false
-	for _, key := range []string{edenKeyV1, edenKeyV2} {
-		e, ok := raw[key]
-		if !ok {
-			continue
-		}
-		plain, err := d.decrypt(e.Data)
-		if err != nil {
-			return nil, false, err
-		}
-		var inner map[string]edenEntry
-		if err := json.Unmarshal([]byte(plain), &inner); err != nil {
-			return nil, false, fmt.Errorf("%w: %w", ErrMalformed, err)
-		}
-		for id, e := range inner {
-			out[id] = e.Data
-		}
-		decrypted = true
-	}
-	if !decrypted {
-		for id, e := range raw {
-			out[id] = e.Data
-		}
-	}
-	if len(out) == 0 {
-		return nil, decrypted, nil
-	}
-	return out, decrypted, nil
 }
 
 // inlineData reads a legacy note's data: a string or an array of strings.

@@ -10,5 +10,12 @@
 // reassembly with its integrity checks, and the two _local documents a reader
 // needs (sync parameters and milestone).
 //
+// decode.go turns a raw document into a Doc, by the rules of FORMAT.md §1
+// in classify.go; e2ee.go recognises end-to-end encryption and decrypts
+// paths, metadata and inline chunks with crypto.go's keys; read.go
+// reassembles a note from its chunks (encoding.go undoes their
+// compression and binary encodings); local.go parses the _local documents
+// and id.go derives the _id LiveSync gives a path.
+//
 // It may import no sibling package.
 package livesync
