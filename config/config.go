@@ -62,7 +62,19 @@ type Models struct {
 	// an OpenAI-compatible server on the operator's LAN.
 	GenerationBaseURL string `yaml:"generation_base_url" validate:"omitempty,http_url"`
 	Rerank            string `yaml:"rerank" validate:"omitempty,model_id"`
-	Embedding         string `yaml:"embedding" validate:"required,model_id"`
+	// RerankKind is how the rerank model scores passages: chat, a prompt
+	// per batch that any chat model answers (Ollama has no rerank
+	// endpoint), or cross-encoder, POST /v1/rerank (llama.cpp's
+	// llama-server --reranking, or any Jina/Cohere-shaped server).
+	RerankKind string `yaml:"rerank_kind" validate:"oneof=chat cross-encoder"`
+	// RerankBaseURL replaces the rerank provider's API root.
+	RerankBaseURL string `yaml:"rerank_base_url" validate:"omitempty,http_url"`
+	// RerankBudget bounds a question's whole rerank; past it the fused
+	// order is kept.
+	RerankBudget time.Duration `yaml:"rerank_budget"`
+	// RerankBatch is how many passages one rerank request carries.
+	RerankBatch int    `yaml:"rerank_batch" validate:"min=1,max=100"`
+	Embedding   string `yaml:"embedding" validate:"required,model_id"`
 	// EmbeddingBaseURL is the operator's own OpenAI-compatible embedding
 	// server; only then may Embedding name a hosted provider's model.
 	EmbeddingBaseURL string `yaml:"embedding_base_url" validate:"omitempty,http_url"`
@@ -187,6 +199,9 @@ func Default() Config {
 		},
 		Models: Models{
 			Generation:   "openrouter/google/gemini-2.5-flash",
+			RerankKind:   "chat",
+			RerankBudget: 1500 * time.Millisecond,
+			RerankBatch:  10,
 			Embedding:    "builtin/use-lite",
 			EmbeddingDim: 512,
 		},

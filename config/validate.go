@@ -122,6 +122,10 @@ func describeFieldError(fe validator.FieldError) error {
 // lists the whole database, and the follower pauses the feed while it runs.
 const MinReconcileInterval = time.Minute
 
+// MaxRerankBudget is the longest models.rerank_budget: a question waits
+// that long for a rerank model that does not answer.
+const MaxRerankBudget = time.Minute
+
 func (c Config) crossFieldErrors() []error {
 	var errs []error
 	add := func(format string, args ...any) {
@@ -158,6 +162,10 @@ func (c Config) crossFieldErrors() []error {
 				add("%s %q: vault paths are relative and never start with '/': write %q", g.path, glob, strings.TrimLeft(glob, "/"))
 			}
 		}
+	}
+
+	if b := c.Models.RerankBudget; b <= 0 || b > MaxRerankBudget {
+		add("models.rerank_budget (%v) must be more than 0 and at most %v: it is added to every question when the rerank model is slow", b, MaxRerankBudget)
 	}
 
 	r := c.Retrieval

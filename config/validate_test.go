@@ -134,6 +134,24 @@ func TestValidate(t *testing.T) {
 			change: func(c *Config) { c.Models.Rerank = "openrouter/cohere/rerank-v3.5" },
 		},
 		{
+			name: "rerank cross-encoder on llama-server",
+			change: func(c *Config) {
+				c.Models.Rerank, c.Models.RerankKind, c.Models.RerankBaseURL = "llamacpp/bge-reranker-v2-m3", "cross-encoder", "http://gpu-box:8081/v1"
+			},
+		},
+		{
+			name: "rerank kind, budget and batch out of range",
+			change: func(c *Config) {
+				c.Models.RerankKind, c.Models.RerankBudget, c.Models.RerankBatch = "cohere", 0, 0
+			},
+			want: []string{"models.rerank_kind", "models.rerank_budget (0s) must be more than 0 and at most 1m0s", "models.rerank_batch (0) must be >= 1"},
+		},
+		{
+			name:   "rerank budget too long",
+			change: func(c *Config) { c.Models.RerankBudget = 2 * time.Minute },
+			want:   []string{"models.rerank_budget (2m0s) must be more than 0 and at most 1m0s"},
+		},
+		{
 			name:   "embedding_dim zero",
 			change: func(c *Config) { c.Models.EmbeddingDim = 0 },
 			want:   []string{"models.embedding_dim (0) must be >= 1"},

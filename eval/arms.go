@@ -32,8 +32,10 @@ const armsKey = "arms"
 // measures retrieval.
 const retrievalSection = "retrieval."
 
-// rerankKey is the one key outside retrievalSection an arm may set: the
-// rerank model is a retrieval stage. The caller wires the arm's reranker.
+// rerankKey and the keys it begins (models.rerank_kind, _base_url,
+// _budget, _batch) are the keys outside retrievalSection an arm may set:
+// the rerank model is a retrieval stage. The caller wires the arm's
+// reranker.
 const rerankKey = "models.rerank"
 
 // ParseArms returns a run's arms without their pipelines: A, base as
@@ -57,7 +59,7 @@ func ParseArms(base config.Config, specs []string) ([]Arm, error) {
 // ArmConfig is base with one --ab spec applied, key=value[,key=value…], and
 // validated like any configuration, so that errors name the key. A key is
 // any retrieval.* key, with or without "retrieval.", set by config.Set,
-// models.rerank, or arms=fts|vector|hybrid.
+// models.rerank and its models.rerank_* settings, or arms=fts|vector|hybrid.
 func ArmConfig(base config.Config, spec string) (config.Config, error) {
 	cfg := base
 	seen := map[string]bool{}
@@ -76,8 +78,8 @@ func ArmConfig(base config.Config, spec string) (config.Config, error) {
 			return cfg, fmt.Errorf("--ab %q: %s given twice", spec, path)
 		case path == armsKey:
 			arms = value
-		case !strings.HasPrefix(path, retrievalSection) && path != rerankKey:
-			return cfg, fmt.Errorf("--ab %q: %s: an arm sets retrieval.* keys, %s or %s only", spec, key, rerankKey, armsKey)
+		case !strings.HasPrefix(path, retrievalSection) && path != rerankKey && !strings.HasPrefix(path, rerankKey+"_"):
+			return cfg, fmt.Errorf("--ab %q: %s: an arm sets retrieval.* keys, %s* or %s only", spec, key, rerankKey, armsKey)
 		default:
 			if err := cfg.Set(path, value); err != nil {
 				return cfg, fmt.Errorf("--ab %q: %w", spec, err)

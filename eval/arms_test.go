@@ -3,6 +3,7 @@ package eval
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vaultask/vaultask/config"
 )
@@ -21,12 +22,17 @@ func TestArmConfigSetsAnyRetrievalKey(t *testing.T) {
 	if cfg, err := ArmConfig(base, "models.rerank=ollama/qwen3:8b,rerank_top_k=20"); err != nil || cfg.Models.Rerank != "ollama/qwen3:8b" || cfg.Retrieval.RerankTopK != 20 {
 		t.Errorf("rerank arm: %+v, %v", cfg.Models, err)
 	}
+	if cfg, err := ArmConfig(base, "models.rerank=llamacpp/bge-reranker-v2-m3,models.rerank_kind=cross-encoder,models.rerank_budget=3s,models.rerank_batch=5"); err != nil || cfg.Models.RerankKind != "cross-encoder" || cfg.Models.RerankBudget != 3*time.Second || cfg.Models.RerankBatch != 5 {
+		t.Errorf("cross-encoder arm: %+v, %v", cfg.Models, err)
+	}
 	if base.Retrieval.FTSWeight == 3 {
 		t.Error("ArmConfig changed its base")
 	}
 	for spec, want := range map[string]string{
-		"web.thin_hits=2":                       `web.thin_hits: an arm sets retrieval.* keys, models.rerank or arms only`,
+		"web.thin_hits=2":                       `web.thin_hits: an arm sets retrieval.* keys, models.rerank* or arms only`,
 		"models.rerank=nope":                    `models.rerank`,
+		"models.rerank_kind=cohere":             `models.rerank_kind`,
+		"models.rerankish=1":                    `models.rerankish`,
 		"fts_weight=1,retrieval.fts_weight=2":   "retrieval.fts_weight given twice",
 		"retrieval.fts_wieght=2":                `unknown key "retrieval.fts_wieght"`,
 		"fts_weight=20":                         "retrieval.fts_weight (20) must be <= 10",

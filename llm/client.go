@@ -43,6 +43,11 @@ type Client struct {
 	model   ModelID
 	baseURL string
 	api     openai.Client
+	// key, httpClient and timeout carry the requests openai-go has no
+	// call for (Rerank).
+	key        string
+	httpClient *http.Client
+	timeout    time.Duration
 }
 
 // NewClient returns a client for model, an id such as
@@ -85,10 +90,13 @@ func NewClient(model string, opts Options) (*Client, error) {
 		option.WithRequestTimeout(opts.Timeout),
 		option.WithMaxRetries(max(opts.MaxRetries, 0)),
 	}
+	httpClient := http.DefaultClient
 	if opts.HTTPClient != nil {
+		httpClient = opts.HTTPClient
 		reqOpts = append(reqOpts, option.WithHTTPClient(opts.HTTPClient))
 	}
-	return &Client{model: id, baseURL: strings.TrimSuffix(base, "/"), api: openai.NewClient(reqOpts...)}, nil
+	return &Client{model: id, baseURL: strings.TrimSuffix(base, "/"), api: openai.NewClient(reqOpts...),
+		key: key, httpClient: httpClient, timeout: opts.Timeout}, nil
 }
 
 // wrap names the model and endpoint in an error; openai-go's own error text

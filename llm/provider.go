@@ -26,6 +26,9 @@ const (
 var providers = []provider{
 	{name: "builtin"},
 	{name: "ollama", baseURL: "http://127.0.0.1:11434/v1", keyEnv: EnvOllamaAPIKey},
+	// llama.cpp's llama-server: its own default port, 8080, is vaultask's,
+	// so the README runs it on 8081.
+	{name: "llamacpp", baseURL: "http://127.0.0.1:8081/v1"},
 	{name: "openai", baseURL: "https://api.openai.com/v1", keyEnv: EnvOpenAIAPIKey, hosted: true},
 	{name: "openrouter", baseURL: "https://openrouter.ai/api/v1", keyEnv: EnvOpenRouterAPIKey, hosted: true},
 }

@@ -7,7 +7,9 @@
 //   - retrieve.go: multi-turn rewrite, the full-text query, reciprocal rank
 //     fusion of vector and full-text hits, the per-note diversity cap.
 //   - expand.go: one-hop graph expansion (topic notes, siblings, links).
-//   - rerank.go: one batched relevance prompt, parsed strictly.
+//   - rerank.go: batched relevance scores from a chat model (a prompt
+//     parsed strictly) or a cross-encoder's rerank endpoint, within a
+//     budget, the fused order kept on any failure.
 //   - assemble.go: the graph quota, graph-order assembly, citation links.
 //   - answer.go: the answering contract, streamed answers whose citations
 //     are checked on the fly, extractive answers without a model.

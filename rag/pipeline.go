@@ -84,7 +84,7 @@ type Options struct {
 	// extractive answers and rewrites by concatenation.
 	Generator ChatModel
 	// Reranker re-scores candidates; nil means no rerank.
-	Reranker ChatModel
+	Reranker *Reranker
 	// Web searches the web. Set it only when web search is enabled: the
 	// pipeline never searches without one, nor for a request without
 	// AllowWeb.
@@ -92,8 +92,8 @@ type Options struct {
 	Settings Settings
 	// Limits bound a question's size; the zero value is the defaults.
 	Limits Limits
-	// ModelTimeout bounds a rewrite or a rerank call; default 20s. The
-	// answer itself is bounded by the caller's context.
+	// ModelTimeout bounds a rewrite; default 20s. A rerank has its own
+	// budget (RerankOptions), the answer the caller's context.
 	ModelTimeout time.Duration
 	Logger       *slog.Logger
 }
@@ -146,7 +146,7 @@ func (p *Pipeline) WithSettings(s Settings) (*Pipeline, error) {
 
 // WithReranker returns a pipeline like p that reranks with r (nil: no
 // rerank), for an A/B evaluation of a rerank model.
-func (p *Pipeline) WithReranker(r ChatModel) *Pipeline {
+func (p *Pipeline) WithReranker(r *Reranker) *Pipeline {
 	out := *p
 	out.opts.Reranker = r
 	return &out
@@ -179,7 +179,9 @@ type Retrieval struct {
 	// Members counts the expanded candidates that are members of a topic
 	// note among the hits: what graph_member_slots could give places to.
 	Members int
-	Trace   Trace
+	// Rerank is what the rerank did and cost; nil without a reranker.
+	Rerank *RerankReport
+	Trace  Trace
 }
 
 // Notes are the distinct note paths of the final hits, best first.
@@ -247,7 +249,7 @@ func (p *Pipeline) Retrieve(ctx context.Context, q Question) (*Retrieval, error)
 		}
 	}
 
-	candidates = p.rerank(ctx, r.Query, candidates, s.RerankTopK, tr)
+	candidates, r.Rerank = p.rerank(ctx, r.Query, candidates, s.RerankTopK, tr)
 
 	final, held := Select(candidates, s.FinalTopK, s.GraphMaxSlots, s.GraphMemberSlots)
 	quota := changeList("quota held back", held)
@@ -457,19 +459,26 @@ func (p *Pipeline) expand(ctx context.Context, direct []Hit, vec []float32, s Se
 }
 
 // rerank re-scores the top candidates when a reranker is configured; on
-// failure or timeout it keeps the fused order and says so in the trace.
-func (p *Pipeline) rerank(ctx context.Context, query string, candidates []Hit, topK int, tr *Trace) []Hit {
-	if p.opts.Reranker == nil {
+// failure or over its budget it keeps the fused order and says so in the
+// trace and the report. A failing model is logged when it starts failing
+// and when it recovers, not at every question.
+func (p *Pipeline) rerank(ctx context.Context, query string, candidates []Hit, topK int, tr *Trace) ([]Hit, *RerankReport) {
+	rr := p.opts.Reranker
+	if rr == nil {
 		tr.stage("rerank", nil, "off: no rerank model")
-		return candidates
+		return candidates, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, p.opts.ModelTimeout)
-	defer cancel()
-	out, err := Rerank(ctx, p.opts.Reranker, query, candidates, topK)
+	out, rep, err := Rerank(ctx, rr, query, candidates, topK)
+	cost := fmt.Sprintf("%d requests, %d passages, %d bytes, %.0f ms", rep.Requests, rep.Passages, rep.Bytes, rep.ElapsedMS)
 	if err != nil {
-		p.log.Warn("rerank failed: keeping the fused order", "err", err)
-		tr.stage("rerank", candidates, fmt.Sprintf("failed (%v): fused order kept", err))
-		return candidates
+		if !rr.failing.Swap(true) {
+			p.log.Warn("rerank failed: keeping the fused order until it answers again", "err", err)
+		}
+		tr.stage("rerank", candidates, fmt.Sprintf("skipped (%v): fused order kept; %s", err, cost))
+		return candidates, &rep
+	}
+	if rr.failing.Swap(false) {
+		p.log.Info("rerank recovered")
 	}
 	var moves []string
 	for i, h := range out {
@@ -477,8 +486,8 @@ func (p *Pipeline) rerank(ctx context.Context, query string, candidates []Hit, t
 			moves = append(moves, fmt.Sprintf("%s now at %d (rerank %.1f)", hitLabel(h), i+1, h.Rerank))
 		}
 	}
-	tr.stage("rerank", out, fmt.Sprintf("top %d re-scored by the rerank model", min(topK, len(candidates))), moves...)
-	return out
+	tr.stage("rerank", out, fmt.Sprintf("top %d re-scored by the %s rerank model; %s", min(topK, len(candidates)), rep.Kind, cost), moves...)
+	return out, &rep
 }
 
 func countGraph(hits []Hit) int {

@@ -13,15 +13,18 @@ type Result struct {
 	Thin         bool      `json:"thin"`
 	Silent       bool      `json:"silent"`
 	Hits         []HitView `json:"hits"` // the final hits, best first; [] rather than null when there are none
-	Answer       *Answer   `json:"answer,omitempty"`
-	Trace        *Trace    `json:"trace,omitempty"`
+	// Rerank is what the rerank did and cost, and why it was skipped
+	// when it was; absent without a rerank model.
+	Rerank *RerankReport `json:"rerank,omitempty"`
+	Answer *Answer       `json:"answer,omitempty"`
+	Trace  *Trace        `json:"trace,omitempty"`
 }
 
 // NewResult is the result of r, with a as its answer (nil: retrieval
 // only), and with r's trace when withTrace.
 func NewResult(r *Retrieval, a *Answer, withTrace bool) Result {
 	res := Result{Question: r.Question, Query: r.Query, Scope: r.Scope.String(), FullTextOnly: r.FullTextOnly,
-		Thin: r.Thin, Silent: r.Silent, Hits: views(r.Hits), Answer: a}
+		Thin: r.Thin, Silent: r.Silent, Hits: views(r.Hits), Rerank: r.Rerank, Answer: a}
 	if withTrace {
 		res.Trace = &r.Trace
 	}

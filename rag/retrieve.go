@@ -39,7 +39,8 @@ type Hit struct {
 	Score float64
 	// Graph says how an expanded hit was reached; nil for a direct hit.
 	Graph *Reach
-	// Rerank is the reranker's relevance (0–10) when Reranked.
+	// Rerank is the reranker's relevance when Reranked: 0–10 from a chat
+	// model, a cross-encoder's own scale (llama-server: raw logits).
 	Rerank   float64
 	Reranked bool
 }

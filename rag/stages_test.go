@@ -360,7 +360,7 @@ func TestRerankReordersTopKOnly(t *testing.T) {
 		}
 		return "[2, 9, 2]", nil
 	}}
-	got, err := Rerank(context.Background(), model, "q", hits, 3)
+	got, _, err := Rerank(context.Background(), NewChatReranker(model, RerankOptions{}), "q", hits, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +390,7 @@ func TestRerankFallsBackToFusedOrder(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Reranker: fakeChat{chat: chat}, ModelTimeout: 50 * time.Millisecond})
+			p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Reranker: NewChatReranker(fakeChat{chat: chat}, RerankOptions{Budget: 50 * time.Millisecond})})
 			r := mustRetrieve(t, p, Question{Text: "quasar", AllowWeb: true})
 			if diff := cmp.Diff(hitPaths(base.Hits), hitPaths(r.Hits)); diff != "" {
 				t.Errorf("order changed (-fused +got):\n%s", diff)
@@ -407,14 +407,14 @@ func TestRerankFallsBackToFusedOrder(t *testing.T) {
 		})
 	}
 	// A good reply reorders, and the trace lists the moves.
-	p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Reranker: fakeChat{chat: func(_ context.Context, msgs []llm.Message) (string, error) {
+	p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Reranker: NewChatReranker(fakeChat{chat: func(_ context.Context, msgs []llm.Message) (string, error) {
 		n := strings.Count(msgs[1].Content, "\n[")
 		scores := make([]string, n)
 		for i := range scores {
 			scores[i] = fmt.Sprint(i) // the last passage is the most relevant
 		}
 		return "[" + strings.Join(scores, ",") + "]", nil
-	}}})
+	}}, RerankOptions{})})
 	r := mustRetrieve(t, p, Question{Text: "quasar", AllowWeb: true})
 	if !r.Hits[0].Reranked || r.Hits[0].Rerank == 0 {
 		t.Fatalf("top hit after rerank: %+v", r.Hits[0])

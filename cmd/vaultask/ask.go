@@ -168,7 +168,7 @@ func (m *Main) newPipeline(cfg config.Config, store *index.Store, log *slog.Logg
 		}
 	}
 	if cfg.Models.Rerank != "" {
-		if rr, err := llm.NewClient(cfg.Models.Rerank, llm.Options{Getenv: m.getenv}); err != nil {
+		if rr, err := m.reranker(cfg.Models, ""); err != nil {
 			fmt.Fprintf(m.Stderr, "note: no rerank model (%v): fused order\n", err)
 		} else {
 			opts.Reranker = rr
@@ -182,6 +182,24 @@ func (m *Main) newPipeline(cfg config.Config, store *index.Store, log *slog.Logg
 		opts.Web = webSearcher{provider}
 	}
 	return rag.New(opts)
+}
+
+// reranker is the rerank stage models configure: models.rerank at baseURL
+// (models.rerank_base_url when ""), scoring as models.rerank_kind says, in
+// batches of models.rerank_batch within models.rerank_budget.
+func (m *Main) reranker(models config.Models, baseURL string) (*rag.Reranker, error) {
+	if baseURL == "" {
+		baseURL = models.RerankBaseURL
+	}
+	c, err := llm.NewClient(models.Rerank, llm.Options{BaseURL: baseURL, Getenv: m.getenv})
+	if err != nil {
+		return nil, err
+	}
+	o := rag.RerankOptions{Batch: models.RerankBatch, Budget: models.RerankBudget}
+	if models.RerankKind == "cross-encoder" {
+		return rag.NewCrossEncoderReranker(c, o), nil
+	}
+	return rag.NewChatReranker(c, o), nil
 }
 
 func scopeText(r *rag.Retrieval) string {

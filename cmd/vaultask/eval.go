@@ -10,7 +10,6 @@ import (
 	"github.com/vaultask/vaultask/eval"
 	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/internal/ragconfig"
-	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/rag"
 )
 
@@ -117,7 +116,7 @@ func (m *Main) evalRetrieval(ctx context.Context, args []string) error {
 	fset.Func("questions", "questions file: question, TAB, acceptable note paths separated by |; repeat to score several files against the one index", appendTo(&files))
 	k := fset.Int("k", 8, "recall@k counts a question found when an acceptable note ranks among the first k notes")
 	fset.Func("ab", "another arm: retrieval.* keys set for it, e.g. graph_enabled=false,max_chunks_per_doc=0, models.rerank=MODEL, or arms=fts|vector|hybrid; repeat for more arms", appendTo(&specs))
-	rerankURL := fset.String("rerank-url", "", "API root of the rerank model of every arm with models.rerank, e.g. http://gpu-box:11434/v1 (default: its provider's)")
+	rerankURL := fset.String("rerank-url", "", "API root of the rerank model of every arm with models.rerank, e.g. http://gpu-box:8081/v1 (default: models.rerank_base_url, else its provider's)")
 	asJSON := fset.Bool("json", false, "print one JSON object")
 	if err := parseFlags(fset, args); err != nil {
 		return err
@@ -139,7 +138,7 @@ func (m *Main) evalRetrieval(ctx context.Context, args []string) error {
 		if err != nil {
 			return fmt.Errorf("--ab %q: %w", a.Settings, err)
 		}
-		if arms[i].Pipeline, err = m.withReranker(p, a.Config.Models.Rerank, *rerankURL); err != nil {
+		if arms[i].Pipeline, err = m.withReranker(p, a.Config.Models, *rerankURL); err != nil {
 			return fmt.Errorf("--ab %q: %w", a.Settings, err)
 		}
 	}
@@ -156,14 +155,15 @@ func (m *Main) evalRetrieval(ctx context.Context, args []string) error {
 	return nil
 }
 
-// withReranker is p reranking with model at baseURL ("" for its provider's
-// API root), or not reranking when model is "". Unlike ask, a rerank model
-// that cannot be had is an error: the arm would measure nothing.
-func (m *Main) withReranker(p *rag.Pipeline, model, baseURL string) (*rag.Pipeline, error) {
-	if model == "" {
+// withReranker is p reranking as models say, at baseURL ("" for
+// models.rerank_base_url or the provider's API root), or not reranking when
+// models.rerank is "". Unlike ask, a rerank model that cannot be had is an
+// error: the arm would measure nothing.
+func (m *Main) withReranker(p *rag.Pipeline, models config.Models, baseURL string) (*rag.Pipeline, error) {
+	if models.Rerank == "" {
 		return p.WithReranker(nil), nil
 	}
-	rr, err := llm.NewClient(model, llm.Options{BaseURL: baseURL, Getenv: m.getenv})
+	rr, err := m.reranker(models, baseURL)
 	if err != nil {
 		return nil, fmt.Errorf("rerank model: %w", err)
 	}

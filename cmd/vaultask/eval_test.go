@@ -335,3 +335,44 @@ func TestEvalRetrievalRerankArm(t *testing.T) {
 		t.Errorf("rerank arm without a key: %v", err)
 	}
 }
+
+// A cross-encoder arm reranks through llama-server's /v1/rerank, here the
+// loopback fake that scores by word overlap: the kestrel's passage shares
+// the most words with the question and rises from behind the heron, in
+// batches of models.rerank_batch. What this measures is the plumbing and
+// the cost, not a model's judgement.
+func TestEvalRetrievalCrossEncoderArm(t *testing.T) {
+	env, _ := evalVault(t)
+	env = append(env, "VAULTASK_RETRIEVAL__VECTOR_TOP_K=0")
+	fake := fakellm.New()
+	defer fake.Close()
+	questions := writeQuestions(t, "which bird hovers over meadows, or wades?\tBirds/Kestrel.md\n")
+	out, stderr, err := run(t, env, "eval", "retrieval", "--questions", questions,
+		"--ab", "models.rerank=llamacpp/bge-reranker-v2-m3,models.rerank_kind=cross-encoder,models.rerank_batch=1",
+		"--rerank-url", fake.URL(), "--json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var rep struct {
+		Files []struct {
+			Results []struct {
+				Ranks []int `json:"ranks"`
+			} `json:"results"`
+		} `json:"files"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if r := rep.Files[0].Results[0]; r.Ranks[0] != 2 || r.Ranks[1] != 1 {
+		t.Errorf("ranks without and with rerank = %v, want [2 1]", r.Ranks)
+	}
+	reqs := fake.RerankRequests()
+	if len(reqs) == 0 || len(fake.Requests()) != 0 {
+		t.Fatalf("%d rerank and %d chat requests; want rerank requests only", len(reqs), len(fake.Requests()))
+	}
+	for _, r := range reqs {
+		if len(r.Documents) != 1 || r.Model != "bge-reranker-v2-m3" {
+			t.Errorf("request: %+v", r)
+		}
+	}
+}

@@ -1,19 +1,25 @@
 // Package fakellm is an OpenAI-compatible chat completions server on
 // loopback for tests and benchmarks: the generation model costs money and
 // needs the internet, so it is the one part faked, and it speaks the real
-// wire protocol (streaming SSE included) over real HTTP.
+// wire protocol (streaming SSE included) over real HTTP. It serves the
+// rerank endpoint of llama.cpp's llama-server too (POST /v1/rerank, the
+// Jina/Cohere shape), scoring by word overlap unless told otherwise.
 //
 // It imports no package of this module; only tests and benchmarks use it.
 package fakellm
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 )
 
 // Kept is how many of the latest requests and stream ends a Server keeps
@@ -37,10 +43,30 @@ type Server struct {
 	// Refuse, when set and true for a request, answers it 400 Bad Request,
 	// which clients do not retry: a model that fails before its first word.
 	Refuse func(msgs []Message) bool
+	// RerankScore scores one document for POST /v1/rerank; default
+	// Overlap.
+	RerankScore func(query, doc string) float64
+	// RerankRaw, when set, is the whole body of every rerank reply, sent
+	// with status 200: a server that answers garbage.
+	RerankRaw string
+	// RerankDelay holds each rerank reply back, or until the client gives
+	// up: a model too slow for its budget.
+	RerankDelay time.Duration
 
 	mu       sync.Mutex // guards the fields above, once serving, and below
 	requests []Request
 	finished []time.Time // when each streamed reply's last word was sent
+	reranks  []RerankRequest
+}
+
+// RerankRequest is what a client sent to POST /v1/rerank.
+type RerankRequest struct {
+	Model     string
+	Query     string
+	Documents []string
+	TopN      int
+	// Bytes is the size of the request body on the wire.
+	Bytes int
 }
 
 // Message is one message of a request.
@@ -63,6 +89,7 @@ func New() *Server {
 	s := &Server{Reply: func([]Message) string { return "The vault answers this." }}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
+	mux.HandleFunc("POST /v1/rerank", s.rerank)
 	s.srv = httptest.NewServer(mux)
 	return s
 }
@@ -109,6 +136,87 @@ func (s *Server) Finished() []time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]time.Time(nil), s.finished...)
+}
+
+// RerankRequests are the rerank requests received so far, the latest Kept
+// of them.
+func (s *Server) RerankRequests() []RerankRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]RerankRequest(nil), s.reranks...)
+}
+
+// Overlap is the default rerank score: the share of the query's distinct
+// words (lower case, letters and digits) that occur in doc. A lexical
+// stand-in for a cross-encoder, so a rerank path can be measured for its
+// plumbing and cost, not for a model's judgement.
+func Overlap(query, doc string) float64 {
+	q := words(query)
+	if len(q) == 0 {
+		return 0
+	}
+	d := words(doc)
+	n := 0
+	for w := range q {
+		if d[w] {
+			n++
+		}
+	}
+	return float64(n) / float64(len(q))
+}
+
+func words(s string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		out[w] = true
+	}
+	return out
+}
+
+func (s *Server) rerank(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	var req struct {
+		Model     string   `json:"model"`
+		Query     string   `json:"query"`
+		Documents []string `json:"documents"`
+		TopN      int      `json:"top_n"`
+	}
+	if err != nil || json.Unmarshal(body, &req) != nil || req.Query == "" || len(req.Documents) == 0 {
+		http.Error(w, `{"error":{"message":"bad rerank request"}}`, http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	s.reranks = keep(s.reranks, RerankRequest{Model: req.Model, Query: req.Query, Documents: req.Documents, TopN: req.TopN, Bytes: len(body)})
+	score, raw, delay := s.RerankScore, s.RerankRaw, s.RerankDelay
+	s.mu.Unlock()
+	if score == nil {
+		score = Overlap
+	}
+	select {
+	case <-r.Context().Done():
+		return
+	case <-time.After(delay):
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if raw != "" {
+		fmt.Fprint(w, raw)
+		return
+	}
+	type result struct {
+		Index int     `json:"index"`
+		Score float64 `json:"relevance_score"`
+	}
+	results := make([]result, len(req.Documents))
+	for i, d := range req.Documents {
+		results[i] = result{Index: i, Score: score(req.Query, d)}
+	}
+	// llama-server sends the results best first, not in document order.
+	slices.SortStableFunc(results, func(a, b result) int { return cmp.Compare(b.Score, a.Score) })
+	if req.TopN > 0 && req.TopN < len(results) {
+		results = results[:req.TopN]
+	}
+	_ = json.NewEncoder(w).Encode(map[string]any{"model": req.Model, "object": "list", "results": results,
+		"usage": map[string]int{"prompt_tokens": len(body) / 4, "total_tokens": len(body) / 4}})
 }
 
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
