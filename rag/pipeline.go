@@ -37,43 +37,6 @@ type ChatModel interface {
 	Stream(ctx context.Context, msgs []llm.Message, onDelta func(string) error) (llm.Usage, error)
 }
 
-// Settings size each stage; cmd fills them from config's retrieval and web
-// sections.
-type Settings struct {
-	VectorTopK int
-	FTSTopK    int
-	FusionTopK int
-	// NoteFusion fuses per note rather than per chunk (see Fuse).
-	NoteFusion bool
-	// FTSWeight weighs the full-text ranking in the fusion; 0 means 1.
-	FTSWeight float64
-	// FTSFields weigh a full-text match by its field (see
-	// vault.FieldWeights); the zero value means vault.DefaultFieldWeights.
-	FTSFields vault.FieldWeights
-	// VectorMaxDistance keeps vector hits farther from the query out of
-	// the fusion (see Voting); 0 means no limit.
-	VectorMaxDistance float64
-	// VectorKeywords embeds the query's keywords (FTSText) instead of the
-	// question as asked.
-	VectorKeywords bool
-	// MaxChunksPerDoc caps the chunks of one note; 0 means no cap.
-	MaxChunksPerDoc  int
-	GraphEnabled     bool
-	GraphMaxSiblings int
-	GraphDiscount    float64
-	GraphMaxSlots    int
-	// GraphMemberSlots are final places only a member of a topic note
-	// among the hits may take, beside GraphMaxSlots (see Select).
-	GraphMemberSlots int
-	RerankTopK       int
-	FinalTopK        int
-	// ThinHits and ThinDistance define thin coverage (see Thin).
-	ThinHits     int
-	ThinDistance float64
-	// WebResults is how many web results to ask for.
-	WebResults int
-}
-
 // Options wire a Pipeline. Searcher is required; every other dependency is
 // optional and its absence is a documented degradation.
 type Options struct {
@@ -121,16 +84,6 @@ func New(opts Options) (*Pipeline, error) {
 		opts.Logger = slog.Default()
 	}
 	return &Pipeline{opts: opts, log: opts.Logger.With("component", "rag")}, nil
-}
-
-func (s Settings) validate() error {
-	switch {
-	case s.FinalTopK < 1 || s.FusionTopK < 1:
-		return fmt.Errorf("rag: final_top_k (%d) and fusion_top_k (%d) must be at least 1", s.FinalTopK, s.FusionTopK)
-	case s.VectorTopK < 0 || s.FTSTopK < 0 || s.VectorTopK+s.FTSTopK == 0:
-		return fmt.Errorf("rag: vector_top_k (%d) and fts_top_k (%d) must not be negative, nor both 0", s.VectorTopK, s.FTSTopK)
-	}
-	return nil
 }
 
 // Settings are the pipeline's sizes.
