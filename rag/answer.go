@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/vaultask/vaultask/internal/clip"
 	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/vault"
 )
@@ -122,23 +122,21 @@ func passageText(c vault.Chunk) string {
 	return plainLinks(body)
 }
 
-// clipText cuts s to at most max runes at a word boundary, marking the cut.
-// A cut inside a Markdown table ends the passage at the last whole row, so
-// the rows kept still render as a table, not as a line of pipes.
+// clipText cuts s to at most max runes at a word boundary, marking the cut
+// (see clip.Text). A cut inside a Markdown table ends the passage at the
+// last whole row, so the rows kept still render as a table, not as a line
+// of pipes.
 func clipText(s string, max int) string {
-	if utf8.RuneCountInString(s) <= max {
+	if _, whole := clip.Prefix(s, max); whole {
 		return s
 	}
-	cut := string([]rune(s)[:max-1])
+	cut, _ := clip.Prefix(s, max-1)
 	if tableRow(cut[strings.LastIndexByte(cut, '\n')+1:]) {
 		if kept := clipTable(cut); len(kept) > len(cut)/2 {
-			return kept + "\n\n…" // a line right after a table is one of its rows
+			return kept + "\n\n" + clip.Mark // a line right after a table is one of its rows
 		}
 	}
-	if i := strings.LastIndexAny(cut, " \n"); i > len(cut)/2 {
-		cut = cut[:i]
-	}
-	return cut + "…"
+	return clip.Text(s, max, " \n")
 }
 
 // tableRow reports whether a line of Markdown is a pipe table's row.

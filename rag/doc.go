@@ -28,6 +28,7 @@
 //
 // It declares the interfaces it consumes (Searcher, Embedder, ChatModel,
 // WebSearcher), which *index.Store and llm's clients satisfy, and may import
-// vault (the nouns: Scope, Chunk, Doc, Neighbour) and llm. It never imports
-// index, so it never links SQLite.
+// vault (the nouns: Scope, Chunk, Doc, Neighbour), llm and internal/clip
+// (the one way text is cut to a number of runes). It never imports index, so
+// it never links SQLite.
 package rag
