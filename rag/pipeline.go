@@ -263,28 +263,9 @@ func (p *Pipeline) direct(ctx context.Context, r *Retrieval, s Settings) ([]floa
 	if err != nil {
 		return nil, err
 	}
-	var vecHits []vault.Chunk
-	embedded := r.Query
-	if s.VectorKeywords {
-		embedded = FTSText(r.Query)
-	}
-	vec, err := p.embedQuery(ctx, embedded)
-	switch {
-	case p.opts.Embedder == nil:
-		tr.stage("vector", nil, "no embedder: full-text search only")
-	case err != nil:
-		p.log.Warn("query embedding failed: full-text search only", "err", err)
-		tr.stage("vector", nil, fmt.Sprintf("embedder unavailable (%v): full-text search only", err))
-	default:
-		if vecHits, err = p.opts.Searcher.SearchVector(ctx, vec, s.VectorTopK, r.Scope); err != nil {
-			return nil, err
-		}
-		r.Vector = armHits(vecHits, FromVector)
-		what := ""
-		if s.VectorKeywords {
-			what = fmt.Sprintf(" to the keywords %q", embedded)
-		}
-		tr.stage("vector", r.Vector, fmt.Sprintf("top %d by cosine distance%s (the score)", s.VectorTopK, what))
+	vec, vecHits, err := p.vectorArm(ctx, r, s)
+	if err != nil {
+		return nil, err
 	}
 	r.FullTextOnly = vec == nil
 	tr.stage("fts", armHits(ftsHits, FromFTS), fmt.Sprintf("top %d by BM25 (the score, lower is better) for %q", s.FTSTopK, ftsText))
@@ -317,6 +298,38 @@ func (p *Pipeline) direct(ctx context.Context, r *Retrieval, s Settings) ([]floa
 	tr.stage("diversity", kept, fmt.Sprintf("at most %d chunks per note (identical notes count as one; 0 is no cap), then the top %d", s.MaxChunksPerDoc, s.FusionTopK), changes...)
 	r.Direct = kept
 	return vec, nil
+}
+
+// vectorArm is the vector search for r's query under r's scope: the query
+// vector (nil when there is none, and then no hits) and the hits, which it
+// also sets as r.Vector.
+func (p *Pipeline) vectorArm(ctx context.Context, r *Retrieval, s Settings) ([]float32, []vault.Chunk, error) {
+	tr := &r.Trace
+	embedded := r.Query
+	if s.VectorKeywords {
+		embedded = FTSText(r.Query)
+	}
+	vec, err := p.embedQuery(ctx, embedded)
+	switch {
+	case p.opts.Embedder == nil:
+		tr.stage("vector", nil, "no embedder: full-text search only")
+		return nil, nil, nil
+	case err != nil:
+		p.log.Warn("query embedding failed: full-text search only", "err", err)
+		tr.stage("vector", nil, fmt.Sprintf("embedder unavailable (%v): full-text search only", err))
+		return nil, nil, nil
+	}
+	vecHits, err := p.opts.Searcher.SearchVector(ctx, vec, s.VectorTopK, r.Scope)
+	if err != nil {
+		return nil, nil, err
+	}
+	r.Vector = armHits(vecHits, FromVector)
+	what := ""
+	if s.VectorKeywords {
+		what = fmt.Sprintf(" to the keywords %q", embedded)
+	}
+	tr.stage("vector", r.Vector, fmt.Sprintf("top %d by cosine distance%s (the score)", s.VectorTopK, what))
+	return vec, vecHits, nil
 }
 
 // embedQuery embeds the query; nil without an embedder.
