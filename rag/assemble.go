@@ -125,26 +125,63 @@ func RenderContext(hits []Hit) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// codeOrLink matches code (a fenced block or an inline span) or a wikilink
-// or embed; plainLinks rewrites only the links.
-var codeOrLink = regexp.MustCompile("(?s)(```.*?```|`[^`\n]*`)|!?\\[\\[([^\\[\\]\n]*)\\]\\]")
+// codeSpans are what plainLinks leaves alone: fenced blocks and inline code
+// spans, where a [[link]] is an example of syntax.
+var codeSpans = regexp.MustCompile("(?s)```.*?```|`[^`\n]*`")
 
-// plainLinks replaces the wikilinks of note text with what Obsidian shows
-// for them, and drops embedded attachments (an icon, an image), outside
-// code, where a [[link]] is an example of syntax.
+// plainLinks replaces the wikilinks of note text, as vault.Wikilinks finds
+// them outside code, with what Obsidian shows for them, and drops embedded
+// attachments (an icon, an image).
 func plainLinks(text string) string {
-	return codeOrLink.ReplaceAllStringFunc(text, func(m string) string {
-		if !strings.HasPrefix(m, "[[") && !strings.HasPrefix(m, "![[") {
-			return m
+	src := []byte(text)
+	var b strings.Builder
+	last := 0
+	for _, l := range vault.Wikilinks(src, codeMask(text, vault.Wikilinks(src, nil))) {
+		b.WriteString(text[last:l.Start])
+		if !l.Embed || !attachment(l.Inner) {
+			b.WriteString(shownText(l.Inner))
 		}
-		inner := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(m, "!"), "[["), "]]")
-		if strings.HasPrefix(m, "!") {
-			target, _, _ := strings.Cut(inner, "|")
-			target, _, _ = strings.Cut(target, "#")
-			if ext := path.Ext(strings.TrimSpace(target)); ext != "" && !strings.EqualFold(ext, ".md") {
-				return ""
-			}
+		last = l.End
+	}
+	b.WriteString(text[last:])
+	return b.String()
+}
+
+// codeMask marks the bytes of text in code, taking text from left to right:
+// code that opens inside one of links is that link's shown text, as in
+// [[Functions#hasTag|`hasTag`]], and a link that opens inside code is code.
+// nil when there is none.
+func codeMask(text string, links []vault.Wikilink) []bool {
+	var code []bool
+	for pos := 0; pos < len(text); {
+		span := codeSpans.FindStringIndex(text[pos:])
+		if span == nil {
+			break
 		}
-		return shownText(inner)
-	})
+		start, end := pos+span[0], pos+span[1]
+		for len(links) > 0 && links[0].End <= start {
+			links = links[1:]
+		}
+		if len(links) > 0 && links[0].Start < start {
+			pos = links[0].End
+			continue
+		}
+		if code == nil {
+			code = make([]bool, len(text))
+		}
+		for i := start; i < end; i++ {
+			code[i] = true
+		}
+		pos = end
+	}
+	return code
+}
+
+// attachment reports whether an embed's link names a file that is not a
+// note.
+func attachment(link string) bool {
+	target, _, _ := strings.Cut(link, "|")
+	target, _, _ = strings.Cut(target, "#")
+	ext := path.Ext(strings.TrimSpace(target))
+	return ext != "" && !strings.EqualFold(ext, ".md")
 }

@@ -7,5 +7,5 @@ import (
 )
 
 func TestDeps(t *testing.T) {
-	deptest.Check(t, "vault", "llm")
+	deptest.Check(t, "vault", "llm", "internal/clip")
 }

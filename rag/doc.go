@@ -2,6 +2,8 @@
 // assemble and answer, one file per stage, plain functions over slices of
 // hits so each stage is testable alone, wired by Pipeline.
 //
+//   - pipeline.go: the Pipeline and the interfaces it consumes; settings.go
+//     its sizes, limits.go a question's bounds.
 //   - question.go: the request, and its scope (vault.ScopeFor: AllowWeb sees
 //     open notes only).
 //   - retrieve.go: multi-turn rewrite, the full-text query, reciprocal rank
@@ -11,8 +13,10 @@
 //     parsed strictly) or a cross-encoder's rerank endpoint, within a
 //     budget, the fused order kept on any failure.
 //   - assemble.go: the graph quota, graph-order assembly, citation links.
-//   - answer.go: the answering contract, streamed answers whose citations
-//     are checked on the fly, extractive answers without a model.
+//   - answer.go: the answering contract, streamed answers, extractive
+//     answers without a model.
+//   - cite.go: the citation filter, which checks an answer's wikilinks
+//     against its context while it streams.
 //   - web.go: the web searcher a caller plugs in, and the thin-coverage trigger.
 //   - trace.go: what each stage saw and changed.
 //   - result.go: the one shape a retrieval and its answer leave in (Result,
@@ -26,6 +30,7 @@
 //
 // It declares the interfaces it consumes (Searcher, Embedder, ChatModel,
 // WebSearcher), which *index.Store and llm's clients satisfy, and may import
-// vault (the nouns: Scope, Chunk, Doc, Neighbour) and llm. It never imports
-// index, so it never links SQLite.
+// vault (the nouns: Scope, Chunk, Doc, Neighbour), llm and internal/clip
+// (the one way text is cut to a number of runes). It never imports index, so
+// it never links SQLite.
 package rag

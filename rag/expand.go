@@ -36,70 +36,22 @@ func graphSources(direct []Hit, n int) []string {
 // the hit that reached it, the best such when several did. Notes already
 // among the direct hits are not expanded again.
 func Expand(direct []Hit, neighbours []vault.Neighbour, chunks []vault.Chunk, dist map[int64]float64, maxPerRelation int, discount float64) []Hit {
-	type start struct {
-		path  string
-		score float64
-		order int
-	}
-	starts := map[string]start{}
-	for _, h := range direct {
-		if _, ok := starts[h.Chunk.DocID]; !ok {
-			starts[h.Chunk.DocID] = start{h.Chunk.Path, h.Score, len(starts)}
-		}
-	}
-	best := map[string]Hit{}
-	for _, c := range chunks {
-		d, has := dist[c.RowID]
-		cur, ok := best[c.DocID]
-		if !ok || (has && (!cur.HasDistance || d < cur.Distance)) {
-			best[c.DocID] = Hit{Chunk: c, Distance: d, HasDistance: has}
-		}
-	}
+	starts := startsOf(direct)
+	best := nearestChunks(chunks, dist)
 	topicPath := map[string]string{}
 	for _, n := range neighbours {
 		if n.Relation == vault.RelationTopic {
 			topicPath[n.Doc.DocID] = n.Doc.Path
 		}
 	}
-
-	type group struct {
-		from string
-		rel  vault.Relation
-	}
-	groups := map[group][]vault.Neighbour{}
-	var groupOrder []group
-	for _, n := range neighbours {
-		if _, direct := starts[n.Doc.DocID]; direct {
-			continue
-		}
-		if _, ok := starts[n.From]; !ok {
-			continue
-		}
-		if _, ok := best[n.Doc.DocID]; !ok {
-			continue // a note without a chunk the scope may see
-		}
-		g := group{n.From, n.Relation}
-		if _, ok := groups[g]; !ok {
-			groupOrder = append(groupOrder, g)
-		}
-		groups[g] = append(groups[g], n)
-	}
-	nearer := func(a, b vault.Neighbour) int {
-		ha, hb := best[a.Doc.DocID], best[b.Doc.DocID]
-		if ha.HasDistance != hb.HasDistance {
-			if ha.HasDistance {
-				return -1
-			}
-			return 1
-		}
-		return cmp.Or(cmp.Compare(ha.Distance, hb.Distance), cmp.Compare(a.Doc.Path, b.Doc.Path))
-	}
 	reached := map[string]Hit{}
 	var order []string
-	for _, g := range groupOrder {
-		ns := groups[g]
+	for _, g := range groupNeighbours(neighbours, starts, best) {
+		ns := g.neighbours
 		if g.rel != vault.RelationTopic {
-			slices.SortStableFunc(ns, nearer)
+			slices.SortStableFunc(ns, func(a, b vault.Neighbour) int {
+				return nearer(best[a.Doc.DocID], best[b.Doc.DocID], a.Doc.Path, b.Doc.Path)
+			})
 			ns = ns[:min(len(ns), max(maxPerRelation, 0))]
 		}
 		from := starts[g.from]
@@ -123,6 +75,90 @@ func Expand(direct []Hit, neighbours []vault.Neighbour, chunks []vault.Chunk, di
 	}
 	slices.SortStableFunc(out, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
 	return out
+}
+
+// start is a direct hit's note as expansion starts from it: its path and
+// its best hit's score.
+type start struct {
+	path  string
+	score float64
+}
+
+// startsOf maps the notes of the direct hits to where expansion starts.
+func startsOf(direct []Hit) map[string]start {
+	starts := map[string]start{}
+	for _, h := range direct {
+		if _, ok := starts[h.Chunk.DocID]; !ok {
+			starts[h.Chunk.DocID] = start{h.Chunk.Path, h.Score}
+		}
+	}
+	return starts
+}
+
+// nearestChunks maps each note to its chunk nearest the query, its first
+// chunk when none has a distance.
+func nearestChunks(chunks []vault.Chunk, dist map[int64]float64) map[string]Hit {
+	best := map[string]Hit{}
+	for _, c := range chunks {
+		d, has := dist[c.RowID]
+		cur, ok := best[c.DocID]
+		if !ok || (has && (!cur.HasDistance || d < cur.Distance)) {
+			best[c.DocID] = Hit{Chunk: c, Distance: d, HasDistance: has}
+		}
+	}
+	return best
+}
+
+// neighbourGroup are the neighbours one start reaches by one relation.
+type neighbourGroup struct {
+	from       string
+	rel        vault.Relation
+	neighbours []vault.Neighbour
+}
+
+// groupNeighbours groups the neighbours that expansion may add by the
+// start and relation that reach them, in the order they first appear:
+// neither a direct hit's note, nor one reached from a note that is not a
+// start, nor one without a chunk the scope may see.
+func groupNeighbours(neighbours []vault.Neighbour, starts map[string]start, best map[string]Hit) []neighbourGroup {
+	type key struct {
+		from string
+		rel  vault.Relation
+	}
+	index := map[key]int{}
+	var out []neighbourGroup
+	for _, n := range neighbours {
+		if _, direct := starts[n.Doc.DocID]; direct {
+			continue
+		}
+		if _, ok := starts[n.From]; !ok {
+			continue
+		}
+		if _, ok := best[n.Doc.DocID]; !ok {
+			continue
+		}
+		k := key{n.From, n.Relation}
+		i, ok := index[k]
+		if !ok {
+			i = len(out)
+			index[k] = i
+			out = append(out, neighbourGroup{from: n.From, rel: n.Relation})
+		}
+		out[i].neighbours = append(out[i].neighbours, n)
+	}
+	return out
+}
+
+// nearer orders two notes' nearest chunks: one with a distance first, then
+// the nearer, then by path.
+func nearer(a, b Hit, pathA, pathB string) int {
+	if a.HasDistance != b.HasDistance {
+		if a.HasDistance {
+			return -1
+		}
+		return 1
+	}
+	return cmp.Or(cmp.Compare(a.Distance, b.Distance), cmp.Compare(pathA, pathB))
 }
 
 // topicsOf maps each note to the topic notes that clip it, from the

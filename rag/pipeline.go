@@ -37,43 +37,6 @@ type ChatModel interface {
 	Stream(ctx context.Context, msgs []llm.Message, onDelta func(string) error) (llm.Usage, error)
 }
 
-// Settings size each stage; cmd fills them from config's retrieval and web
-// sections.
-type Settings struct {
-	VectorTopK int
-	FTSTopK    int
-	FusionTopK int
-	// NoteFusion fuses per note rather than per chunk (see Fuse).
-	NoteFusion bool
-	// FTSWeight weighs the full-text ranking in the fusion; 0 means 1.
-	FTSWeight float64
-	// FTSFields weigh a full-text match by its field (see
-	// vault.FieldWeights); the zero value means vault.DefaultFieldWeights.
-	FTSFields vault.FieldWeights
-	// VectorMaxDistance keeps vector hits farther from the query out of
-	// the fusion (see Voting); 0 means no limit.
-	VectorMaxDistance float64
-	// VectorKeywords embeds the query's keywords (FTSText) instead of the
-	// question as asked.
-	VectorKeywords bool
-	// MaxChunksPerDoc caps the chunks of one note; 0 means no cap.
-	MaxChunksPerDoc  int
-	GraphEnabled     bool
-	GraphMaxSiblings int
-	GraphDiscount    float64
-	GraphMaxSlots    int
-	// GraphMemberSlots are final places only a member of a topic note
-	// among the hits may take, beside GraphMaxSlots (see Select).
-	GraphMemberSlots int
-	RerankTopK       int
-	FinalTopK        int
-	// ThinHits and ThinDistance define thin coverage (see Thin).
-	ThinHits     int
-	ThinDistance float64
-	// WebResults is how many web results to ask for.
-	WebResults int
-}
-
 // Options wire a Pipeline. Searcher is required; every other dependency is
 // optional and its absence is a documented degradation.
 type Options struct {
@@ -121,16 +84,6 @@ func New(opts Options) (*Pipeline, error) {
 		opts.Logger = slog.Default()
 	}
 	return &Pipeline{opts: opts, log: opts.Logger.With("component", "rag")}, nil
-}
-
-func (s Settings) validate() error {
-	switch {
-	case s.FinalTopK < 1 || s.FusionTopK < 1:
-		return fmt.Errorf("rag: final_top_k (%d) and fusion_top_k (%d) must be at least 1", s.FinalTopK, s.FusionTopK)
-	case s.VectorTopK < 0 || s.FTSTopK < 0 || s.VectorTopK+s.FTSTopK == 0:
-		return fmt.Errorf("rag: vector_top_k (%d) and fts_top_k (%d) must not be negative, nor both 0", s.VectorTopK, s.FTSTopK)
-	}
-	return nil
 }
 
 // Settings are the pipeline's sizes.
@@ -312,28 +265,9 @@ func (p *Pipeline) direct(ctx context.Context, r *Retrieval, s Settings) ([]floa
 	if err != nil {
 		return nil, err
 	}
-	var vecHits []vault.Chunk
-	embedded := r.Query
-	if s.VectorKeywords {
-		embedded = FTSText(r.Query)
-	}
-	vec, err := p.embedQuery(ctx, embedded)
-	switch {
-	case p.opts.Embedder == nil:
-		tr.stage("vector", nil, "no embedder: full-text search only")
-	case err != nil:
-		p.log.Warn("query embedding failed: full-text search only", "err", err)
-		tr.stage("vector", nil, fmt.Sprintf("embedder unavailable (%v): full-text search only", err))
-	default:
-		if vecHits, err = p.opts.Searcher.SearchVector(ctx, vec, s.VectorTopK, r.Scope); err != nil {
-			return nil, err
-		}
-		r.Vector = armHits(vecHits, FromVector)
-		what := ""
-		if s.VectorKeywords {
-			what = fmt.Sprintf(" to the keywords %q", embedded)
-		}
-		tr.stage("vector", r.Vector, fmt.Sprintf("top %d by cosine distance%s (the score)", s.VectorTopK, what))
+	vec, vecHits, err := p.vectorArm(ctx, r, s)
+	if err != nil {
+		return nil, err
 	}
 	r.FullTextOnly = vec == nil
 	tr.stage("fts", armHits(ftsHits, FromFTS), fmt.Sprintf("top %d by BM25 (the score, lower is better) for %q", s.FTSTopK, ftsText))
@@ -366,6 +300,38 @@ func (p *Pipeline) direct(ctx context.Context, r *Retrieval, s Settings) ([]floa
 	tr.stage("diversity", kept, fmt.Sprintf("at most %d chunks per note (identical notes count as one; 0 is no cap), then the top %d", s.MaxChunksPerDoc, s.FusionTopK), changes...)
 	r.Direct = kept
 	return vec, nil
+}
+
+// vectorArm is the vector search for r's query under r's scope: the query
+// vector (nil when there is none, and then no hits) and the hits, which it
+// also sets as r.Vector.
+func (p *Pipeline) vectorArm(ctx context.Context, r *Retrieval, s Settings) ([]float32, []vault.Chunk, error) {
+	tr := &r.Trace
+	embedded := r.Query
+	if s.VectorKeywords {
+		embedded = FTSText(r.Query)
+	}
+	vec, err := p.embedQuery(ctx, embedded)
+	switch {
+	case p.opts.Embedder == nil:
+		tr.stage("vector", nil, "no embedder: full-text search only")
+		return nil, nil, nil
+	case err != nil:
+		p.log.Warn("query embedding failed: full-text search only", "err", err)
+		tr.stage("vector", nil, fmt.Sprintf("embedder unavailable (%v): full-text search only", err))
+		return nil, nil, nil
+	}
+	vecHits, err := p.opts.Searcher.SearchVector(ctx, vec, s.VectorTopK, r.Scope)
+	if err != nil {
+		return nil, nil, err
+	}
+	r.Vector = armHits(vecHits, FromVector)
+	what := ""
+	if s.VectorKeywords {
+		what = fmt.Sprintf(" to the keywords %q", embedded)
+	}
+	tr.stage("vector", r.Vector, fmt.Sprintf("top %d by cosine distance%s (the score)", s.VectorTopK, what))
+	return vec, vecHits, nil
 }
 
 // embedQuery embeds the query; nil without an embedder.

@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/vaultask/vaultask/internal/clip"
 	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/vault"
 )
@@ -317,11 +318,7 @@ func parseRewrite(reply string) (string, error) {
 	return "", fmt.Errorf("empty rewrite")
 }
 
-// oneLine folds whitespace and clips s to max runes.
+// oneLine folds whitespace and cuts s hard to max runes (see clip.Text).
 func oneLine(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= max {
-		return s
-	}
-	return string([]rune(s)[:max-1]) + "…"
+	return clip.Text(strings.Join(strings.Fields(s), " "), max, "")
 }

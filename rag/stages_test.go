@@ -299,6 +299,11 @@ func TestPlainLinks(t *testing.T) {
 		"![[Embedded note]] and ![[Other.md#Part]]":                                 "Embedded note and Other.md › Part",
 		"[[#Heading]] [[Note#^block]] [[]] ![[#^block]]":                            "Heading Note link link",
 		"`[[kept]]` and\n```\n[[kept too]]\n```\n[[Gone]]":                          "`[[kept]]` and\n```\n[[kept too]]\n```\nGone",
+		// Code inside a link is the link's shown text.
+		"[[Functions#hasTag|`hasTag`]] matches `#a`": "`hasTag` matches `#a`",
+		// A link is what the index takes for one (vault.Wikilinks): up to
+		// the first ]] on its line, the innermost of nested openers.
+		"[[a]b]] and [[c [[d]] and [[e\n]]": "a]b and [[c d and [[e\n]]",
 	} {
 		if got := plainLinks(in); got != want {
 			t.Errorf("plainLinks(%q) = %q, want %q", in, got, want)

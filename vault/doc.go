@@ -3,8 +3,9 @@
 // safe one) and ScopeFor, the one home of "a request that may use the web
 // sees open notes only"; the sensitivity values; Chunk, Doc, Relation,
 // Neighbour and Topic as reads return them; NoteInput, NoteQuery, NoteEntry,
-// NoteText and the note states; full-text field weights; and a path's
-// identities (see path.go).
+// NoteText and the note states; full-text field weights; a path's
+// identities (see path.go); and the wikilink scanner (Wikilinks) that the
+// index reads links with and rag shows them as text with.
 //
 // It imports only the standard library, so that rag, transport and eval can
 // name these types without linking SQLite, and every package of the module

@@ -116,58 +116,18 @@ func (m *markup) linkContext(start, end int) string {
 	return strings.Join(strings.Fields(string(m.src[from:to])), " ")
 }
 
-// wikilinks scans the text for [[...]] and ![[...]] outside code. A wikilink
-// stays on one line; with nested openers ("[[a [[b]]") the innermost wins, as
-// in Obsidian. A table cell's escaped pipe ("[[a\|b]]") separates the alias.
+// wikilinks are the note's wikilinks and embeds outside code that name
+// something (see vault.Wikilinks). A table cell's escaped pipe ("[[a\|b]]")
+// separates the alias.
 func (m *markup) wikilinks() []located {
-	s := m.src
 	var out []located
-	for i := 0; i+1 < len(s); {
-		if s[i] != '[' || s[i+1] != '[' || m.code[i] {
-			i++
-			continue
-		}
-		closer, opener := wikilinkEnd(s, i+2)
-		switch {
-		case closer < 0:
-			i = lineEnd(s, i)
-			continue
-		case opener >= 0:
-			i = opener
-			continue
-		}
-		start, end := i, closer+2
-		embed := i > 0 && s[i-1] == '!' && !m.code[i-1]
-		if embed {
-			start--
-		}
-		inner := string(s[i+2 : closer])
-		i = end
-		if m.inCode(start, end) {
-			continue
-		}
-		if l, ok := parseWikilink(inner); ok {
-			l.Embed = embed
-			out = append(out, located{start: start, end: end, link: l})
+	for _, w := range vault.Wikilinks(m.src, m.code) {
+		if l, ok := parseWikilink(w.Inner); ok {
+			l.Embed = w.Embed
+			out = append(out, located{start: w.Start, end: w.End, link: l})
 		}
 	}
 	return out
-}
-
-// wikilinkEnd scans from just after a "[[" to the first "]]" on the line and
-// returns its offset, or -1 when the line has none, and the offset of the
-// last "[[" before it, or -1.
-func wikilinkEnd(s []byte, from int) (closer, opener int) {
-	opener = -1
-	for j := from; j < len(s) && s[j] != '\n'; j++ {
-		switch {
-		case j+1 < len(s) && s[j] == ']' && s[j+1] == ']':
-			return j, opener
-		case j+1 < len(s) && s[j] == '[' && s[j+1] == '[':
-			opener = j
-		}
-	}
-	return -1, -1
 }
 
 // parseWikilink splits the inside of [[...]]. It reports false when the link

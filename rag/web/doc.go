@@ -4,5 +4,6 @@
 // plain-text results; any failure is an error naming the provider, so the
 // caller can degrade to a vault-only answer.
 //
-// It imports no package of this module; cmd adapts Result to rag's own type.
+// It imports no package of this module but internal/clip, which cuts titles
+// and snippets as rag cuts its passages; cmd adapts Result to rag's own type.
 package web

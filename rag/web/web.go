@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/vaultask/vaultask/internal/clip"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -244,11 +245,11 @@ func (c *collector) add(title, rawURL, snippet string) {
 		return
 	}
 	c.seen[link] = true
-	title = clip(strings.Join(strings.Fields(title), " "), maxTitleRunes)
+	title = clip.Text(strings.Join(strings.Fields(title), " "), maxTitleRunes, " ")
 	if title == "" {
 		title = link
 	}
-	snippet = clip(strings.Join(strings.Fields(snippet), " "), maxSnippetRunes)
+	snippet = clip.Text(strings.Join(strings.Fields(snippet), " "), maxSnippetRunes, " ")
 	c.out = append(c.out, Result{Title: title, URL: link, Snippet: snippet})
 }
 
@@ -290,20 +291,6 @@ func breaksWords(a atom.Atom) bool {
 		return true
 	}
 	return false
-}
-
-// clip cuts s to at most max runes, at a word boundary where there is one,
-// marking the cut with an ellipsis.
-func clip(s string, max int) string {
-	if utf8.RuneCountInString(s) <= max {
-		return s
-	}
-	r := []rune(s)[:max-1]
-	cut := string(r)
-	if i := strings.LastIndexByte(cut, ' '); i > len(cut)/2 {
-		cut = cut[:i]
-	}
-	return cut + "…"
 }
 
 // shortenQuery keeps query within a service's documented limits: at most

@@ -249,18 +249,6 @@ func TestPlainText(t *testing.T) {
 	}
 }
 
-func TestClip(t *testing.T) {
-	if got := clip("short", 10); got != "short" {
-		t.Errorf("clip short = %q", got)
-	}
-	if got := clip("one two three four five", 12); got != "one two…" {
-		t.Errorf("clip at word = %q", got)
-	}
-	if got := clip("ääääääääää", 4); got != "äää…" {
-		t.Errorf("clip runes = %q", got)
-	}
-}
-
 func TestShortenQuery(t *testing.T) {
 	tests := []struct {
 		q               string

@@ -1,0 +1,54 @@
+package rag
+
+import (
+	"fmt"
+
+	"github.com/vaultask/vaultask/vault"
+)
+
+// Settings size each stage; cmd fills them from config's retrieval and web
+// sections.
+type Settings struct {
+	VectorTopK int
+	FTSTopK    int
+	FusionTopK int
+	// NoteFusion fuses per note rather than per chunk (see Fuse).
+	NoteFusion bool
+	// FTSWeight weighs the full-text ranking in the fusion; 0 means 1.
+	FTSWeight float64
+	// FTSFields weigh a full-text match by its field (see
+	// vault.FieldWeights); the zero value means vault.DefaultFieldWeights.
+	FTSFields vault.FieldWeights
+	// VectorMaxDistance keeps vector hits farther from the query out of
+	// the fusion (see Voting); 0 means no limit.
+	VectorMaxDistance float64
+	// VectorKeywords embeds the query's keywords (FTSText) instead of the
+	// question as asked.
+	VectorKeywords bool
+	// MaxChunksPerDoc caps the chunks of one note; 0 means no cap.
+	MaxChunksPerDoc  int
+	GraphEnabled     bool
+	GraphMaxSiblings int
+	GraphDiscount    float64
+	GraphMaxSlots    int
+	// GraphMemberSlots are final places only a member of a topic note
+	// among the hits may take, beside GraphMaxSlots (see Select).
+	GraphMemberSlots int
+	RerankTopK       int
+	FinalTopK        int
+	// ThinHits and ThinDistance define thin coverage (see Thin).
+	ThinHits     int
+	ThinDistance float64
+	// WebResults is how many web results to ask for.
+	WebResults int
+}
+
+func (s Settings) validate() error {
+	switch {
+	case s.FinalTopK < 1 || s.FusionTopK < 1:
+		return fmt.Errorf("rag: final_top_k (%d) and fusion_top_k (%d) must be at least 1", s.FinalTopK, s.FusionTopK)
+	case s.VectorTopK < 0 || s.FTSTopK < 0 || s.VectorTopK+s.FTSTopK == 0:
+		return fmt.Errorf("rag: vector_top_k (%d) and fts_top_k (%d) must not be negative, nor both 0", s.VectorTopK, s.FTSTopK)
+	}
+	return nil
+}
