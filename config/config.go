@@ -210,6 +210,7 @@ func Default() Config {
 			VectorQuery:        "question",
 			ConfidentFTSMargin: 0.05,
 			ConfidentVectorGap: 0.03,
+			LanguageVoteCut:    1,
 			FTSWeight:          1,
 			BM25Title:          0.5,
 			BM25Headings:       0.5,
