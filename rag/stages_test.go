@@ -490,7 +490,7 @@ func TestFTSText(t *testing.T) {
 // FTS5, and the search never fails on syntax.
 func FuzzFTSText(f *testing.F) {
 	s := mustIndex(f, nil, note("a.md", "# Alpha\n\nThe quick brown fox: NEAR the lazy dog.\n"))
-	for _, seed := range []string{`"`, `a"b`, `NEAR(a b)`, `-x`, `col:val`, `a AND OR NOT b`, `*`, `^start`, `(`, `{a b}`, "e\u0301", `fox -"dog"`, `prelude:fox`} {
+	for _, seed := range []string{`"`, `a"b`, `NEAR(a b)`, `-x`, `col:val`, `a AND OR NOT b`, `*`, `^start`, `(`, `{a b}`, "e\u0301", "I\u0307nternete", "\u0307", `fox -"dog"`, `prelude:fox`} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
