@@ -111,6 +111,18 @@ type Retrieval struct {
 	// VectorQuery is what the vector search embeds: the question as asked,
 	// or its keywords (the full-text query: no stopwords, no punctuation).
 	VectorQuery string `yaml:"vector_query" validate:"oneof=question keywords"`
+	// ConfidentBonus is added in the fusion to an arm's first note when the
+	// arm is sure of it, in first-rank votes; 0 gives none. Full text is
+	// sure when the note's BM25 leads the second note's by
+	// ConfidentFTSMargin of itself, vector search when the note is
+	// ConfidentVectorGap (cosine distance) nearer than the second.
+	ConfidentBonus     float64 `yaml:"confident_bonus" validate:"gte=0,lte=10"`
+	ConfidentFTSMargin float64 `yaml:"confident_fts_margin" validate:"gte=0,lte=1"`
+	ConfidentVectorGap float64 `yaml:"confident_vector_gap" validate:"gte=0,lte=2"`
+	// LanguageVoteCut is the share of its fusion vote a vector hit loses
+	// when the question is Swedish or Turkish and the hit's note is in
+	// another of the three languages; 0 keeps every vote whole.
+	LanguageVoteCut float64 `yaml:"language_vote_cut" validate:"gte=0,lte=1"`
 	// The BM25 weights of a full-text match in each field of a chunk: its
 	// note's title, aliases, the chunk's heading path, the note's path, its
 	// topics, the chunk's body, and what the notes linking to the note say
@@ -206,26 +218,29 @@ func Default() Config {
 			EmbeddingDim: 512,
 		},
 		Retrieval: Retrieval{
-			GraphEnabled:     true,
-			VectorTopK:       40,
-			FTSTopK:          40,
-			FusionTopK:       20,
-			GraphMaxSiblings: 5,
-			GraphDiscount:    0.7,
-			GraphMaxSlots:    0,
-			GraphMemberSlots: 1,
-			RerankTopK:       30,
-			FinalTopK:        8,
-			MaxChunksPerDoc:  2,
-			Fusion:           "chunk",
-			VectorQuery:      "question",
-			FTSWeight:        1,
-			BM25Title:        0.5,
-			BM25Headings:     0.5,
-			BM25Path:         0.5,
-			BM25Topics:       0.5,
-			BM25Body:         1,
-			BM25Links:        0.5,
+			GraphEnabled:       true,
+			VectorTopK:         40,
+			FTSTopK:            40,
+			FusionTopK:         20,
+			GraphMaxSiblings:   5,
+			GraphDiscount:      0.7,
+			GraphMaxSlots:      0,
+			GraphMemberSlots:   1,
+			RerankTopK:         30,
+			FinalTopK:          8,
+			MaxChunksPerDoc:    2,
+			Fusion:             "chunk",
+			VectorQuery:        "question",
+			ConfidentFTSMargin: 0.05,
+			ConfidentVectorGap: 0.03,
+			LanguageVoteCut:    1,
+			FTSWeight:          1,
+			BM25Title:          0.5,
+			BM25Headings:       0.5,
+			BM25Path:           0.5,
+			BM25Topics:         0.5,
+			BM25Body:           1,
+			BM25Links:          0.5,
 		},
 		Web: Web{
 			Provider:     "duckduckgo",

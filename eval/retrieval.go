@@ -48,6 +48,9 @@ type Tally struct {
 // all 0 when it has none.
 type Scores struct {
 	Label string `json:"label"`
+	// RecallAt1 is the share of questions whose first ranked note is
+	// acceptable.
+	RecallAt1 float64 `json:"recall_at_1"`
 	// RecallAtK is the share of questions with an acceptable note among the
 	// first k ranked notes.
 	RecallAtK float64 `json:"recall_at_k"`
@@ -157,6 +160,9 @@ func scores(arms []Arm, k int, runs []QuestionRun) []Scores {
 		for _, r := range runs {
 			if rank := r.Ranks[i]; rank > 0 {
 				sc.MRR += 1 / float64(rank) / n
+				if rank == 1 {
+					sc.RecallAt1 += 1 / n
+				}
 				if rank <= k {
 					sc.RecallAtK += 1 / n
 				}

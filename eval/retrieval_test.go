@@ -19,7 +19,7 @@ func TestTally(t *testing.T) {
 	questions := []Question{{Acceptable: []string{"a"}}, {Acceptable: []string{"b"}}, {Acceptable: []string{"c"}}, {}, {}}
 	got := tally(arms, 2, runs, questions)
 	want := Tally{Covered: 3, Uncovered: 2, Arms: []Scores{
-		{Label: "A", RecallAtK: 2.0 / 3, MRR: (1 + 0.5 + 0.25) / 3, InContext: 2.0 / 3, ShortLists: 0},
+		{Label: "A", RecallAt1: 1.0 / 3, RecallAtK: 2.0 / 3, MRR: (1 + 0.5 + 0.25) / 3, InContext: 2.0 / 3, ShortLists: 0},
 		{Label: "B", RecallAtK: 0, MRR: 1.0 / 3 / 3, InContext: 0, ShortLists: 1, VsA: &Paired{RRDown: 3, Lost: 2}},
 	}}
 	if diff := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-12)); diff != "" {

@@ -109,6 +109,7 @@ func (rep *RetrievalReport) measureRows(t Tally) [][]string {
 		name  string
 		value func(Scores) string
 	}{
+		{"recall@1", func(s Scores) string { return fmt.Sprintf("%.3f", s.RecallAt1) }},
 		{fmt.Sprintf("recall@%d", rep.K), func(s Scores) string { return fmt.Sprintf("%.3f", s.RecallAtK) }},
 		{"MRR", func(s Scores) string { return fmt.Sprintf("%.3f", s.MRR) }},
 		{"in context (final_top_k chunks)", func(s Scores) string { return fmt.Sprintf("%.3f", s.InContext) }},

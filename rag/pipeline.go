@@ -280,12 +280,25 @@ func (p *Pipeline) direct(ctx context.Context, r *Retrieval, s Settings) ([]floa
 	if n := len(vecHits) - len(voting); n > 0 {
 		tr.stage("vector vote", armHits(voting, FromVector), fmt.Sprintf("%d vector hits farther than %.2g left out of the fusion", n, s.VectorMaxDistance))
 	}
-	fused := Fuse(voting, ftsHits, s.NoteFusion, ftsWeight)
+	fusion := Fusion{ByNote: s.NoteFusion, FTSWeight: ftsWeight, Bonus: s.ConfidentBonus, FTSMargin: s.ConfidentFTSMargin,
+		VectorGap: s.ConfidentVectorGap, ForeignCut: s.ForeignVoteCut}
+	if s.ForeignVoteCut > 0 {
+		fusion.Language = Language(r.Query)
+	}
+	fused := Fuse(voting, ftsHits, fusion)
 	unit := "chunk"
 	if s.NoteFusion {
 		unit = "note"
 	}
-	tr.stage("fusion", fused, fmt.Sprintf("reciprocal rank fusion, k=%d, by %s, full-text weight %.2g", rrfK, unit, ftsWeight))
+	how := fmt.Sprintf("reciprocal rank fusion, k=%d, by %s, full-text weight %.2g", rrfK, unit, ftsWeight)
+	if s.ConfidentBonus > 0 {
+		how += fmt.Sprintf(", %.2g first-rank votes more for a confident arm's first note (BM25 margin %.2g, cosine gap %.2g)",
+			s.ConfidentBonus, s.ConfidentFTSMargin, s.ConfidentVectorGap)
+	}
+	if fusion.Language != "" && fusion.Language != "en" {
+		how += fmt.Sprintf(", question in %q: vector votes for notes in another language cut by %.2g", fusion.Language, s.ForeignVoteCut)
+	}
+	tr.stage("fusion", fused, how)
 
 	hashOf, err := p.contentHashes(ctx, fused, r.Scope)
 	if err != nil {

@@ -60,16 +60,38 @@ func (h Hit) From(arm Source) bool { return slices.Contains(h.Sources, arm) }
 // 1/(rrfK + r) to its score.
 const rrfK = 60
 
+// Fusion is how Fuse weighs the two rankings.
+type Fusion struct {
+	// ByNote fuses per note rather than per chunk (see Fuse).
+	ByNote bool
+	// FTSWeight weighs a full-text rank against a vector rank (weight 1);
+	// 0 means 1.
+	FTSWeight float64
+	// Bonus is added to the score of an arm's confident first note, in
+	// first-rank votes (Bonus/(rrfK+1)); 0 gives none. Full text is
+	// confident when its first note's BM25 leads the second note's by at
+	// least FTSMargin of itself, the vector arm when its first note is at
+	// least VectorGap nearer than its second (cosine distance). An arm
+	// with a single note is confident.
+	Bonus, FTSMargin, VectorGap float64
+	// Language is the question's language (see Language), "" when unknown.
+	// When it is known and not English, ForeignCut is the share of its
+	// vote (and bonus) that a vector hit loses when its note is in another
+	// known language; 0 keeps every vote whole.
+	Language   string
+	ForeignCut float64
+}
+
 // Fuse merges the vector and full-text rankings by reciprocal rank fusion,
 // keeping each hit's provenance, ranks and vector distance. A full-text
-// rank adds ftsWeight/(rrfK + rank), a vector rank 1/(rrfK + rank).
+// rank adds f.FTSWeight/(rrfK + rank), a vector rank 1/(rrfK + rank).
 //
-// With byNote the notes are ranked by fusing per note: a note's rank in an
+// With f.ByNote the notes are ranked by fusing per note: a note's rank in an
 // arm is the rank of its best chunk among the notes that arm returned, and
 // the note's best chunk scores the note's fused score. Each further chunk of
 // a note competes on its own chunk-level score, which never exceeds its
 // note's, so it stays behind the note's best chunk without taking the
-// place of other notes' best ones. Without byNote every chunk is fused on
+// place of other notes' best ones. Without ByNote every chunk is fused on
 // its own; on this project's help-corpus question set that did better at
 // every depth (eval/RESULTS.md), so it is the default (retrieval.fusion).
 //
@@ -79,12 +101,18 @@ const rrfK = 60
 // full-text rank: otherwise a note written a second ago, matching every
 // word of the question, would only tie with whatever note is nearest in
 // vector space.
-func Fuse(vector, fts []vault.Chunk, byNote bool, ftsWeight float64) []Hit {
+//
+// Rank fusion forgets how sure each arm was; f.Bonus gives some of it back
+// (see Fusion). An English-only embedder places a Swedish or Turkish
+// question near notes in any language, so f.ForeignCut lowers the vote of
+// a note in another language than the question's.
+func Fuse(vector, fts []vault.Chunk, f Fusion) []Hit {
 	byRow := map[int64]*Hit{}
 	var order []int64
 	noteScore := map[string]float64{}
 	impute := len(vector) > 0
-	add := func(list []vault.Chunk, arm Source, weight float64) {
+	vectorWeight := foreignWeights(vector, f)
+	add := func(list []vault.Chunk, arm Source, weightOf func(vault.Chunk) float64) {
 		noteRank := map[string]int{}
 		for i, c := range list {
 			h, ok := byRow[c.RowID]
@@ -99,10 +127,9 @@ func Fuse(vector, fts []vault.Chunk, byNote bool, ftsWeight float64) []Hit {
 			} else {
 				h.FTSRank = i + 1
 			}
+			weight := weightOf(c)
 			if arm == FromFTS && impute && !c.Embedded && h.VectorRank == 0 { // a vote only where the vector arm has none
-				weight = ftsWeight + 1
-			} else if arm == FromFTS {
-				weight = ftsWeight
+				weight++
 			}
 			h.Score += weight / float64(rrfK+i+1)
 			if _, seen := noteRank[c.DocID]; !seen {
@@ -110,15 +137,22 @@ func Fuse(vector, fts []vault.Chunk, byNote bool, ftsWeight float64) []Hit {
 				noteScore[c.DocID] += weight / float64(rrfK+noteRank[c.DocID])
 			}
 		}
+		if f.Bonus > 0 && confident(list, arm, f) {
+			first := list[0]
+			bonus := weightOf(first) * f.Bonus / float64(rrfK+1)
+			byRow[first.RowID].Score += bonus
+			noteScore[first.DocID] += bonus
+		}
 	}
-	add(vector, FromVector, 1)
-	add(fts, FromFTS, ftsWeight)
+	add(vector, FromVector, func(c vault.Chunk) float64 { return vectorWeight[c.DocID] })
+	ftsWeight := cmp.Or(f.FTSWeight, 1)
+	add(fts, FromFTS, func(vault.Chunk) float64 { return ftsWeight })
 	out := make([]Hit, len(order))
 	for i, id := range order {
 		out[i] = *byRow[id]
 	}
 	slices.SortStableFunc(out, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
-	if !byNote {
+	if !f.ByNote {
 		return out
 	}
 	chunkScore := make(map[int64]float64, len(out))
@@ -135,6 +169,50 @@ func Fuse(vector, fts []vault.Chunk, byNote bool, ftsWeight float64) []Hit {
 		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(noteScore[db], noteScore[da]), cmp.Compare(da, db),
 			cmp.Compare(chunkScore[b.Chunk.RowID], chunkScore[a.Chunk.RowID]))
 	})
+	return out
+}
+
+// confident reports whether an arm's first note clearly leads its second,
+// by the arm's own score (list is best first): for full text a relative
+// BM25 margin (BM25 is negative, lower is better), for vectors a gap in
+// cosine distance.
+func confident(list []vault.Chunk, arm Source, f Fusion) bool {
+	if len(list) == 0 {
+		return false
+	}
+	first := list[0]
+	i := slices.IndexFunc(list, func(c vault.Chunk) bool { return c.DocID != first.DocID })
+	if i < 0 {
+		return true
+	}
+	second := list[i].Score
+	if arm == FromVector {
+		return second-first.Score >= f.VectorGap
+	}
+	return first.Score < 0 && (second-first.Score)/-first.Score >= f.FTSMargin
+}
+
+// foreignWeights is each vector hit's note's vote weight: 1, or 1 −
+// f.ForeignCut for a note whose text (its chunks among hits together) is
+// in another language than a non-English question.
+func foreignWeights(hits []vault.Chunk, f Fusion) map[string]float64 {
+	out := make(map[string]float64, len(hits))
+	text := map[string]*strings.Builder{}
+	for _, c := range hits {
+		out[c.DocID] = 1
+		if text[c.DocID] == nil {
+			text[c.DocID] = &strings.Builder{}
+		}
+		text[c.DocID].WriteString(c.Title + "\n" + c.HeadingPath + "\n" + c.Body + "\n")
+	}
+	if f.ForeignCut <= 0 || f.Language == "" || f.Language == "en" {
+		return out
+	}
+	for doc, b := range text {
+		if lang := Language(b.String()); lang != "" && lang != f.Language {
+			out[doc] = 1 - min(f.ForeignCut, 1)
+		}
+	}
 	return out
 }
 
@@ -179,26 +257,86 @@ func Diversify(hits []Hit, maxPerDoc int, hashOf map[string]string) (kept, dropp
 	return kept, dropped
 }
 
-// stopwords are dropped from the full-text query: in an OR query every
-// common word still adds to a long chunk's BM25, which on the help corpus
-// cost the top rank about 6 points in 100. English, Swedish and Turkish,
-// the corpus's languages.
+// stopwordsOf are each of the corpus's languages' most common words. They
+// are dropped from the full-text query: in an OR query every common word
+// still adds to a long chunk's BM25, which on the help corpus cost the top
+// rank about 6 points in 100. They also tell a text's language (Language).
+var stopwordsOf = map[string][]string{
+	"en": strings.Fields(`a about after all also am an and any are as at be been before being but by can could did do
+		does doing down for from get got had has have having he her here hers him his how i if in into is it its just
+		me more most my no nor not of off on once only or other our out over own same she should so some such than
+		that the their them then there these they this those through to too under until up very was we were what when
+		where which while who whom why will with would you your yours`),
+	"sv": strings.Fields(`och att det som en på är av för med till den har de inte om ett men var jag sig från vi så kan
+		när ska eller hur vad vilken vilka min mitt mina din ditt dina du ni dem denna detta dessa`),
+	"tr": strings.Fields(`bir ve bu da de ile için mi mı mu mü ne nasıl nedir ben sen o biz siz onlar şu gibi daha çok
+		ama veya ya her hangi kadar sonra önce olarak olan`),
+}
+
 var stopwords = func() map[string]bool {
 	m := map[string]bool{}
-	for _, w := range strings.Fields(`
-		a about after all also am an and any are as at be been before being but by can could did do does
-		doing down for from get got had has have having he her here hers him his how i if in into is it
-		its just me more most my no nor not of off on once only or other our out over own same she should
-		so some such than that the their them then there these they this those through to too under until
-		up very was we were what when where which while who whom why will with would you your yours
-		och att det som en på är av för med till den har de inte om ett men var jag sig från vi så kan
-		när ska eller hur vad vilken vilka min mitt mina din ditt dina du ni dem denna detta dessa
-		bir ve bu da de ile için mi mı mu mü ne nasıl nedir ben sen o biz siz onlar şu gibi daha çok
-		ama veya ya her hangi kadar sonra önce olarak olan`) {
-		m[w] = true
+	for _, list := range stopwordsOf {
+		for _, w := range list {
+			m[w] = true
+		}
 	}
 	return m
 }()
+
+// letterOf maps a letter only one of the languages uses to its language.
+var letterOf = map[rune]string{'å': "sv", 'ä': "sv", 'ı': "tr", 'ğ': "tr", 'ş': "tr", 'ç': "tr", 'ü': "tr"}
+
+// languageOf maps a stopword to its language; a word common to two
+// languages tells nothing, nor does English "i", Swedish for "in".
+var languageOf = func() map[string]string {
+	m := map[string]string{}
+	for lang, list := range stopwordsOf {
+		for _, w := range list {
+			if other, ok := m[w]; ok && other != lang {
+				m[w] = ""
+				continue
+			}
+			m[w] = lang
+		}
+	}
+	m["i"] = ""
+	return m
+}()
+
+// Language is text's language among English, Swedish and Turkish ("en",
+// "sv", "tr"), told by their stopwords and letters, or "" when the text
+// gives fewer than two signs or no language has twice the signs of any
+// other: a cheap guess that needs no model and errs towards "don't know".
+func Language(text string) string {
+	count := map[string]int{}
+	for _, w := range words(text) {
+		count[languageOf[w]]++
+		for _, r := range w {
+			count[letterOf[r]]++
+		}
+	}
+	langs := []string{"en", "sv", "tr"}
+	slices.SortStableFunc(langs, func(a, b string) int { return cmp.Compare(count[b], count[a]) })
+	if n := count[langs[0]]; n < 2 || n < 2*count[langs[1]] {
+		return ""
+	}
+	return langs[0]
+}
+
+// foldCase folds a decomposed Turkish dotted capital İ (I + U+0307, as
+// NFD text has it) and its lower case to a plain i. strings.ToLower folds
+// a precomposed İ to i but keeps the combining dot, which is no letter, so
+// the word split at it: "İnternete" searched "i" (a stopword) and
+// "nternete", which no note has.
+var foldCase = strings.NewReplacer("I\u0307", "i", "i\u0307", "i")
+
+// words are text's lower-cased words: runs of letters and digits, split
+// at anything else, as FTS5's unicode61 tokenizer splits.
+func words(text string) []string {
+	return strings.FieldsFunc(strings.ToLower(foldCase.Replace(text)), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+}
 
 // maxFTSTerms bounds the words of a full-text query. FTS5 advances an OR
 // query by visiting every term at every matching row, so its cost grows
@@ -216,10 +354,9 @@ const maxFTSTerms = 64
 // only, so whatever a person types can never be FTS5 syntax, and
 // index.FTSQuery quotes each word again.
 func FTSText(query string) string {
-	words := strings.FieldsFunc(strings.ToLower(query), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 	count := map[string]int{}
 	var all, kept []string
-	for _, w := range words {
+	for _, w := range words(query) {
 		count[w]++
 		if count[w] > 1 {
 			continue

@@ -25,6 +25,14 @@ type Settings struct {
 	// VectorKeywords embeds the query's keywords (FTSText) instead of the
 	// question as asked.
 	VectorKeywords bool
+	// ConfidentBonus, ConfidentFTSMargin and ConfidentVectorGap give an
+	// arm's confident first note a bonus in the fusion (see Fusion); a
+	// bonus of 0 gives none.
+	ConfidentBonus, ConfidentFTSMargin, ConfidentVectorGap float64
+	// ForeignVoteCut is the share of its fusion vote a vector hit loses
+	// when its note is in another language than a non-English question
+	// (see Fusion); 0 keeps every vote whole.
+	ForeignVoteCut float64
 	// MaxChunksPerDoc caps the chunks of one note; 0 means no cap.
 	MaxChunksPerDoc  int
 	GraphEnabled     bool

@@ -42,7 +42,7 @@ func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
 func TestFuseByChunk(t *testing.T) {
 	vector := []vault.Chunk{chunk(1, "a.md", 0, 0.1), chunk(2, "b.md", 0, 0.2), chunk(3, "c.md", 0, 0.3)}
 	fts := []vault.Chunk{chunk(3, "c.md", 0, -9), chunk(4, "d.md", 0, -8), chunk(1, "a.md", 0, -7)}
-	got := Fuse(vector, fts, false, 1)
+	got := Fuse(vector, fts, Fusion{})
 	// a: 1/61 + 1/63; c: 1/63 + 1/61 (tie, a first by input order); b: 1/62; d: 1/62.
 	want := []fusedRow{
 		{1, "vector+fts", 1, 3, 0.1},
@@ -68,21 +68,21 @@ func TestFuseImputesTheVectorRankOfAChunkNotEmbeddedYet(t *testing.T) {
 	fresh := chunk(9, "Recipes/Focaccia.md", 0, -9)
 	fresh.Embedded = false
 	vector := []vault.Chunk{chunk(1, "Recipes/Risotto.md", 0, 0.4)}
-	got := Fuse(vector, []vault.Chunk{fresh}, false, 1)
+	got := Fuse(vector, []vault.Chunk{fresh}, Fusion{})
 	if got[0].Chunk.RowID != 9 || !near(got[0].Score, 2.0/61) || got[0].Provenance() != "fts" {
 		t.Errorf("fused %+v, want the fresh note first with 2/61, its provenance full text", fusedRows(got))
 	}
-	if got := Fuse(nil, []vault.Chunk{fresh}, false, 1); !near(got[0].Score, 1.0/61) {
+	if got := Fuse(nil, []vault.Chunk{fresh}, Fusion{}); !near(got[0].Score, 1.0/61) {
 		t.Errorf("without a vector ranking: score %v, want 1/61", got[0].Score)
 	}
-	if got := Fuse(vector, []vault.Chunk{fresh}, true, 1); got[0].Chunk.RowID != 9 || !near(got[0].Score, 2.0/61) {
+	if got := Fuse(vector, []vault.Chunk{fresh}, Fusion{ByNote: true}); got[0].Chunk.RowID != 9 || !near(got[0].Score, 2.0/61) {
 		t.Errorf("by note: %+v", fusedRows(got))
 	}
 	// Full text read it before its vectors were in, the vector search after:
 	// its own vector vote counts, no second one.
 	embeddedSince := fresh
 	embeddedSince.Score = 0.45
-	got = Fuse([]vault.Chunk{vector[0], embeddedSince}, []vault.Chunk{fresh}, false, 1)
+	got = Fuse([]vault.Chunk{vector[0], embeddedSince}, []vault.Chunk{fresh}, Fusion{})
 	if got[0].Chunk.RowID != 9 || !near(got[0].Score, 1.0/62+1.0/61) {
 		t.Errorf("found by both arms: %+v, want the fresh note first with 1/62 + 1/61", fusedRows(got))
 	}
@@ -107,7 +107,7 @@ func TestVoting(t *testing.T) {
 	}
 	// A far vector hit no longer outranks a full-text hit.
 	fts := []vault.Chunk{chunk(5, "e.md", 0, -3)}
-	if got := Fuse(Voting(vector, 0.2), fts, false, 1); len(got) != 1 || got[0].Chunk.RowID != 5 {
+	if got := Fuse(Voting(vector, 0.2), fts, Fusion{}); len(got) != 1 || got[0].Chunk.RowID != 5 {
 		t.Errorf("fused with no voter = %v", fusedRows(got))
 	}
 }
@@ -117,7 +117,7 @@ func TestVoting(t *testing.T) {
 func TestFuseWeighsFullText(t *testing.T) {
 	vector := []vault.Chunk{chunk(1, "a.md", 0, 0.1), chunk(2, "b.md", 0, 0.2), chunk(3, "c.md", 0, 0.3)}
 	fts := []vault.Chunk{chunk(3, "c.md", 0, -9), chunk(4, "d.md", 0, -8), chunk(1, "a.md", 0, -7)}
-	got := Fuse(vector, fts, false, 2)
+	got := Fuse(vector, fts, Fusion{FTSWeight: 2})
 	var order []int64
 	for _, h := range got {
 		order = append(order, h.Chunk.RowID)
@@ -137,7 +137,7 @@ func TestFuseByNote(t *testing.T) {
 	// the two best FTS chunks and the second vector chunk.
 	vector := []vault.Chunk{chunk(1, "a.md", 0, 0.1), chunk(5, "b.md", 2, 0.2), chunk(9, "c.md", 0, 0.3)}
 	fts := []vault.Chunk{chunk(4, "b.md", 0, -9), chunk(6, "b.md", 1, -8), chunk(2, "a.md", 1, -7)}
-	got := Fuse(vector, fts, true, 1)
+	got := Fuse(vector, fts, Fusion{ByNote: true})
 	var order []int64
 	for _, h := range got {
 		order = append(order, h.Chunk.RowID)
@@ -495,7 +495,7 @@ func TestFTSText(t *testing.T) {
 // FTS5, and the search never fails on syntax.
 func FuzzFTSText(f *testing.F) {
 	s := mustIndex(f, nil, note("a.md", "# Alpha\n\nThe quick brown fox: NEAR the lazy dog.\n"))
-	for _, seed := range []string{`"`, `a"b`, `NEAR(a b)`, `-x`, `col:val`, `a AND OR NOT b`, `*`, `^start`, `(`, `{a b}`, "e\u0301", `fox -"dog"`, `prelude:fox`} {
+	for _, seed := range []string{`"`, `a"b`, `NEAR(a b)`, `-x`, `col:val`, `a AND OR NOT b`, `*`, `^start`, `(`, `{a b}`, "e\u0301", "I\u0307nternete", "\u0307", `fox -"dog"`, `prelude:fox`} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, text string) {

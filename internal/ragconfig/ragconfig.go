@@ -28,8 +28,12 @@ func Settings(cfg config.Config) rag.Settings {
 		WebResults:       cfg.Web.MaxResults,
 		FTSFields: vault.FieldWeights{Title: r.BM25Title, Aliases: r.BM25Aliases, Headings: r.BM25Headings, Path: r.BM25Path,
 			Topics: r.BM25Topics, Body: r.BM25Body, Links: r.BM25Links},
-		VectorMaxDistance: r.VectorMaxDistance,
-		VectorKeywords:    r.VectorQuery == "keywords",
+		VectorMaxDistance:  r.VectorMaxDistance,
+		VectorKeywords:     r.VectorQuery == "keywords",
+		ConfidentBonus:     r.ConfidentBonus,
+		ConfidentFTSMargin: r.ConfidentFTSMargin,
+		ConfidentVectorGap: r.ConfidentVectorGap,
+		ForeignVoteCut:     r.LanguageVoteCut,
 	}
 }
 

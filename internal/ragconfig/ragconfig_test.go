@@ -50,7 +50,11 @@ func TestEveryRetrievalKeyIsMapped(t *testing.T) {
 		case reflect.Int:
 			value = strconv.Itoa(int(v.Int()) + 1)
 		case reflect.Float64:
-			value = strconv.FormatFloat(v.Float()+0.25, 'f', -1, 64)
+			delta := 0.25
+			if v.Float() >= 1 { // a share at its maximum
+				delta = -delta
+			}
+			value = strconv.FormatFloat(v.Float()+delta, 'f', -1, 64)
 		case reflect.String:
 			value = other[key]
 		}
