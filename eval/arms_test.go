@@ -11,6 +11,7 @@ import (
 // Any retrieval.* key is an arm's, with or without its section, through
 // config.Set: no list to keep.
 func TestArmConfigSetsAnyRetrievalKey(t *testing.T) {
+	t.Parallel()
 	base := config.Default()
 	cfg, err := ArmConfig(base, "fts_weight=3, retrieval.graph_max_slots=2,arms=fts")
 	if err != nil {
@@ -49,6 +50,7 @@ func TestArmConfigSetsAnyRetrievalKey(t *testing.T) {
 }
 
 func TestParseArmsLabels(t *testing.T) {
+	t.Parallel()
 	arms, err := ParseArms(config.Default(), []string{"graph_enabled=false", "arms=vector"})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 // The development question files parse, with the groups and sizes
 // QUESTIONS.md gives them, and only the uncovered group is uncovered.
 func TestDevelopmentQuestionFiles(t *testing.T) {
+	t.Parallel()
 	for file, want := range map[string]map[string]int{
 		"help-questions.tsv": {"direct": 56, "uncovered": 6, "far": 31},
 		"hub-questions.tsv":  {"direct": 36, "moc": 18, "uncovered": 12},

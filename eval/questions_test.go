@@ -19,6 +19,7 @@ func writeFile(t *testing.T, text string) string {
 }
 
 func TestReadQuestions(t *testing.T) {
+	t.Parallel()
 	f, err := ReadQuestions(writeFile(t, "# c\r\n\r\nq one?\ta.md | b/c.md\r\nq two?\t\r\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -38,6 +39,7 @@ func TestReadQuestions(t *testing.T) {
 // "# group: NAME" puts the questions after it in NAME up to the next such
 // line; other comments, even ones that mention groups, do not.
 func TestQuestionGroups(t *testing.T) {
+	t.Parallel()
 	f, err := ParseQuestions("q.tsv", []byte(`# Groups: '# group: NAME' starts a group
 before?	a.md
 # group: direct
@@ -70,6 +72,7 @@ four?	a.md
 }
 
 func TestCheckPaths(t *testing.T) {
+	t.Parallel()
 	f, err := ParseQuestions("q.tsv", []byte("a?\tA.md|Nowhere.md\nb?\t\nc?\tB.md|Gone.md\n"))
 	if err != nil {
 		t.Fatal(err)

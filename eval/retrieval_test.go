@@ -9,6 +9,7 @@ import (
 )
 
 func TestTally(t *testing.T) {
+	t.Parallel()
 	arms := []Arm{{Label: "A"}, {Label: "B"}}
 	// Ranks per arm, whether in context, how many notes were ranked.
 	runs := []QuestionRun{
@@ -40,6 +41,7 @@ func TestTally(t *testing.T) {
 // The paired counts go question by question: a rise on one and a fall on
 // another cancel in the mean but not here.
 func TestPaired(t *testing.T) {
+	t.Parallel()
 	runs := []QuestionRun{
 		{Ranks: []int{3, 1}}, // up, found
 		{Ranks: []int{1, 2}}, // down, still found
@@ -54,6 +56,7 @@ func TestPaired(t *testing.T) {
 }
 
 func TestFirstAcceptable(t *testing.T) {
+	t.Parallel()
 	notes := []string{"x.md", "b.md", "a.md"}
 	if got := firstAcceptable(notes, []string{"a.md", "b.md"}); got != 2 {
 		t.Errorf("first acceptable at %d, want 2", got)

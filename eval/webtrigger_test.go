@@ -10,6 +10,7 @@ import (
 )
 
 func TestWriteWebTriggerGap(t *testing.T) {
+	t.Parallel()
 	stat := func(line int, covered bool, v float64) ThinStat {
 		q := Question{Line: line, Text: "q"}
 		if covered {
@@ -36,6 +37,7 @@ func TestWriteWebTriggerGap(t *testing.T) {
 }
 
 func TestBestSplit(t *testing.T) {
+	t.Parallel()
 	inf := math.Inf(1)
 	for _, tc := range []struct {
 		name               string
@@ -61,6 +63,7 @@ func TestBestSplit(t *testing.T) {
 }
 
 func TestFiveNumbers(t *testing.T) {
+	t.Parallel()
 	if got := fiveNumbers([]float64{1, 2, 3, 4, 5}); got != [5]float64{1, 2, 3, 4, 5} {
 		t.Errorf("1..5: %v", got)
 	}
@@ -74,6 +77,7 @@ func TestFiveNumbers(t *testing.T) {
 }
 
 func TestCheckWebTrigger(t *testing.T) {
+	t.Parallel()
 	cfg := config.Default()
 	if err := CheckWebTrigger(cfg); err != nil {
 		t.Errorf("default thin_hits: %v", err)

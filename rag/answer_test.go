@@ -26,6 +26,7 @@ var wikilink = regexp.MustCompile(`\[\[([^\]\n]*)\]\]`)
 // note the request may not see are all unlinked and recorded; every
 // wikilink left in the answer names a note of its context.
 func TestCitationsCheckedWhileStreaming(t *testing.T) {
+	t.Parallel()
 	store := quasarVault(t)
 	pieces := []string{
 		"Quasars are bright [[Space/Quasar",
@@ -109,6 +110,7 @@ func assertCitationsResolveInContext(t *testing.T, store *index.Store, a *Answer
 
 // Split anywhere, the stream filters to the same text.
 func TestCitationFilterIsSplitInvariant(t *testing.T) {
+	t.Parallel()
 	text := "a [[ok one]] b ![[bad|Shown]] [[ok|x]]! [[never closes\n[[ok]]][[bad]] [x] " +
 		"code `[[bad]]` and ``a`[[bad]]`` fenced\n```md\n[[bad]] ``\n```\nafter [[bad#Part]] end [["
 	check := func(link string) Citation { return Citation{Link: link, Verified: strings.HasPrefix(link, "ok")} }
@@ -159,6 +161,7 @@ func helpVault(tb testing.TB) *index.Store {
 }
 
 func TestExtractiveAnswerWithoutModel(t *testing.T) {
+	t.Parallel()
 	store := helpVault(t)
 	p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}})
 	var streamed strings.Builder
@@ -203,6 +206,7 @@ Most reds are served too warm in a heated flat.
 // An extractive answer quotes a table line by line, so every client can
 // render it as a table.
 func TestExtractiveAnswerKeepsTableRows(t *testing.T) {
+	t.Parallel()
 	store := mustIndex(t, nil, note("Clippings/Red wine.md", wineNote))
 	p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}})
 	a, err := p.Ask(context.Background(), Question{Text: "At what temperature do I serve red wine?"}, func(string) error { return nil })
@@ -222,6 +226,7 @@ func TestExtractiveAnswerKeepsTableRows(t *testing.T) {
 // after it in a paragraph of its own; a table left without a body row goes,
 // and a cut outside a table is at a word boundary.
 func TestClipTextKeepsTableRowsWhole(t *testing.T) {
+	t.Parallel()
 	var rows strings.Builder
 	for i := range 40 {
 		fmt.Fprintf(&rows, "| wine %d | %d °C |\n", i, 10+i%8)
@@ -271,6 +276,7 @@ func FuzzClipText(f *testing.F) {
 }
 
 func TestSilentVault(t *testing.T) {
+	t.Parallel()
 	store := helpVault(t)
 	model := newFakeModel(t, func([]llm.Message) []string { return []string{"should not be asked"} })
 	for name, gen := range map[string]ChatModel{"extractive": nil, "model": model.client(t)} {
@@ -293,6 +299,7 @@ func TestSilentVault(t *testing.T) {
 // The web is sought only with a searcher, allow_web and thin coverage, for
 // the question itself; a failing provider leaves a vault-only answer.
 func TestWebStage(t *testing.T) {
+	t.Parallel()
 	store := helpVault(t)
 	results := []WebResult{{Title: "Zebra facts", URL: "https://example.org/zebra", Snippet: "They migrate."}}
 	ask := func(t *testing.T, p *Pipeline, q Question) *Answer {
@@ -368,6 +375,7 @@ func TestWebStage(t *testing.T) {
 // A model that fails before its first word leaves an extractive answer
 // with a note; a failed rewrite falls back to concatenation.
 func TestModelFailuresDegrade(t *testing.T) {
+	t.Parallel()
 	store := helpVault(t)
 	model := newFakeModel(t, nil)
 	model.status = 500
@@ -391,6 +399,7 @@ func TestModelFailuresDegrade(t *testing.T) {
 // Deleted notes never come back: not from search, not by expansion, and a
 // citation of one is unverified.
 func TestDeletedNotesNeverAppear(t *testing.T) {
+	t.Parallel()
 	store := quasarVault(t)
 	if _, err := store.Apply(context.Background(), index.Batch{Deletes: []string{"Space/Quasar light.md", "Space/Quasar redshift.md", "Space/Pulsar.md"}}); err != nil {
 		t.Fatal(err)
@@ -427,6 +436,7 @@ func TestDeletedNotesNeverAppear(t *testing.T) {
 }
 
 func TestGraphEnabledIsAnOffSwitch(t *testing.T) {
+	t.Parallel()
 	store := &countingSearcher{Store: quasarVault(t)}
 	settings := testSettings()
 	settings.GraphEnabled = false
@@ -445,6 +455,7 @@ func TestGraphEnabledIsAnOffSwitch(t *testing.T) {
 }
 
 func TestEmbedderDownDegradesToFullText(t *testing.T) {
+	t.Parallel()
 	emb := &bagEmbedder{}
 	emb.down.Store(true)
 	r := mustRetrieve(t, mustPipeline(t, Options{Searcher: quasarVault(t), Embedder: emb}), Question{Text: "quasar", AllowWeb: true})
@@ -465,6 +476,7 @@ func TestEmbedderDownDegradesToFullText(t *testing.T) {
 }
 
 func TestQuestionOverridesSizes(t *testing.T) {
+	t.Parallel()
 	p := mustPipeline(t, Options{Searcher: quasarVault(t), Embedder: &bagEmbedder{}})
 	r := mustRetrieve(t, p, Question{Text: "quasar", AllowWeb: true, K: Overrides{FinalTopK: 2, FusionTopK: 4, VectorTopK: 5}})
 	if len(r.Hits) != 2 || len(r.Direct) != 4 || len(stageHits(r, "vector")) != 5 {
@@ -483,6 +495,7 @@ func TestQuestionOverridesSizes(t *testing.T) {
 }
 
 func TestRankNotesRaisesFinalTopK(t *testing.T) {
+	t.Parallel()
 	settings := testSettings()
 	settings.FusionTopK, settings.FinalTopK = 4, 2
 	p := mustPipeline(t, Options{Searcher: quasarVault(t), Embedder: &bagEmbedder{}, Settings: settings})
@@ -520,6 +533,7 @@ func TestRankNotesRaisesFinalTopK(t *testing.T) {
 
 // A result's keys are what ask --json prints and later surfaces serve.
 func TestResultKeys(t *testing.T) {
+	t.Parallel()
 	p := mustPipeline(t, Options{Searcher: quasarVault(t), Embedder: &bagEmbedder{}})
 	keys := func(v any) []string {
 		t.Helper()

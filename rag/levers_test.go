@@ -12,6 +12,7 @@ import (
 // Notes a and b tie without a bonus (a first, by input order); a's vector
 // lead is 0.04, b's full-text lead 1 in 10.
 func TestFuseConfidentBonus(t *testing.T) {
+	t.Parallel()
 	vector := []vault.Chunk{chunk(1, "a.md", 0, 0.10), chunk(2, "b.md", 0, 0.14)}
 	fts := []vault.Chunk{chunk(2, "b.md", 0, -10), chunk(1, "a.md", 0, -9)}
 	tie := 1.0/61 + 1.0/62
@@ -54,6 +55,7 @@ func TestFuseConfidentBonus(t *testing.T) {
 // loses ForeignCut of its vote; a note in the question's language, one of
 // unknown language, and every note for an English question keep theirs.
 func TestFuseLanguageVote(t *testing.T) {
+	t.Parallel()
 	text := func(h vault.Chunk, body string) vault.Chunk { h.Body = body; return h }
 	vector := []vault.Chunk{
 		text(chunk(1, "en/Sync.md", 0, 0.2), "How to restore a note from the version history of the sync service."),
@@ -94,6 +96,7 @@ func TestFuseLanguageVote(t *testing.T) {
 }
 
 func TestLanguage(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"how can I see every note that points to the note I'm reading right now?":               "en",
 		"Hur gör jag en färgad ruta som lyfter fram ett tips eller en varning i en anteckning?": "sv",
@@ -117,6 +120,7 @@ func TestLanguage(t *testing.T) {
 // to i, so a word that starts with it is searched whole and finds the note
 // that has it, as FTS5 folds it there.
 func TestFTSTextFoldsTurkishDottedI(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"İnternete koyduğum sayfalar":         "internete koyduğum sayfalar",
 		"I\u0307nternete":                     "internete",

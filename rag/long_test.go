@@ -72,6 +72,7 @@ func BenchmarkRetrieveLongQuestion(b *testing.B) {
 // A pasted text's full-text query keeps a bounded number of words, those it
 // repeats most, whatever its length: FTS5's cost is terms × matching rows.
 func TestFTSTextLongQuestion(t *testing.T) {
+	t.Parallel()
 	vocab := longWords(5000)
 	q := longQuestion(60<<10, vocab) + strings.Repeat("livesync ", 40) + strings.Repeat("couchdb ", 30)
 	words := strings.Fields(FTSText(q))
@@ -88,6 +89,7 @@ func TestFTSTextLongQuestion(t *testing.T) {
 // A question over a limit is refused before any search, naming the limit
 // and the size; the zero Limits are the defaults, not no limit.
 func TestRetrieveLimits(t *testing.T) {
+	t.Parallel()
 	store := mustIndex(t, nil, note("a.md", "# Alpha\n\nlivesync couchdb replication\n"))
 	ctx := context.Background()
 	small := mustPipeline(t, Options{Searcher: store, Limits: Limits{QuestionBytes: 100, TranscriptBytes: 300}})
@@ -122,6 +124,7 @@ func TestRetrieveLimits(t *testing.T) {
 // Without a model the rewrite joins earlier turns only while the text
 // searched stays within the question limit.
 func TestConcatTurnsWithinLimit(t *testing.T) {
+	t.Parallel()
 	q := Question{Text: "and couchdb?", History: []Turn{{Role: "user", Text: "livesync setup"}, {Role: "user", Text: strings.Repeat("log line ", 20)}}}
 	if got := concatTurns(q, 100); got != "and couchdb?" {
 		t.Errorf("concatTurns over 100 bytes = %q, want the question alone", got)

@@ -52,6 +52,7 @@ func rowIDs(hits []Hit) []int64 {
 // of 5 are 5 requests, each passage sent once, and the passages the fake
 // scores by word overlap come first, best first, the rest in fused order.
 func TestCrossEncoderRerankReordersInBatches(t *testing.T) {
+	t.Parallel()
 	fake := fakellm.New()
 	defer fake.Close()
 	hits := bodyHits(23, map[int64]string{17: "The kestrel hovers over meadows.", 9: "A kestrel.", 23: "Meadows, where it hovers."})
@@ -90,6 +91,7 @@ func TestCrossEncoderRerankReordersInBatches(t *testing.T) {
 // A rerank model that is down, too slow for its budget, or answers garbage
 // leaves the fused order, and the report says why.
 func TestCrossEncoderFallsBackToFusedOrder(t *testing.T) {
+	t.Parallel()
 	down := fakellm.New()
 	down.Close()
 	for _, tc := range []struct {
@@ -137,6 +139,7 @@ func TestCrossEncoderFallsBackToFusedOrder(t *testing.T) {
 // rerank model: they are never candidates. The same question over all
 // notes does send them, so the check can fail.
 func TestRerankSendsNoPersonalPassageForWeb(t *testing.T) {
+	t.Parallel()
 	store := quasarVault(t)
 	for _, allowWeb := range []bool{true, false} {
 		fake := fakellm.New()
@@ -167,6 +170,7 @@ func TestRerankSendsNoPersonalPassageForWeb(t *testing.T) {
 // A model that stays down is logged once, not at every question; each
 // question's trace and result still say the rerank was skipped and why.
 func TestRerankFailureLoggedOnce(t *testing.T) {
+	t.Parallel()
 	store := quasarVault(t)
 	down := fakellm.New()
 	down.Close()

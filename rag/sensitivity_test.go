@@ -58,6 +58,7 @@ func assertOpen(t *testing.T, what string, hits []Hit) {
 // With allow_web every stage sees open notes only and no personal
 // candidate takes a slot: each k is filled with open hits.
 func TestOpenScopeFillsEveryKWithOpenHits(t *testing.T) {
+	t.Parallel()
 	store := quasarVault(t)
 	p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}})
 	s := p.Settings()
@@ -124,6 +125,7 @@ func TestOpenScopeFillsEveryKWithOpenHits(t *testing.T) {
 // allow_web request carry no personal text, though the conversation's
 // earlier answer quoted a personal note.
 func TestOpenScopeReachesNoModelOrWebQuery(t *testing.T) {
+	t.Parallel()
 	store := quasarVault(t)
 	model := newFakeModel(t, func(msgs []llm.Message) []string {
 		if msgs[0].Content == rewriteSystem {
@@ -176,6 +178,7 @@ func TestOpenScopeReachesNoModelOrWebQuery(t *testing.T) {
 
 // Without a model the rewrite concatenates the user's turns only.
 func TestConcatenatedRewriteUsesUserTurnsOnly(t *testing.T) {
+	t.Parallel()
 	q := Question{Text: "and its jets?", AllowWeb: true, History: []Turn{
 		{Role: "user", Text: "hello"}, {Role: "assistant", Text: personalMark},
 		{Role: "user", Text: "what is a quasar"}, {Role: "assistant", Text: personalMark},
@@ -202,6 +205,7 @@ func TestConcatenatedRewriteUsesUserTurnsOnly(t *testing.T) {
 // says is: the retrieval with allow_web finds the open note by the open
 // linking note's words only, and nothing at all by the personal one's.
 func TestPersonalLinkTextNeverFindsAnOpenNote(t *testing.T) {
+	t.Parallel()
 	store := mustIndex(t, []string{"Diary/**"},
 		note("Diary/Monday.md", "Saw [[Clinic]] about my "+personalMark+" zygomatic pain.\n"),
 		note("Guides/Index.md", "- [[Clinic]]: the walk-in fluoroscopy service\n"),

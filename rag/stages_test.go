@@ -40,6 +40,7 @@ func fusedRows(hits []Hit) []fusedRow {
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
 
 func TestFuseByChunk(t *testing.T) {
+	t.Parallel()
 	vector := []vault.Chunk{chunk(1, "a.md", 0, 0.1), chunk(2, "b.md", 0, 0.2), chunk(3, "c.md", 0, 0.3)}
 	fts := []vault.Chunk{chunk(3, "c.md", 0, -9), chunk(4, "d.md", 0, -8), chunk(1, "a.md", 0, -7)}
 	got := Fuse(vector, fts, Fusion{})
@@ -65,6 +66,7 @@ func TestFuseByChunk(t *testing.T) {
 // when there is a vector ranking: a note just written, first in full text,
 // beats the nearest vector hit rather than tying with it.
 func TestFuseImputesTheVectorRankOfAChunkNotEmbeddedYet(t *testing.T) {
+	t.Parallel()
 	fresh := chunk(9, "Recipes/Focaccia.md", 0, -9)
 	fresh.Embedded = false
 	vector := []vault.Chunk{chunk(1, "Recipes/Risotto.md", 0, 0.4)}
@@ -91,6 +93,7 @@ func TestFuseImputesTheVectorRankOfAChunkNotEmbeddedYet(t *testing.T) {
 // Far vector hits do not vote: the nearest keep their ranks, the rest are
 // left out, and 0 keeps them all.
 func TestVoting(t *testing.T) {
+	t.Parallel()
 	vector := []vault.Chunk{chunk(1, "a.md", 0, 0.3), chunk(2, "b.md", 0, 0.5), chunk(3, "c.md", 0, 0.51), chunk(4, "d.md", 0, 0.9)}
 	var kept []int64
 	for _, h := range Voting(vector, 0.5) {
@@ -115,6 +118,7 @@ func TestVoting(t *testing.T) {
 // A full-text weight above 1 lets a full-text rank outweigh the same
 // vector rank: the tie of a and c above breaks for c, and d passes b.
 func TestFuseWeighsFullText(t *testing.T) {
+	t.Parallel()
 	vector := []vault.Chunk{chunk(1, "a.md", 0, 0.1), chunk(2, "b.md", 0, 0.2), chunk(3, "c.md", 0, 0.3)}
 	fts := []vault.Chunk{chunk(3, "c.md", 0, -9), chunk(4, "d.md", 0, -8), chunk(1, "a.md", 0, -7)}
 	got := Fuse(vector, fts, Fusion{FTSWeight: 2})
@@ -133,6 +137,7 @@ func TestFuseWeighsFullText(t *testing.T) {
 // Note-level fusion ranks notes by their best chunk; a note's other chunks
 // compete on their own chunk-level score.
 func TestFuseByNote(t *testing.T) {
+	t.Parallel()
 	// Note a has the best vector chunk and the third FTS chunk; note b has
 	// the two best FTS chunks and the second vector chunk.
 	vector := []vault.Chunk{chunk(1, "a.md", 0, 0.1), chunk(5, "b.md", 2, 0.2), chunk(9, "c.md", 0, 0.3)}
@@ -159,6 +164,7 @@ func TestFuseByNote(t *testing.T) {
 }
 
 func TestDiversifyCapsNotesAndIdenticalCopies(t *testing.T) {
+	t.Parallel()
 	hits := []Hit{
 		{Chunk: chunk(1, "a.md", 0, 0)}, {Chunk: chunk(2, "a.md", 1, 0)}, {Chunk: chunk(3, "a.md", 2, 0)},
 		{Chunk: chunk(4, "copy of a.md", 0, 0)}, {Chunk: chunk(5, "b.md", 0, 0)}, {Chunk: chunk(6, "b.md", 1, 0)},
@@ -192,6 +198,7 @@ func expandedHit(row int64, doc string, score float64) Hit {
 }
 
 func TestSelectQuota(t *testing.T) {
+	t.Parallel()
 	rows := func(hs []Hit) []int64 {
 		var out []int64
 		for _, h := range hs {
@@ -231,6 +238,7 @@ func TestSelectQuota(t *testing.T) {
 // A member slot takes only a member of a topic note among the hits, first
 // before the general graph slots; a member beyond it takes a general slot.
 func TestSelectMemberSlots(t *testing.T) {
+	t.Parallel()
 	member := func(row int64, doc string, score float64) Hit {
 		h := expandedHit(row, doc, score)
 		h.Graph = &Reach{Relation: vault.RelationMember, From: "99 topics/T.md"}
@@ -267,6 +275,7 @@ func TestSelectMemberSlots(t *testing.T) {
 // Graph order: a topic note right before its first member, each note's
 // chunks together in document order, otherwise the order of best hits.
 func TestAssembleGraphOrder(t *testing.T) {
+	t.Parallel()
 	at := func(row int64, doc string, ordinal int, body string) Hit {
 		h := Hit{Chunk: chunk(row, doc, ordinal, 0)}
 		h.Chunk.Body = body
@@ -293,6 +302,7 @@ func TestAssembleGraphOrder(t *testing.T) {
 }
 
 func TestPlainLinks(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"see [[Command palette]] and [[File explorer#Delete a file|File explorer]]": "see Command palette and File explorer",
 		"![[lucide-monitor.svg#icon]] Desktop":                                      " Desktop",
@@ -312,6 +322,7 @@ func TestPlainLinks(t *testing.T) {
 }
 
 func TestLink(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ path, title, want string }{
 		{"en/Plugins/File recovery.md", "File recovery", "[[en/Plugins/File recovery|File recovery]]"},
 		{"Notes/a.md", "A | B", "[[Notes/a|a]]"},
@@ -325,6 +336,7 @@ func TestLink(t *testing.T) {
 }
 
 func TestParseRerank(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		reply string
 		n     int
@@ -358,6 +370,7 @@ func TestParseRerank(t *testing.T) {
 }
 
 func TestRerankReordersTopKOnly(t *testing.T) {
+	t.Parallel()
 	hits := []Hit{direct(1, "a.md", 4), direct(2, "b.md", 3), direct(3, "c.md", 2), direct(4, "d.md", 1)}
 	model := fakeChat{chat: func(_ context.Context, msgs []llm.Message) (string, error) {
 		if !strings.Contains(msgs[1].Content, "[3] c.md") || strings.Contains(msgs[1].Content, "d.md") {
@@ -384,6 +397,7 @@ func TestRerankReordersTopKOnly(t *testing.T) {
 // A reranker that fails, times out or answers badly leaves the fused order,
 // and the trace says so.
 func TestRerankFallsBackToFusedOrder(t *testing.T) {
+	t.Parallel()
 	store := quasarVault(t)
 	base := mustRetrieve(t, mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}}), Question{Text: "quasar", AllowWeb: true})
 	for name, chat := range map[string]func(ctx context.Context, msgs []llm.Message) (string, error){
@@ -427,6 +441,7 @@ func TestRerankFallsBackToFusedOrder(t *testing.T) {
 }
 
 func TestThin(t *testing.T) {
+	t.Parallel()
 	near := Hit{Distance: 0.3, HasDistance: true}
 	far := Hit{Distance: 0.9, HasDistance: true}
 	ftsOnly := Hit{}
@@ -451,6 +466,7 @@ func TestThin(t *testing.T) {
 // ThinStatistic is exactly what Thin compares: coverage is thin just above
 // it and not at it, and always thin when too few hits have a distance.
 func TestThinStatistic(t *testing.T) {
+	t.Parallel()
 	hit := func(d float64, has bool) Hit {
 		return Hit{Chunk: vault.Chunk{RowID: 1}, Distance: d, HasDistance: has}
 	}
@@ -476,6 +492,7 @@ func TestThinStatistic(t *testing.T) {
 }
 
 func TestFTSText(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"How do I recover a deleted file?":      "recover deleted file",
 		`"quoted" -minus col:val NEAR(a b) OR*`: "quoted minus col val near b",
@@ -512,6 +529,7 @@ func FuzzFTSText(f *testing.F) {
 }
 
 func TestPromptsGolden(t *testing.T) {
+	t.Parallel()
 	golden(t, "system_prompt.golden", systemPrompt+"\n")
 	hits := []Hit{{Chunk: vault.Chunk{Path: "en/Plugins/File recovery.md", Title: "File recovery", HeadingPath: "Restore a snapshot", Body: "Open **Settings → File recovery** and pick a snapshot."}}}
 	web := []WebResult{{Title: "Recovering files", URL: "https://example.com/recover", Snippet: "Use the trash."}}
@@ -530,6 +548,7 @@ func renderMessages(msgs []llm.Message) string {
 }
 
 func TestParseRewrite(t *testing.T) {
+	t.Parallel()
 	for reply, want := range map[string]string{
 		"quasar jets\n":              "quasar jets",
 		"\n  \"quasar jets\"  \nwhy": "quasar jets",

@@ -6,6 +6,7 @@ import (
 )
 
 func TestCleanPath(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"Notes/a.md":        "Notes/a.md",
 		"Notes//a.md":       "Notes/a.md",
@@ -60,6 +61,7 @@ func FuzzCleanPath(f *testing.F) {
 }
 
 func TestNormalizeTarget(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"Note", "Note"},
 		{"Note.md", "Note"},

@@ -7,6 +7,7 @@ import (
 )
 
 func TestWikilinks(t *testing.T) {
+	t.Parallel()
 	type w = Wikilink
 	for _, tc := range []struct {
 		name string

@@ -19,6 +19,7 @@ func checkMarkdown(t *testing.T, n Note) {
 }
 
 func TestParseHostile(t *testing.T) {
+	t.Parallel()
 	for _, in := range hostileInputs {
 		t.Run(in.name, func(t *testing.T) {
 			n := Parse("n.md", []byte(in.gen(1_000_000)), "sensitivity")
@@ -35,6 +36,7 @@ func TestParseHostile(t *testing.T) {
 }
 
 func TestParseOrdinaryNotes(t *testing.T) {
+	t.Parallel()
 	srcs := []string{string(syntheticNote())}
 	srcs = append(srcs, ordinaryNotes...)
 	corpus, err := filepath.Glob("testdata/fuzz/*/*")
@@ -73,6 +75,7 @@ func fuzzCorpusStrings(t *testing.T, path string) []string {
 }
 
 func TestParsePlainTextReason(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		src  string
@@ -107,6 +110,7 @@ func listStaircase(n int) string {
 }
 
 func TestParseWithinBounds(t *testing.T) {
+	t.Parallel()
 	for name, src := range map[string]string{
 		"nesting at the limit":          strings.Repeat(">", 32) + " deep",
 		"listed by indentation":         listStaircase(32),
@@ -125,6 +129,7 @@ func TestParseWithinBounds(t *testing.T) {
 }
 
 func TestParsePlainText(t *testing.T) {
+	t.Parallel()
 	src := strings.Repeat(">", 100) + "\n\n# Heading\n\nSee [[Link]], [md](Other.md) and `[[Code]]` #tag.\n\n```\n#fenced\n```\n"
 	n := Parse("n.md", []byte(src), "")
 	if n.PlainText == "" {

@@ -36,6 +36,7 @@ func sentence(n int) string {
 }
 
 func TestChunkBodySections(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		body string
@@ -131,6 +132,7 @@ func TestChunkBodySections(t *testing.T) {
 }
 
 func TestChunkBodyHardSplit(t *testing.T) {
+	t.Parallel()
 	para := func(c string) string { return strings.Repeat(c, 70) }
 	q35 := strings.Repeat("q", 35)
 	tests := []struct {
@@ -219,6 +221,7 @@ func TestChunkBodyHardSplit(t *testing.T) {
 }
 
 func TestChunkBodyDefaults(t *testing.T) {
+	t.Parallel()
 	body := strings.Repeat("## H\n"+strings.Repeat("Some words here. ", 150)+"\n\n", 6)
 	got := ChunkBody(body, ChunkOptions{})
 	if diff := cmp.Diff(ChunkBody(body, DefaultChunkOptions()), got); diff != "" {
@@ -231,12 +234,14 @@ func TestChunkBodyDefaults(t *testing.T) {
 }
 
 func TestChunkBodyOptionsCapped(t *testing.T) {
+	t.Parallel()
 	body := strings.Repeat("alpha beta gamma. ", 40)
 	opts := ChunkOptions{TargetTokens: 500, MinTokens: 400, MaxTokens: 30}
 	checkChunks(t, body, ChunkOptions{TargetTokens: 30, MinTokens: 30, MaxTokens: 30}, ChunkBody(body, opts))
 }
 
 func TestChunkBodyDeterministic(t *testing.T) {
+	t.Parallel()
 	body := "pre\n# A\n" + strings.Repeat("x y z. ", 400) + "\n## B\nb\n### C\n" + strings.Repeat("c ", 900)
 	first := ChunkBody(body, DefaultChunkOptions())
 	for range 3 {
@@ -255,6 +260,7 @@ func TestChunkBodyDeterministic(t *testing.T) {
 }
 
 func TestNoteChunks(t *testing.T) {
+	t.Parallel()
 	srcs := [][]byte{syntheticNote()}
 	for _, s := range fuzzSeeds {
 		srcs = append(srcs, []byte(s))
@@ -277,6 +283,7 @@ func TestNoteChunks(t *testing.T) {
 }
 
 func TestChunkID(t *testing.T) {
+	t.Parallel()
 	sum := sha256.Sum256([]byte("notes/a.md\x00Setup > Install\x003"))
 	if got, want := ChunkID("notes/a.md", "Setup > Install", 3), hex.EncodeToString(sum[:])[:16]; got != want {
 		t.Errorf("ChunkID = %s, want %s", got, want)
@@ -298,6 +305,7 @@ func TestChunkID(t *testing.T) {
 }
 
 func TestEstimateTokens(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want int

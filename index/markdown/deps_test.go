@@ -7,5 +7,6 @@ import (
 )
 
 func TestDeps(t *testing.T) {
+	t.Parallel()
 	deptest.Check(t, "vault")
 }

@@ -13,6 +13,7 @@ var ignoreContext = cmpopts.IgnoreFields(Link{}, "Context")
 
 // A link's context is its line, cut to whole words near a long line's link.
 func TestLinkContext(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("word ", 60)
 	for _, tt := range []struct {
 		name, src string
@@ -48,6 +49,7 @@ func TestLinkContext(t *testing.T) {
 }
 
 func TestParseLinks(t *testing.T) {
+	t.Parallel()
 	w := func(target string) Link { return Link{Target: target, Kind: KindWikilink} }
 	tests := []struct {
 		name string
@@ -111,6 +113,7 @@ func TestParseLinks(t *testing.T) {
 }
 
 func TestParseTopicLinks(t *testing.T) {
+	t.Parallel()
 	const src = "Intro [[Before]]\n\n" +
 		"<!-- begin:clippings -->\n- [[Clip One]]\n- ![[Clip Two]] [md](Clip%20Three.md)\n<!-- end:clippings -->\n\n" +
 		"Between [[Middle]]\n\n" +
@@ -166,6 +169,7 @@ func TestParseTopicLinks(t *testing.T) {
 }
 
 func TestParseTopicMarkersInCode(t *testing.T) {
+	t.Parallel()
 	for _, src := range []string{
 		"`<!-- begin:clippings -->`\n[[After]]",
 		"[[After]]\n\n```\n<!-- begin:clippings -->",

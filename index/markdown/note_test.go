@@ -9,6 +9,7 @@ import (
 )
 
 func TestParseFrontmatter(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name        string
 		path        string
@@ -198,6 +199,7 @@ func TestParseFrontmatter(t *testing.T) {
 }
 
 func TestParseSensitivity(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name        string
 		src         string
@@ -256,6 +258,7 @@ func TestParseSensitivity(t *testing.T) {
 }
 
 func TestParseSensitivityKeyEmpty(t *testing.T) {
+	t.Parallel()
 	n := Parse("n.md", []byte("---\n\"\": open\n---\n"), "")
 	if n.Sensitivity != "" {
 		t.Errorf("Sensitivity = %q with no key, want \"\"", n.Sensitivity)
@@ -263,6 +266,7 @@ func TestParseSensitivityKeyEmpty(t *testing.T) {
 }
 
 func TestParseTags(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		src  string
@@ -302,6 +306,7 @@ func TestParseTags(t *testing.T) {
 // Sensitivity reads the override from the frontmatter alone, exactly as
 // Parse does.
 func TestSensitivityMatchesParse(t *testing.T) {
+	t.Parallel()
 	for _, src := range []string{
 		"", "no frontmatter", "---\nsensitivity: personal\n---\nx", "\ufeff---\r\nsensitivity: OPEN\r\n---\r\n",
 		"---\nSensitivity: open\n---\n", "---\nsensitivity: [personal]\n---\n", "---\nbad: [yaml\nsensitivity: open\n---\n",
@@ -318,6 +323,7 @@ func TestSensitivityMatchesParse(t *testing.T) {
 }
 
 func TestParseUnclosedFrontmatterOverride(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		src     string

@@ -11,6 +11,7 @@ import (
 func TestDeps(t *testing.T) { deptest.Check(t) }
 
 func TestText(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, s string
 		max     int
@@ -38,6 +39,7 @@ func TestText(t *testing.T) {
 }
 
 func TestPrefix(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		s     string
 		n     int
