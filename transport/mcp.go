@@ -129,7 +129,7 @@ func (s *Server) newMCP() http.Handler {
 	)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, err := allowWebParam(r); err != nil {
-			writeError(w, http.StatusBadRequest, "invalid_request_error", "allow_web", "", err.Error())
+			writeError(w, http.StatusBadRequest, apiError{Type: invalidRequest, Param: "allow_web", Message: err.Error()})
 			return
 		}
 		h.ServeHTTP(w, r)
