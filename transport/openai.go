@@ -351,28 +351,8 @@ func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, q rag.
 	if err := send(delta(map[string]string{"role": "assistant", "content": ""}, nil), nil); err != nil {
 		return
 	}
-	// stopKeepalive returns once the keepalive goroutine has ended, so no
-	// comment is written after text flows or the handler returns.
-	flowing, stopped := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	stopKeepalive := func() { once.Do(func() { close(flowing); <-stopped }) }
+	stopKeepalive := keepAlive(sse, &mu, s.opts.KeepAlive)
 	defer stopKeepalive()
-	go func() {
-		defer close(stopped)
-		t := time.NewTicker(s.opts.KeepAlive)
-		defer t.Stop()
-		for {
-			select {
-			case <-flowing:
-				return
-			case <-t.C:
-				mu.Lock()
-				sse.comment("vaultask is working on the answer")
-				_ = sse.flush()
-				mu.Unlock()
-			}
-		}
-	}()
 	a, err := s.opts.Answerer.Ask(r.Context(), q, func(d string) error {
 		stopKeepalive()
 		return send(delta(map[string]string{"content": d}, nil), nil)
@@ -394,6 +374,32 @@ func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, q rag.
 	sse.data("[DONE]")
 	_ = sse.flush()
 	mu.Unlock()
+}
+
+// keepAlive writes a comment to sse every interval, under mu, until the
+// stop it returns is called. stop returns once the writing goroutine has
+// ended, so no comment is written after text flows or the handler returns;
+// calling it again does nothing.
+func keepAlive(sse *sseWriter, mu *sync.Mutex, every time.Duration) (stop func()) {
+	flowing, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-flowing:
+				return
+			case <-t.C:
+				mu.Lock()
+				sse.comment("vaultask is working on the answer")
+				_ = sse.flush()
+				mu.Unlock()
+			}
+		}
+	}()
+	var once sync.Once
+	return func() { once.Do(func() { close(flowing); <-stopped }) }
 }
 
 // streamFailed ends a stream whose answer failed with an error frame in the
