@@ -34,10 +34,10 @@ func adminOptions(t *testing.T) AdminOptions {
 		t.Fatal(err)
 	}
 	return AdminOptions{
-		Key:           adminKey,
-		OverridesFile: filepath.Join(t.TempDir(), "overrides.json"),
-		Running:       running.Values(),
-		FromEnv:       config.EnvKeys(adminEnv),
+		Key:       adminKey,
+		Overrides: openOverrides(t, filepath.Join(t.TempDir(), "overrides.json")),
+		Running:   running.Values(),
+		FromEnv:   config.EnvKeys(adminEnv),
 		Check: func(doc []byte) (map[string]any, error) {
 			c, err := running.WithOverrides(doc, "proposed overrides")
 			if err != nil {
@@ -54,6 +54,19 @@ func adminOptions(t *testing.T) AdminOptions {
 		GenerationModels: []string{"openrouter/google/gemini-2.5-flash"},
 		WebProviders:     []WebProvider{{Name: "duckduckgo", Ready: true}, {Name: "tavily", KeyEnv: "VAULTASK_TAVILY_API_KEY"}},
 	}
+}
+
+var _ Overrides = (*config.Overrides)(nil)
+
+// openOverrides is the overrides file at path as a process starting now
+// reads it.
+func openOverrides(t *testing.T, path string) *config.Overrides {
+	t.Helper()
+	o, err := config.OpenOverrides(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
 }
 
 // adminServer is a server whose /admin runs on opts.
@@ -101,7 +114,7 @@ func TestAdminAuth(t *testing.T) {
 				t.Errorf("%s without an admin key: %d %+v, want 503 naming the variable", method, resp.StatusCode, e)
 			}
 		}
-		if _, err := os.Stat(opts.OverridesFile); !errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(opts.Overrides.Path()); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("the overrides file was written without an admin key: %v", err)
 		}
 	})
@@ -281,7 +294,7 @@ func TestAdminRefusesBadChanges(t *testing.T) {
 			t.Errorf("%s: message %q carries the document's line", c.body, fe.Message)
 		}
 	}
-	if _, err := os.Stat(opts.OverridesFile); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(opts.Overrides.Path()); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a refused change wrote the overrides file: %v", err)
 	}
 }
@@ -292,11 +305,16 @@ func TestAdminRefusesBadChanges(t *testing.T) {
 // which compares the file's meaning with what the process booted with.
 func TestAdminSavesOverrides(t *testing.T) {
 	opts := adminOptions(t)
+	file := opts.Overrides.Path()
 	// The file holds a key /admin does not edit, from before: it stays.
-	if err := os.WriteFile(opts.OverridesFile, []byte(`{"log":{"level":"debug"}}`), 0o644); err != nil {
+	// It was booted with other text that says the same.
+	if err := os.WriteFile(file, []byte("{ \"log\": {\"level\": \"debug\"} }"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	opts.Booted = []byte("{ \"log\": {\"level\": \"debug\"} }")
+	opts.Overrides = openOverrides(t, file)
+	if err := os.WriteFile(file, []byte(`{"log":{"level":"debug"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	hs := adminServer(t, opts)
 	get := func() adminView {
 		var v adminView
@@ -311,7 +329,7 @@ func TestAdminSavesOverrides(t *testing.T) {
 		t.Errorf("the key the environment sets shows env %q", env)
 	}
 	for _, s := range v.Settings {
-		if ok, _ := editable(s.Path); !ok {
+		if ok, _ := config.Editable(s.Path); !ok {
 			t.Errorf("GET shows %s, which is not editable", s.Path)
 		}
 	}
@@ -330,7 +348,7 @@ func TestAdminSavesOverrides(t *testing.T) {
 				return
 			default:
 			}
-			if b, err := os.ReadFile(opts.OverridesFile); err == nil && !json.Valid(b) {
+			if b, err := os.ReadFile(file); err == nil && !json.Valid(b) {
 				torn.Add(1)
 			}
 		}
@@ -359,7 +377,7 @@ func TestAdminSavesOverrides(t *testing.T) {
 		t.Errorf("models.rerank next %v", next)
 	}
 
-	info, err := os.Stat(opts.OverridesFile)
+	info, err := os.Stat(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,17 +385,17 @@ func TestAdminSavesOverrides(t *testing.T) {
 		t.Errorf("overrides file mode %v, want 0600", info.Mode().Perm())
 	}
 	var doc map[string]map[string]any
-	if err := json.Unmarshal(mustRead(t, opts.OverridesFile), &doc); err != nil {
+	if err := json.Unmarshal(mustRead(t, file), &doc); err != nil {
 		t.Fatal(err)
 	}
 	if doc["retrieval"]["final_top_k"] != 6.0 || doc["retrieval"]["fts_weight"] != 2.5 || doc["models"]["rerank"] != "ollama/bge-reranker" || doc["web"]["enabled"] != true || doc["log"]["level"] != "debug" {
 		t.Errorf("overrides file = %v", doc)
 	}
-	if entries, _ := os.ReadDir(filepath.Dir(opts.OverridesFile)); len(entries) != 1 {
+	if entries, _ := os.ReadDir(filepath.Dir(file)); len(entries) != 1 {
 		t.Errorf("the directory holds %d files, want the overrides file alone (no temporary left)", len(entries))
 	}
 	// The file as it is now, booted with, is not pending.
-	opts.Booted = mustRead(t, opts.OverridesFile)
+	opts.Overrides = openOverrides(t, file)
 	hs = adminServer(t, opts)
 	v = get()
 	if v.PendingRestart {

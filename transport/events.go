@@ -213,14 +213,14 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	if v := r.Header.Get("Last-Event-ID"); v != "" {
 		id, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, "invalid_request_error", "last_event_id", "", fmt.Sprintf("Last-Event-ID %q is not an event id", v))
+			writeError(w, http.StatusBadRequest, apiError{Type: invalidRequest, Param: "last_event_id", Message: fmt.Sprintf("Last-Event-ID %q is not an event id", v)})
 			return
 		}
 		lastID, resume = id, true
 	}
 	openOnly, err := allowWebParam(r)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "allow_web", "", err.Error())
+		writeError(w, http.StatusBadRequest, apiError{Type: invalidRequest, Param: "allow_web", Message: err.Error()})
 		return
 	}
 	sub, backlog, resync := s.events.subscribe(lastID, resume, openOnly)

@@ -251,12 +251,12 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	req, q, err := decodeChat(body)
 	var bad *requestError
 	if errors.As(err, &bad) {
-		writeError(w, http.StatusBadRequest, "invalid_request_error", bad.param, "", bad.msg)
+		writeError(w, http.StatusBadRequest, apiError{Type: invalidRequest, Param: bad.param, Message: bad.msg})
 		return
 	}
 	if req.Model != ModelID {
-		writeError(w, http.StatusNotFound, "invalid_request_error", "model", "model_not_found",
-			fmt.Sprintf("the model %q does not exist: this server serves one model, %q", req.Model, ModelID))
+		writeError(w, http.StatusNotFound, apiError{Type: invalidRequest, Param: "model", Code: "model_not_found",
+			Message: fmt.Sprintf("the model %q does not exist: this server serves one model, %q", req.Model, ModelID)})
 		return
 	}
 	if err := s.opts.Answerer.Admit(q); err != nil {
@@ -266,7 +266,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	release, ok := s.acquire()
 	if !ok {
 		w.Header().Set("Retry-After", retryAfter)
-		writeError(w, http.StatusTooManyRequests, "rate_limit_error", "", "busy", busyMessage(cap(s.slots)))
+		writeError(w, http.StatusTooManyRequests, apiError{Type: rateLimited, Code: "busy", Message: busyMessage(cap(s.slots))})
 		return
 	}
 	defer release()
@@ -297,10 +297,10 @@ func (s *Server) refuseTooLong(w http.ResponseWriter, err error) {
 	var le *rag.LimitError
 	if !errors.As(err, &le) {
 		s.log.Error("admitting a question failed", "err", err)
-		writeError(w, http.StatusInternalServerError, "server_error", "", "", "the answer failed; the server's log says why")
+		writeError(w, http.StatusInternalServerError, apiError{Type: serverFault, Message: "the answer failed; the server's log says why"})
 		return
 	}
-	writeError(w, http.StatusBadRequest, "invalid_request_error", "messages", "context_length_exceeded", limitMessage(le))
+	writeError(w, http.StatusBadRequest, apiError{Type: invalidRequest, Param: "messages", Code: "context_length_exceeded", Message: limitMessage(le)})
 }
 
 // limitMessage says which limit a question is over and how to get under it.
@@ -313,14 +313,14 @@ func limitMessage(le *rag.LimitError) string {
 // log has the cause; clients never see internal text).
 func (s *Server) answerFailed(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(context.Cause(r.Context()), ErrShutdown) {
-		writeError(w, http.StatusServiceUnavailable, "server_error", "", "shutting_down", shuttingDown)
+		writeError(w, http.StatusServiceUnavailable, apiError{Type: serverFault, Code: "shutting_down", Message: shuttingDown})
 		return
 	}
 	if r.Context().Err() != nil {
 		return
 	}
 	s.log.Error("answer failed", "err", err)
-	writeError(w, http.StatusInternalServerError, "server_error", "", "", "the answer failed; the server's log says why")
+	writeError(w, http.StatusInternalServerError, apiError{Type: serverFault, Message: "the answer failed; the server's log says why"})
 }
 
 // streamCompletion answers as OpenAI's stream does: data-only SSE frames,
@@ -351,28 +351,8 @@ func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, q rag.
 	if err := send(delta(map[string]string{"role": "assistant", "content": ""}, nil), nil); err != nil {
 		return
 	}
-	// stopKeepalive returns once the keepalive goroutine has ended, so no
-	// comment is written after text flows or the handler returns.
-	flowing, stopped := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	stopKeepalive := func() { once.Do(func() { close(flowing); <-stopped }) }
+	stopKeepalive := keepAlive(sse, &mu, s.opts.KeepAlive)
 	defer stopKeepalive()
-	go func() {
-		defer close(stopped)
-		t := time.NewTicker(s.opts.KeepAlive)
-		defer t.Stop()
-		for {
-			select {
-			case <-flowing:
-				return
-			case <-t.C:
-				mu.Lock()
-				sse.comment("vaultask is working on the answer")
-				_ = sse.flush()
-				mu.Unlock()
-			}
-		}
-	}()
 	a, err := s.opts.Answerer.Ask(r.Context(), q, func(d string) error {
 		stopKeepalive()
 		return send(delta(map[string]string{"content": d}, nil), nil)
@@ -396,6 +376,32 @@ func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, q rag.
 	mu.Unlock()
 }
 
+// keepAlive writes a comment to sse every interval, under mu, until the
+// stop it returns is called. stop returns once the writing goroutine has
+// ended, so no comment is written after text flows or the handler returns;
+// calling it again does nothing.
+func keepAlive(sse *sseWriter, mu *sync.Mutex, every time.Duration) (stop func()) {
+	flowing, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-flowing:
+				return
+			case <-t.C:
+				mu.Lock()
+				sse.comment("vaultask is working on the answer")
+				_ = sse.flush()
+				mu.Unlock()
+			}
+		}
+	}()
+	var once sync.Once
+	return func() { once.Do(func() { close(flowing); <-stopped }) }
+}
+
 // streamFailed ends a stream whose answer failed with an error frame in the
 // API's error shape, then [DONE], so that a client reading to the end sees
 // why it ended rather than a cut connection. A client that went away gets
@@ -410,7 +416,7 @@ func (s *Server) streamFailed(sse *sseWriter, r *http.Request, err error) {
 	default:
 		s.log.Error("answer failed while streaming", "err", err)
 	}
-	b, _ := json.Marshal(errorBody("server_error", "", code, msg))
+	b, _ := json.Marshal(apiError{Type: serverFault, Code: code, Message: msg}.body())
 	sse.data(string(b))
 	sse.data("[DONE]")
 	_ = sse.flush()

@@ -151,7 +151,7 @@ func TestAdminPageOffersEveryRetrievalKey(t *testing.T) {
 	typ := reflect.TypeOf(config.Retrieval{})
 	for i := range typ.NumField() {
 		key := "retrieval." + strings.Split(typ.Field(i).Tag.Get("yaml"), ",")[0]
-		if ok, _ := editable(key); !ok {
+		if ok, _ := config.Editable(key); !ok {
 			continue
 		}
 		if !strings.Contains(string(js), `"`+key+`"`) {

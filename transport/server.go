@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/vaultask/vaultask/rag"
@@ -96,8 +95,6 @@ type Server struct {
 	admin  *adminGate
 	// crossOrigin tells a browser's request from another origin.
 	crossOrigin *http.CrossOriginProtection
-	// adminMu serialises saves of the overrides file.
-	adminMu sync.Mutex
 }
 
 // New returns the server.
@@ -105,8 +102,8 @@ func New(opts Options) (*Server, error) {
 	if opts.Answerer == nil || opts.Vault == nil || opts.Status == nil || opts.Events == nil {
 		return nil, errors.New("transport: Answerer, Vault, Status and Events are required")
 	}
-	if opts.Admin.Key != "" && (opts.Admin.Check == nil || opts.Admin.OverridesFile == "") {
-		return nil, errors.New("transport: an admin key needs Admin.Check and Admin.OverridesFile")
+	if opts.Admin.Key != "" && (opts.Admin.Check == nil || opts.Admin.Overrides == nil) {
+		return nil, errors.New("transport: an admin key needs Admin.Check and Admin.Overrides")
 	}
 	if opts.MaxConcurrent <= 0 {
 		opts.MaxConcurrent = 4
@@ -150,7 +147,7 @@ func (s *Server) routes() {
 	s.mux.Handle("POST /v1/chat/completions", s.authed(s.limited(http.HandlerFunc(s.chatCompletions))))
 	s.mux.Handle("/mcp", s.authed(s.mcpGuard(s.limited(s.mcp))))
 	s.mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "invalid_request_error", "", "", fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path))
+		writeError(w, http.StatusNotFound, apiError{Type: invalidRequest, Message: fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path)})
 	})
 }
 
@@ -163,7 +160,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				panic(p)
 			}
 			s.log.Error("handler panicked", "path", r.URL.Path, "panic", p)
-			writeError(w, http.StatusInternalServerError, "server_error", "", "", "internal error")
+			writeError(w, http.StatusInternalServerError, apiError{Type: serverFault, Message: "internal error"})
 		}
 	}()
 	if origin := r.Header.Get("Origin"); origin != "" && slices.Contains(s.opts.CORSOrigins, origin) {
@@ -182,9 +179,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if r.URL.Path != "/healthz" && r.URL.Path != "/readyz" && !s.hostAllowed(r) {
-		writeError(w, http.StatusForbidden, "invalid_request_error", "", "", fmt.Sprintf(
+		writeError(w, http.StatusForbidden, apiError{Type: invalidRequest, Message: fmt.Sprintf(
 			"vaultask is not addressed as %q here: add %q to api.trusted_hosts (VAULTASK_API__TRUSTED_HOSTS), or use its IP address; without VAULTASK_API__KEY a name must be trusted, since a web page can point its own name at this server (DNS rebinding)",
-			r.Host, hostOnly(r.Host)))
+			r.Host, hostOnly(r.Host))})
 		return
 	}
 	if s.crossOrigin.Check(r) != nil {
@@ -208,9 +205,9 @@ func (s *Server) refuseCrossOrigin(w http.ResponseWriter, r *http.Request) {
 	if origin := r.Header.Get("Origin"); origin != "" {
 		from = fmt.Sprintf("a page at %q", origin)
 	}
-	writeError(w, http.StatusForbidden, "invalid_request_error", "", "cross_origin", fmt.Sprintf(
+	writeError(w, http.StatusForbidden, apiError{Type: invalidRequest, Code: "cross_origin", Message: fmt.Sprintf(
 		"%s may not send %s requests to vaultask: if that page is yours, add its origin to api.cors_origins (VAULTASK_API__CORS_ORIGINS)",
-		from, r.Method))
+		from, r.Method)})
 }
 
 // hostAllowed reports whether a request's Host may reach the server: an IP
@@ -242,7 +239,7 @@ func (s *Server) authed(next http.Handler) http.Handler {
 			if len(got) > 0 {
 				msg = "wrong API key"
 			}
-			writeError(w, http.StatusUnauthorized, "invalid_request_error", "", "", msg)
+			writeError(w, http.StatusUnauthorized, apiError{Type: invalidRequest, Message: msg})
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -254,7 +251,7 @@ func (s *Server) authed(next http.Handler) http.Handler {
 func (s *Server) limited(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > s.opts.MaxBodyBytes {
-			writeError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "", "", fmt.Sprintf("request body of %d bytes is over the limit of %d", r.ContentLength, s.opts.MaxBodyBytes))
+			writeError(w, http.StatusRequestEntityTooLarge, apiError{Type: invalidRequest, Message: fmt.Sprintf("request body of %d bytes is over the limit of %d", r.ContentLength, s.opts.MaxBodyBytes)})
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
@@ -269,10 +266,10 @@ func readBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool) {
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
-		writeError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "", "", fmt.Sprintf("request body is over the limit of %d bytes", tooBig.Limit))
+		writeError(w, http.StatusRequestEntityTooLarge, apiError{Type: invalidRequest, Message: fmt.Sprintf("request body is over the limit of %d bytes", tooBig.Limit)})
 		return nil, false
 	case err != nil:
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "", "", "could not read the request body")
+		writeError(w, http.StatusBadRequest, apiError{Type: invalidRequest, Message: "could not read the request body"})
 		return nil, false
 	}
 	return body, true
@@ -283,7 +280,7 @@ func readBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool) {
 func (s *Server) mcpGuard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if origin := r.Header.Get("Origin"); origin != "" && !slices.Contains(s.opts.CORSOrigins, origin) {
-			writeError(w, http.StatusForbidden, "invalid_request_error", "", "", fmt.Sprintf("origin %q is not allowed (api.cors_origins)", origin))
+			writeError(w, http.StatusForbidden, apiError{Type: invalidRequest, Message: fmt.Sprintf("origin %q is not allowed (api.cors_origins)", origin)})
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -334,31 +331,51 @@ func busyMessage(slots int) string {
 	return fmt.Sprintf("%d answers or searches are running, the most this server runs at once (api.max_concurrent): retry shortly", slots)
 }
 
-// apiError is an error in the OpenAI API's shape.
+// apiError is an error as every endpoint answers it, in the OpenAI API's
+// shape, so that a client has one shape to read: its type, the request
+// parameter at fault and a machine-readable code when there are any, and a
+// message for a person.
 type apiError struct {
-	Message string  `json:"message"`
-	Type    string  `json:"type"`
-	Param   *string `json:"param"`
-	Code    *string `json:"code"`
+	Type    errorType
+	Param   string // "" when no one parameter is at fault
+	Code    string // "" when there is none
+	Message string
 }
 
-func errorBody(typ, param, code, msg string) map[string]apiError {
-	e := apiError{Message: msg, Type: typ}
-	if param != "" {
-		e.Param = &param
-	}
-	if code != "" {
-		e.Code = &code
-	}
-	return map[string]apiError{"error": e}
+// errorType is what kind of error a client is told it got.
+type errorType string
+
+const (
+	invalidRequest errorType = "invalid_request_error"
+	rateLimited    errorType = "rate_limit_error"
+	serverFault    errorType = "server_error"
+)
+
+// errorJSON is an apiError on the wire, where a missing param or code is
+// null.
+type errorJSON struct {
+	Message string    `json:"message"`
+	Type    errorType `json:"type"`
+	Param   *string   `json:"param"`
+	Code    *string   `json:"code"`
 }
 
-// writeError answers status with an error in the OpenAI API's shape, which
-// every endpoint uses so that a client has one shape to read: its type, the
-// request parameter at fault and a machine-readable code when there are
-// any, and a message for a person.
-func writeError(w http.ResponseWriter, status int, typ, param, code, msg string) {
-	writeJSON(w, status, errorBody(typ, param, code, msg))
+// body is the error as a response body or stream frame holds it:
+// {"error":{...}}.
+func (e apiError) body() map[string]errorJSON {
+	j := errorJSON{Message: e.Message, Type: e.Type}
+	if e.Param != "" {
+		j.Param = &e.Param
+	}
+	if e.Code != "" {
+		j.Code = &e.Code
+	}
+	return map[string]errorJSON{"error": j}
+}
+
+// writeError answers status with e.
+func writeError(w http.ResponseWriter, status int, e apiError) {
+	writeJSON(w, status, e.body())
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

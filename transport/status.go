@@ -204,7 +204,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 	openOnly, err := allowWebParam(r)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "allow_web", "", err.Error())
+		writeError(w, http.StatusBadRequest, apiError{Type: invalidRequest, Param: "allow_web", Message: err.Error()})
 		return
 	}
 	st := s.opts.Status(r.Context())
@@ -221,7 +221,7 @@ func (s *Server) statusNotes(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	allowWeb, err := allowWebParam(r)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "allow_web", "", err.Error())
+		writeError(w, http.StatusBadRequest, apiError{Type: invalidRequest, Param: "allow_web", Message: err.Error()})
 		return
 	}
 	nq := vault.NoteQuery{State: q.Get("state"), Path: q.Get("path"), Scope: vault.ScopeFor(allowWeb), Limit: 100}
@@ -233,7 +233,7 @@ func (s *Server) statusNotes(w http.ResponseWriter, r *http.Request) {
 		if v := q.Get(p.name); v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < p.min || n > p.max {
-				writeError(w, http.StatusBadRequest, "invalid_request_error", p.name, "", fmt.Sprintf("%s=%q: want an integer from %d to %d", p.name, v, p.min, p.max))
+				writeError(w, http.StatusBadRequest, apiError{Type: invalidRequest, Param: p.name, Message: fmt.Sprintf("%s=%q: want an integer from %d to %d", p.name, v, p.min, p.max)})
 				return
 			}
 			*p.dst = n
@@ -242,13 +242,13 @@ func (s *Server) statusNotes(w http.ResponseWriter, r *http.Request) {
 	switch nq.State {
 	case "", vault.StatusIndexed, vault.StatusPending, vault.StatusIncomplete, vault.StatusSkipped:
 	default:
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "state", "", fmt.Sprintf("state=%q: want indexed, pending, incomplete or skipped", nq.State))
+		writeError(w, http.StatusBadRequest, apiError{Type: invalidRequest, Param: "state", Message: fmt.Sprintf("state=%q: want indexed, pending, incomplete or skipped", nq.State)})
 		return
 	}
 	notes, total, err := s.opts.Vault.NoteList(r.Context(), nq)
 	if err != nil {
 		s.log.Error("note list", "err", err)
-		writeError(w, http.StatusInternalServerError, "server_error", "", "", "internal error")
+		writeError(w, http.StatusInternalServerError, apiError{Type: serverFault, Message: "internal error"})
 		return
 	}
 	if notes == nil {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -183,10 +182,9 @@ func (svc *service) open(ctx context.Context, m *Main) error {
 // which it applies over the running configuration and under the
 // environment, as the next start will.
 func (m *Main) adminOptions(cfg config.Config) (transport.AdminOptions, error) {
-	file := config.OverridesFile(m.Env)
-	booted, err := os.ReadFile(file)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return transport.AdminOptions{}, fmt.Errorf("read overrides: %w", err)
+	overrides, err := config.OpenOverrides(config.OverridesFile(m.Env))
+	if err != nil {
+		return transport.AdminOptions{}, err
 	}
 	var providers []transport.WebProvider
 	for _, name := range web.Known() {
@@ -194,7 +192,7 @@ func (m *Main) adminOptions(cfg config.Config) (transport.AdminOptions, error) {
 		providers = append(providers, transport.WebProvider{Name: name, KeyEnv: key, Ready: key == "" || m.getenv(key) != ""})
 	}
 	return transport.AdminOptions{
-		Key: cfg.API.AdminKey.Reveal(), OverridesFile: file, Booted: booted,
+		Key: cfg.API.AdminKey.Reveal(), Overrides: overrides,
 		Running: cfg.Values(), FromEnv: config.EnvKeys(m.Env),
 		Check: func(doc []byte) (map[string]any, error) {
 			next, err := cfg.WithOverrides(doc, "overrides")

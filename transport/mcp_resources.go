@@ -1,0 +1,114 @@
+package transport
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/vaultask/vaultask/vault"
+)
+
+// resourcePage is how many notes a resources/list page holds.
+const resourcePage = 50
+
+// listNotes is a page of resources/list: on the first page the topic notes,
+// then on every page the indexed notes, most recently changed first, all
+// of the session's scope. The cursor is where the next page starts among
+// the notes; a cursor that is not one of these starts nowhere.
+func (s *Server) listNotes(ctx context.Context, cursor mcp.Cursor) ([]mcp.Resource, mcp.Cursor) {
+	scope := vault.ScopeFor(sessionOpenOnly(ctx))
+	out := []mcp.Resource{}
+	offset := 0
+	topics := map[string]bool{}
+	if cursor != "" {
+		n, ok := decodeCursor(cursor)
+		if !ok {
+			return out, ""
+		}
+		offset = n
+	}
+	ts, err := s.opts.Vault.Topics(ctx, scope)
+	if err != nil {
+		s.log.Error("MCP resource list failed", "err", err)
+		return out, ""
+	}
+	for _, t := range ts {
+		topics[t.Path] = true
+		if offset == 0 {
+			out = append(out, mcp.NewResource(noteURI(t.Path, scope), t.Path, mcp.WithResourceTitle(t.Title), mcp.WithMIMEType("text/markdown"),
+				mcp.WithResourceDescription(fmt.Sprintf("topic note collecting %d notes", t.Members))))
+		}
+	}
+	notes, total, err := s.opts.Vault.NoteList(ctx, vault.NoteQuery{State: vault.StatusIndexed, Scope: scope, Recent: true, Offset: offset, Limit: resourcePage})
+	if err != nil {
+		s.log.Error("MCP resource list failed", "err", err)
+		return out, ""
+	}
+	for _, n := range notes {
+		if topics[n.Path] {
+			continue
+		}
+		out = append(out, mcp.NewResource(noteURI(n.Path, scope), n.Path, mcp.WithResourceTitle(n.Title), mcp.WithMIMEType("text/markdown"),
+			mcp.WithLastModified(n.IndexedAt.UTC().Format(time.RFC3339))))
+	}
+	if offset+len(notes) >= total {
+		return out, ""
+	}
+	return out, encodeCursor(offset + len(notes))
+}
+
+// encodeCursor is the resources/list cursor of the page that starts at the
+// offset-th note.
+func encodeCursor(offset int) mcp.Cursor {
+	return mcp.Cursor(base64.StdEncoding.EncodeToString([]byte("notes:" + strconv.Itoa(offset))))
+}
+
+// decodeCursor reads a cursor that encodeCursor made; anything else, from a
+// client that made one up, is not ok.
+func decodeCursor(c mcp.Cursor) (offset int, ok bool) {
+	raw, err := base64.StdEncoding.DecodeString(string(c))
+	if err != nil {
+		return 0, false
+	}
+	digits, found := strings.CutPrefix(string(raw), "notes:")
+	n, err := strconv.Atoi(digits)
+	if !found || err != nil || n < 0 {
+		return 0, false
+	}
+	return n, true
+}
+
+// readNoteResource serves vault://note/{+path}, under the same gate as the
+// tools: with ?allow_web=true a personal note does not exist.
+func (s *Server) readNoteResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	u, err := url.Parse(req.Params.URI)
+	if err != nil || u.Scheme != "vault" || u.Host != "note" {
+		return nil, fmt.Errorf("%q is not a vault://note/ URI", req.Params.URI)
+	}
+	allow, err := parseAllowWeb(u.Query().Get("allow_web"))
+	if err != nil {
+		return nil, err
+	}
+	scope := vault.ScopeFor(allow || sessionOpenOnly(ctx))
+	ref := strings.TrimPrefix(u.Path, "/")
+	d, _, err := s.opts.Vault.ResolveNote(ctx, ref, scope)
+	if errors.Is(err, vault.ErrNoNote) {
+		return nil, fmt.Errorf("no note %q", ref)
+	}
+	if err != nil {
+		s.log.Error("MCP resource failed", "err", err)
+		return nil, errors.New("reading the note failed; the server's log says why")
+	}
+	n, err := s.opts.Vault.ReadNote(ctx, d.DocID, scope, 0, 0)
+	if err != nil {
+		s.log.Error("MCP resource failed", "err", err)
+		return nil, errors.New("reading the note failed; the server's log says why")
+	}
+	return []mcp.ResourceContents{mcp.TextResourceContents{URI: noteURI(n.Path, scope), MIMEType: "text/markdown", Text: n.Text}}, nil
+}
