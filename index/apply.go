@@ -24,9 +24,9 @@ func (s *Store) Apply(ctx context.Context, b Batch) (ApplyResult, error) {
 	var res ApplyResult
 	var w *applier
 	err := s.write(ctx, "apply", func(tx *sql.Tx) error {
-		w = newApplier(s, tx, ctx)
+		w = newApplier(s, tx)
 		for _, p := range b.Deletes {
-			ok, err := w.expected(b.Expect, vault.DocID(p))
+			ok, err := w.expected(ctx, b.Expect, vault.DocID(p))
 			if err != nil {
 				return fmt.Errorf("delete %s: %w", p, err)
 			}
@@ -34,11 +34,11 @@ func (s *Store) Apply(ctx context.Context, b Batch) (ApplyResult, error) {
 				res.Stale++
 				continue
 			}
-			before, err := w.noteChange(vault.DocID(p), ChangeRemoved)
+			before, err := w.noteChange(ctx, vault.DocID(p), ChangeRemoved)
 			if err != nil {
 				return fmt.Errorf("delete %s: %w", p, err)
 			}
-			gone, err := w.deleteDoc(vault.DocID(p))
+			gone, err := w.deleteDoc(ctx, vault.DocID(p))
 			if err != nil {
 				return fmt.Errorf("delete %s: %w", p, err)
 			}
@@ -50,7 +50,7 @@ func (s *Store) Apply(ctx context.Context, b Batch) (ApplyResult, error) {
 			}
 		}
 		for _, n := range b.Upserts {
-			ok, err := w.expected(b.Expect, vault.DocID(n.Path))
+			ok, err := w.expected(ctx, b.Expect, vault.DocID(n.Path))
 			if err != nil {
 				return fmt.Errorf("%s: %w", n.Path, err)
 			}
@@ -58,7 +58,7 @@ func (s *Store) Apply(ctx context.Context, b Batch) (ApplyResult, error) {
 				res.Stale++
 				continue
 			}
-			outcome, err := w.upsert(n, b.Force)
+			outcome, err := w.upsert(ctx, n, b.Force)
 			if err != nil {
 				return fmt.Errorf("%s: %w", n.Path, err)
 			}
@@ -77,7 +77,7 @@ func (s *Store) Apply(ctx context.Context, b Batch) (ApplyResult, error) {
 				if outcome == outcomeChanged {
 					kind = ChangeChanged
 				}
-				after, err := w.noteChange(vault.DocID(n.Path), kind)
+				after, err := w.noteChange(ctx, vault.DocID(n.Path), kind)
 				if err != nil {
 					return fmt.Errorf("%s: %w", n.Path, err)
 				}
@@ -85,10 +85,10 @@ func (s *Store) Apply(ctx context.Context, b Batch) (ApplyResult, error) {
 			}
 		}
 		if len(w.affected) > 0 {
-			if err := w.resolvePending(); err != nil {
+			if err := w.resolvePending(ctx); err != nil {
 				return fmt.Errorf("resolve links: %w", err)
 			}
-			if err := w.refreshTopics(); err != nil {
+			if err := w.refreshTopics(ctx); err != nil {
 				return fmt.Errorf("topics: %w", err)
 			}
 		}
@@ -102,7 +102,7 @@ func (s *Store) Apply(ctx context.Context, b Batch) (ApplyResult, error) {
 			}
 			maps.Copy(b.linked, w.linked)
 			clear(w.linked)
-		} else if err := w.refreshLinkText(); err != nil {
+		} else if err := w.refreshLinkText(ctx); err != nil {
 			return fmt.Errorf("link text: %w", err)
 		}
 		if b.Source != "" {
@@ -125,9 +125,9 @@ func (s *Store) Apply(ctx context.Context, b Batch) (ApplyResult, error) {
 }
 
 // noteChange describes the indexed note docID for ApplyResult.Notes.
-func (w *applier) noteChange(docID, kind string) (NoteChange, error) {
+func (w *applier) noteChange(ctx context.Context, docID, kind string) (NoteChange, error) {
 	c := NoteChange{Change: kind}
-	err := w.q.QueryRowContext(w.ctx, `SELECT path, title, sensitivity FROM docs WHERE doc_id = ?`, docID).Scan(&c.Path, &c.Title, &c.Sensitivity)
+	err := w.q.QueryRowContext(ctx, `SELECT path, title, sensitivity FROM docs WHERE doc_id = ?`, docID).Scan(&c.Path, &c.Title, &c.Sensitivity)
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, nil
 	}
@@ -149,7 +149,6 @@ const (
 type applier struct {
 	s        *Store
 	q        *txStmts // the transaction's statements, each prepared once
-	ctx      context.Context
 	affected map[string]bool
 	linked   map[string]bool
 	resolved map[string]string // w.resolve's answers
@@ -157,14 +156,14 @@ type applier struct {
 	preludesChanged bool // refreshTopics re-queued chunks for embedding
 }
 
-func newApplier(s *Store, tx *sql.Tx, ctx context.Context) *applier {
-	return &applier{s: s, q: newTxStmts(tx), ctx: ctx, affected: map[string]bool{}, linked: map[string]bool{}, resolved: map[string]string{}}
+func newApplier(s *Store, tx *sql.Tx) *applier {
+	return &applier{s: s, q: newTxStmts(tx), affected: map[string]bool{}, linked: map[string]bool{}, resolved: map[string]string{}}
 }
 
 // markTargets marks the notes docID links to: their link text holds what
 // docID says about them, under docID's sensitivity.
-func (w *applier) markTargets(docID string) error {
-	dsts, err := queryAll(w.ctx, w.q, one[string], `SELECT DISTINCT dst FROM edges WHERE src = ? AND dst IS NOT NULL AND kind != 'tag'`, docID)
+func (w *applier) markTargets(ctx context.Context, docID string) error {
+	dsts, err := queryAll(ctx, w.q, one[string], `SELECT DISTINCT dst FROM edges WHERE src = ? AND dst IS NOT NULL AND kind != 'tag'`, docID)
 	for _, d := range dsts {
 		w.linked[d] = true
 	}
@@ -173,22 +172,22 @@ func (w *applier) markTargets(docID string) error {
 
 // expected reports whether the index holds the revision expect names for
 // docID (no note for ""), or expect does not name docID at all.
-func (w *applier) expected(expect map[string]string, docID string) (bool, error) {
+func (w *applier) expected(ctx context.Context, expect map[string]string, docID string) (bool, error) {
 	want, conditional := expect[docID]
 	if !conditional {
 		return true, nil
 	}
 	var rev string
-	err := w.q.QueryRowContext(w.ctx, `SELECT rev FROM docs WHERE doc_id = ?`, docID).Scan(&rev)
+	err := w.q.QueryRowContext(ctx, `SELECT rev FROM docs WHERE doc_id = ?`, docID).Scan(&rev)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return false, err
 	}
 	return rev == want, nil
 }
 
-func (w *applier) markAffected(docID string) error {
+func (w *applier) markAffected(ctx context.Context, docID string) error {
 	var p string
-	err := w.q.QueryRowContext(w.ctx, `SELECT path FROM docs WHERE doc_id = ?`, docID).Scan(&p)
+	err := w.q.QueryRowContext(ctx, `SELECT path FROM docs WHERE doc_id = ?`, docID).Scan(&p)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}
@@ -196,7 +195,7 @@ func (w *applier) markAffected(docID string) error {
 		return err
 	}
 	w.affected[noteName(p)] = true
-	aliases, err := queryAll(w.ctx, w.q, one[string], `SELECT alias FROM aliases WHERE doc_id = ?`, docID)
+	aliases, err := queryAll(ctx, w.q, one[string], `SELECT alias FROM aliases WHERE doc_id = ?`, docID)
 	for _, a := range aliases {
 		w.affected[a] = true
 	}
@@ -206,17 +205,17 @@ func (w *applier) markAffected(docID string) error {
 // deleteDoc removes a note and every trace of it: chunks (with their FTS rows
 // via trigger, and vectors), aliases, outgoing edges (cascade) and incoming
 // edges, which become unresolved links.
-func (w *applier) deleteDoc(docID string) (bool, error) {
-	if err := w.markAffected(docID); err != nil {
+func (w *applier) deleteDoc(ctx context.Context, docID string) (bool, error) {
+	if err := w.markAffected(ctx, docID); err != nil {
 		return false, err
 	}
-	if err := w.markTargets(docID); err != nil {
+	if err := w.markTargets(ctx, docID); err != nil {
 		return false, err
 	}
-	if err := w.deleteVectors(docID); err != nil {
+	if err := w.deleteVectors(ctx, docID); err != nil {
 		return false, err
 	}
-	r, err := w.q.ExecContext(w.ctx, `DELETE FROM docs WHERE doc_id = ?`, docID)
+	r, err := w.q.ExecContext(ctx, `DELETE FROM docs WHERE doc_id = ?`, docID)
 	if err != nil {
 		return false, err
 	}
@@ -224,7 +223,7 @@ func (w *applier) deleteDoc(docID string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if _, err := w.q.ExecContext(w.ctx, `UPDATE edges SET dst = NULL, resolved = 0 WHERE dst = ? AND kind != 'tag'`, docID); err != nil {
+	if _, err := w.q.ExecContext(ctx, `UPDATE edges SET dst = NULL, resolved = 0 WHERE dst = ? AND kind != 'tag'`, docID); err != nil {
 		return false, err
 	}
 	return n > 0, nil
@@ -232,13 +231,13 @@ func (w *applier) deleteDoc(docID string) (bool, error) {
 
 // deleteVectors removes the vec0 rows of a note's chunks. vec0 is a virtual
 // table, so no foreign key or trigger can do this.
-func (w *applier) deleteVectors(docID string) error {
-	ids, err := embeddedRowIDs(w.ctx, w.q, docID)
+func (w *applier) deleteVectors(ctx context.Context, docID string) error {
+	ids, err := embeddedRowIDs(ctx, w.q, docID)
 	if err != nil {
 		return err
 	}
 	for _, id := range ids {
-		if _, err := w.q.ExecContext(w.ctx, `DELETE FROM chunks_vec WHERE rowid = ?`, id); err != nil {
+		if _, err := w.q.ExecContext(ctx, `DELETE FROM chunks_vec WHERE rowid = ?`, id); err != nil {
 			return fmt.Errorf("delete vector %d: %w", id, err)
 		}
 	}
@@ -255,7 +254,7 @@ func contentHash(text string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func (w *applier) upsert(n vault.NoteInput, force bool) (outcome, error) {
+func (w *applier) upsert(ctx context.Context, n vault.NoteInput, force bool) (outcome, error) {
 	if clean, err := vault.CleanPath(n.Path); err != nil || clean != n.Path {
 		// Sources clean paths (and skip what cannot be cleaned) before
 		// this: a note that gets here unclean is a source's bug.
@@ -264,7 +263,7 @@ func (w *applier) upsert(n vault.NoteInput, force bool) (outcome, error) {
 	docID := vault.DocID(n.Path)
 	hash := contentHash(n.Text)
 	var oldRev, oldHash, oldPath string
-	err := w.q.QueryRowContext(w.ctx, `SELECT rev, content_hash, path FROM docs WHERE doc_id = ?`, docID).Scan(&oldRev, &oldHash, &oldPath)
+	err := w.q.QueryRowContext(ctx, `SELECT rev, content_hash, path FROM docs WHERE doc_id = ?`, docID).Scan(&oldRev, &oldHash, &oldPath)
 	exists := err == nil
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return 0, err
@@ -273,26 +272,26 @@ func (w *applier) upsert(n vault.NoteInput, force bool) (outcome, error) {
 		if oldRev == n.Rev {
 			return outcomeUnchanged, nil
 		}
-		_, err := w.q.ExecContext(w.ctx, `UPDATE docs SET rev = ?, mtime = ?, source_id = ? WHERE doc_id = ?`, n.Rev, n.MTime.UnixMilli(), n.SourceID, docID)
+		_, err := w.q.ExecContext(ctx, `UPDATE docs SET rev = ?, mtime = ?, source_id = ? WHERE doc_id = ?`, n.Rev, n.MTime.UnixMilli(), n.SourceID, docID)
 		return outcomeTouched, err
 	}
 	if exists {
-		if err := w.markAffected(docID); err != nil {
+		if err := w.markAffected(ctx, docID); err != nil {
 			return 0, err
 		}
-		if err := w.markTargets(docID); err != nil {
+		if err := w.markTargets(ctx, docID); err != nil {
 			return 0, err
 		}
-		if err := w.deleteVectors(docID); err != nil {
+		if err := w.deleteVectors(ctx, docID); err != nil {
 			return 0, err
 		}
 		for _, q := range []string{`DELETE FROM chunks WHERE doc_id = ?`, `DELETE FROM edges WHERE src = ?`, `DELETE FROM aliases WHERE doc_id = ?`} {
-			if _, err := w.q.ExecContext(w.ctx, q, docID); err != nil {
+			if _, err := w.q.ExecContext(ctx, q, docID); err != nil {
 				return 0, err
 			}
 		}
 	}
-	if err := w.insert(docID, hash, n); err != nil {
+	if err := w.insert(ctx, docID, hash, n); err != nil {
 		return 0, err
 	}
 	if exists {
@@ -301,7 +300,7 @@ func (w *applier) upsert(n vault.NoteInput, force bool) (outcome, error) {
 	return outcomeAdded, nil
 }
 
-func (w *applier) insert(docID, hash string, n vault.NoteInput) error {
+func (w *applier) insert(ctx context.Context, docID, hash string, n vault.NoteInput) error {
 	note := markdown.Parse(n.Path, []byte(n.Text), w.s.frontmatterKey)
 	sens := w.s.classifier.Classify(n.Path, note.Sensitivity)
 	fm, err := json.Marshal(jsonSafe(note.Frontmatter))
@@ -313,8 +312,8 @@ func (w *applier) insert(docID, hash string, n vault.NoteInput) error {
 	var topics string
 	// Keep topics already known for this note (from topic notes indexed
 	// earlier) so its prelude is right without waiting for refreshTopics.
-	_ = w.q.QueryRowContext(w.ctx, `SELECT topics FROM docs WHERE doc_id = ?`, docID).Scan(&topics)
-	_, err = w.q.ExecContext(w.ctx, `INSERT INTO docs(doc_id, path, name, source_id, title, rev, content_hash, sensitivity, sensitivity_override, topics, mtime, frontmatter, indexed_at, text, plain_text, sensitivity_problem)
+	_ = w.q.QueryRowContext(ctx, `SELECT topics FROM docs WHERE doc_id = ?`, docID).Scan(&topics)
+	_, err = w.q.ExecContext(ctx, `INSERT INTO docs(doc_id, path, name, source_id, title, rev, content_hash, sensitivity, sensitivity_override, topics, mtime, frontmatter, indexed_at, text, plain_text, sensitivity_problem)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(doc_id) DO UPDATE SET path = excluded.path, name = excluded.name, source_id = excluded.source_id,
 			title = excluded.title, rev = excluded.rev, content_hash = excluded.content_hash, sensitivity = excluded.sensitivity,
@@ -344,7 +343,7 @@ func (w *applier) insert(docID, hash string, n vault.NoteInput) error {
 		if a == "" {
 			continue
 		}
-		if _, err := w.q.ExecContext(w.ctx, `INSERT OR IGNORE INTO aliases(doc_id, alias) VALUES (?, ?)`, docID, a); err != nil {
+		if _, err := w.q.ExecContext(ctx, `INSERT OR IGNORE INTO aliases(doc_id, alias) VALUES (?, ?)`, docID, a); err != nil {
 			return fmt.Errorf("insert alias: %w", err)
 		}
 		w.affected[a] = true
@@ -352,7 +351,7 @@ func (w *applier) insert(docID, hash string, n vault.NoteInput) error {
 
 	for _, c := range note.Chunks(w.s.chunking) {
 		id := markdown.ChunkID(docID, c.HeadingPath, c.Ordinal)
-		if _, err := w.q.ExecContext(w.ctx, `INSERT INTO chunks(chunk_id, doc_id, ordinal, heading_path, prelude, body, sensitivity) VALUES (?, ?, ?, ?, ?, ?, ?)`, id, docID, c.Ordinal, c.HeadingPath, Prelude(note.Title, n.Path, c.HeadingPath, topics), c.Body, sens); err != nil {
+		if _, err := w.q.ExecContext(ctx, `INSERT INTO chunks(chunk_id, doc_id, ordinal, heading_path, prelude, body, sensitivity) VALUES (?, ?, ?, ?, ?, ?, ?)`, id, docID, c.Ordinal, c.HeadingPath, Prelude(note.Title, n.Path, c.HeadingPath, topics), c.Body, sens); err != nil {
 			return fmt.Errorf("insert chunk %d: %w", c.Ordinal, err)
 		}
 	}
@@ -362,11 +361,11 @@ func (w *applier) insert(docID, hash string, n vault.NoteInput) error {
 		if key == "" {
 			continue // [[#heading]] points into the note itself
 		}
-		dst, err := w.resolve(key)
+		dst, err := w.resolve(ctx, key)
 		if err != nil {
 			return err
 		}
-		if err := insertEdge(w.ctx, w.q, docID, l.Kind, key, dst, l.Context); err != nil {
+		if err := insertEdge(ctx, w.q, docID, l.Kind, key, dst, l.Context); err != nil {
 			return err
 		}
 		if dst != "" {
@@ -378,7 +377,7 @@ func (w *applier) insert(docID, hash string, n vault.NoteInput) error {
 	w.linked[docID] = true
 	for _, t := range note.Tags {
 		tag := strings.ToLower(t)
-		if _, err := w.q.ExecContext(w.ctx, `INSERT OR IGNORE INTO edges(src, dst, kind, target, target_name, resolved) VALUES (?, ?, 'tag', ?, ?, 1)`, docID, "#"+tag, tag, tag); err != nil {
+		if _, err := w.q.ExecContext(ctx, `INSERT OR IGNORE INTO edges(src, dst, kind, target, target_name, resolved) VALUES (?, ?, 'tag', ?, ?, 1)`, docID, "#"+tag, tag, tag); err != nil {
 			return fmt.Errorf("insert tag: %w", err)
 		}
 	}
@@ -391,9 +390,9 @@ func (w *applier) insert(docID, hash string, n vault.NoteInput) error {
 // are dropped and the chunks go back on the embedding backlog. An open note
 // carries only open topic notes: its prelude is searched and embedded as
 // open text, and a personal topic's title must not find it.
-func (w *applier) refreshTopics() error {
+func (w *applier) refreshTopics(ctx context.Context) error {
 	type change struct{ docID, path, title, old, topics string }
-	all, err := queryAll(w.ctx, w.q, func(c *change) []any { return []any{&c.docID, &c.path, &c.title, &c.old, &c.topics} }, `
+	all, err := queryAll(ctx, w.q, func(c *change) []any { return []any{&c.docID, &c.path, &c.title, &c.old, &c.topics} }, `
 		SELECT d.doc_id, d.path, d.title, d.topics,
 			coalesce((SELECT group_concat(title, ', ') FROM (
 				SELECT DISTINCT t.title FROM edges e JOIN docs t ON t.doc_id = e.src
@@ -412,22 +411,22 @@ func (w *applier) refreshTopics() error {
 	}
 	w.preludesChanged = w.preludesChanged || len(changes) > 0
 	for _, c := range changes {
-		if _, err := w.q.ExecContext(w.ctx, `UPDATE docs SET topics = ? WHERE doc_id = ?`, c.topics, c.docID); err != nil {
+		if _, err := w.q.ExecContext(ctx, `UPDATE docs SET topics = ? WHERE doc_id = ?`, c.topics, c.docID); err != nil {
 			return err
 		}
-		if err := w.deleteVectors(c.docID); err != nil {
+		if err := w.deleteVectors(ctx, c.docID); err != nil {
 			return err
 		}
 		type ch struct {
 			rowid   int64
 			heading string
 		}
-		chs, err := queryAll(w.ctx, w.q, func(x *ch) []any { return []any{&x.rowid, &x.heading} }, `SELECT rowid, heading_path FROM chunks WHERE doc_id = ?`, c.docID)
+		chs, err := queryAll(ctx, w.q, func(x *ch) []any { return []any{&x.rowid, &x.heading} }, `SELECT rowid, heading_path FROM chunks WHERE doc_id = ?`, c.docID)
 		if err != nil {
 			return err
 		}
 		for _, x := range chs {
-			if _, err := w.q.ExecContext(w.ctx, `UPDATE chunks SET prelude = ?, embedded = 0, staged = NULL WHERE rowid = ?`,
+			if _, err := w.q.ExecContext(ctx, `UPDATE chunks SET prelude = ?, embedded = 0, staged = NULL WHERE rowid = ?`,
 				Prelude(c.title, c.path, x.heading, c.topics), x.rowid); err != nil {
 				return err
 			}

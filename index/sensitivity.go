@@ -140,7 +140,7 @@ func (s *Store) Reclassify(ctx context.Context, dryRun bool) (Reclassified, erro
 			s.log.Warn("personal_paths pattern matches no note", "pattern", p)
 		}
 	}
-	w := newApplier(s, tx, ctx)
+	w := newApplier(s, tx)
 	for _, c := range changes {
 		out.Paths = append(out.Paths, c.path)
 		if dryRun {
@@ -149,7 +149,7 @@ func (s *Store) Reclassify(ctx context.Context, dryRun bool) (Reclassified, erro
 		// A note that changed sides changes whose words its link text may
 		// carry, and whether its own words may be in its targets'.
 		w.linked[c.docID] = true
-		if err := w.markTargets(c.docID); err != nil {
+		if err := w.markTargets(ctx, c.docID); err != nil {
 			return out, fmt.Errorf("reclassify %s: %w", c.path, err)
 		}
 		stmts := []string{
@@ -171,10 +171,10 @@ func (s *Store) Reclassify(ctx context.Context, dryRun bool) (Reclassified, erro
 	// A topic note or a member that changed sides changes which topic
 	// titles an open note may carry.
 	if len(changes) > 0 {
-		if err := w.refreshTopics(); err != nil {
+		if err := w.refreshTopics(ctx); err != nil {
 			return out, fmt.Errorf("recompute sensitivity: topics: %w", err)
 		}
-		if err := w.refreshLinkText(); err != nil {
+		if err := w.refreshLinkText(ctx); err != nil {
 			return out, fmt.Errorf("recompute sensitivity: link text: %w", err)
 		}
 	}
