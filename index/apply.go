@@ -26,94 +26,19 @@ func (s *Store) Apply(ctx context.Context, b Batch) (ApplyResult, error) {
 	err := s.write(ctx, "apply", func(tx *sql.Tx) error {
 		w = newApplier(s, tx)
 		for _, p := range b.Deletes {
-			ok, err := w.expected(ctx, b.Expect, vault.DocID(p))
-			if err != nil {
+			if err := w.applyDelete(ctx, b.Expect, p, &res); err != nil {
 				return fmt.Errorf("delete %s: %w", p, err)
-			}
-			if !ok {
-				res.Stale++
-				continue
-			}
-			before, err := w.noteChange(ctx, vault.DocID(p), ChangeRemoved)
-			if err != nil {
-				return fmt.Errorf("delete %s: %w", p, err)
-			}
-			gone, err := w.deleteDoc(ctx, vault.DocID(p))
-			if err != nil {
-				return fmt.Errorf("delete %s: %w", p, err)
-			}
-			if gone {
-				res.Deleted++
-				res.Notes = append(res.Notes, before)
-			} else {
-				res.Absent++
 			}
 		}
 		for _, n := range b.Upserts {
-			ok, err := w.expected(ctx, b.Expect, vault.DocID(n.Path))
-			if err != nil {
+			if err := w.applyUpsert(ctx, b, n, &res); err != nil {
 				return fmt.Errorf("%s: %w", n.Path, err)
 			}
-			if !ok {
-				res.Stale++
-				continue
-			}
-			outcome, err := w.upsert(ctx, n, b.Force)
-			if err != nil {
-				return fmt.Errorf("%s: %w", n.Path, err)
-			}
-			switch outcome {
-			case outcomeAdded:
-				res.Added++
-			case outcomeChanged:
-				res.Changed++
-			case outcomeTouched:
-				res.Touched++
-			default:
-				res.Unchanged++
-			}
-			if outcome == outcomeAdded || outcome == outcomeChanged {
-				kind := ChangeAdded
-				if outcome == outcomeChanged {
-					kind = ChangeChanged
-				}
-				after, err := w.noteChange(ctx, vault.DocID(n.Path), kind)
-				if err != nil {
-					return fmt.Errorf("%s: %w", n.Path, err)
-				}
-				res.Notes = append(res.Notes, after)
-			}
 		}
-		if len(w.affected) > 0 {
-			if err := w.resolvePending(ctx); err != nil {
-				return fmt.Errorf("resolve links: %w", err)
-			}
-			if err := w.refreshTopics(ctx); err != nil {
-				return fmt.Errorf("topics: %w", err)
-			}
+		if err := w.relink(ctx, tx, b.linked); err != nil {
+			return err
 		}
-		if b.linked != nil {
-			// Marked but not refreshed yet: until the sync's end says so, the
-			// index's link text is not done (see Store.Sync).
-			if len(w.linked) > 0 {
-				if err := deleteMeta(ctx, tx, linkTextMeta); err != nil {
-					return err
-				}
-			}
-			maps.Copy(b.linked, w.linked)
-			clear(w.linked)
-		} else if err := w.refreshLinkText(ctx); err != nil {
-			return fmt.Errorf("link text: %w", err)
-		}
-		if b.Source != "" {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO feed_state(source, since, identity, updated_at) VALUES (?, ?, ?, ?)
-				ON CONFLICT(source) DO UPDATE SET since = excluded.since, updated_at = excluded.updated_at,
-					identity = CASE WHEN excluded.identity != '' THEN excluded.identity ELSE identity END`,
-				b.Source, b.Checkpoint, b.Identity, time.Now().UnixMilli()); err != nil {
-				return fmt.Errorf("checkpoint: %w", err)
-			}
-		}
-		return nil
+		return saveCheckpoint(ctx, tx, b)
 	})
 	if err != nil {
 		return res, err
@@ -122,6 +47,118 @@ func (s *Store) Apply(ctx context.Context, b Batch) (ApplyResult, error) {
 		s.signalChanged()
 	}
 	return res, nil
+}
+
+// applyDelete removes the note at path unless Expect says the index holds
+// a newer one, and counts what it did in res.
+func (w *applier) applyDelete(ctx context.Context, expect map[string]string, path string, res *ApplyResult) error {
+	docID := vault.DocID(path)
+	ok, err := w.expected(ctx, expect, docID)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		res.Stale++
+		return nil
+	}
+	before, err := w.noteChange(ctx, docID, ChangeRemoved)
+	if err != nil {
+		return err
+	}
+	gone, err := w.deleteDoc(ctx, docID)
+	if err != nil {
+		return err
+	}
+	if gone {
+		res.Deleted++
+		res.Notes = append(res.Notes, before)
+	} else {
+		res.Absent++
+	}
+	return nil
+}
+
+// applyUpsert writes n unless b.Expect says the index holds a newer
+// revision, and counts what it did in res.
+func (w *applier) applyUpsert(ctx context.Context, b Batch, n vault.NoteInput, res *ApplyResult) error {
+	docID := vault.DocID(n.Path)
+	ok, err := w.expected(ctx, b.Expect, docID)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		res.Stale++
+		return nil
+	}
+	outcome, err := w.upsert(ctx, n, b.Force)
+	if err != nil {
+		return err
+	}
+	kind := ChangeAdded
+	switch outcome {
+	case outcomeAdded:
+		res.Added++
+	case outcomeChanged:
+		res.Changed++
+		kind = ChangeChanged
+	case outcomeTouched:
+		res.Touched++
+		return nil
+	default:
+		res.Unchanged++
+		return nil
+	}
+	after, err := w.noteChange(ctx, docID, kind)
+	if err != nil {
+		return err
+	}
+	res.Notes = append(res.Notes, after)
+	return nil
+}
+
+// relink resolves again the links the batch's notes may have changed, and
+// their topics, then refreshes the link text of the notes marked; or, in a
+// sync (linked not nil), hands them to the sync's end instead.
+func (w *applier) relink(ctx context.Context, tx *sql.Tx, linked map[string]bool) error {
+	if len(w.affected) > 0 {
+		if err := w.resolvePending(ctx); err != nil {
+			return fmt.Errorf("resolve links: %w", err)
+		}
+		if err := w.refreshTopics(ctx); err != nil {
+			return fmt.Errorf("topics: %w", err)
+		}
+	}
+	if linked == nil {
+		if err := w.refreshLinkText(ctx); err != nil {
+			return fmt.Errorf("link text: %w", err)
+		}
+		return nil
+	}
+	// Marked but not refreshed yet: until the sync's end says so, the
+	// index's link text is not done (see Store.Sync).
+	if len(w.linked) > 0 {
+		if err := deleteMeta(ctx, tx, linkTextMeta); err != nil {
+			return err
+		}
+	}
+	maps.Copy(linked, w.linked)
+	clear(w.linked)
+	return nil
+}
+
+// saveCheckpoint stores the batch's checkpoint for its source, in the
+// batch's transaction, so a crash resumes exactly after what was written.
+func saveCheckpoint(ctx context.Context, tx *sql.Tx, b Batch) error {
+	if b.Source == "" {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO feed_state(source, since, identity, updated_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT(source) DO UPDATE SET since = excluded.since, updated_at = excluded.updated_at,
+			identity = CASE WHEN excluded.identity != '' THEN excluded.identity ELSE identity END`,
+		b.Source, b.Checkpoint, b.Identity, time.Now().UnixMilli()); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
 }
 
 // noteChange describes the indexed note docID for ApplyResult.Notes.
@@ -303,13 +340,37 @@ func (w *applier) upsert(ctx context.Context, n vault.NoteInput, force bool) (ou
 func (w *applier) insert(ctx context.Context, docID, hash string, n vault.NoteInput) error {
 	note := markdown.Parse(n.Path, []byte(n.Text), w.s.frontmatterKey)
 	sens := w.s.classifier.Classify(n.Path, note.Sensitivity)
+	topics, err := w.insertDoc(ctx, docID, hash, n, note, sens)
+	if err != nil {
+		return err
+	}
+	w.warnParse(n.Path, note)
+	w.affected[noteName(n.Path)] = true
+	// Aliases before chunks: a chunk's full-text row takes its note's
+	// aliases when it is inserted.
+	if err := w.insertAliases(ctx, docID, note.Aliases); err != nil {
+		return err
+	}
+	for _, c := range note.Chunks(w.s.chunking) {
+		id := markdown.ChunkID(docID, c.HeadingPath, c.Ordinal)
+		if _, err := w.q.ExecContext(ctx, `INSERT INTO chunks(chunk_id, doc_id, ordinal, heading_path, prelude, body, sensitivity) VALUES (?, ?, ?, ?, ?, ?, ?)`, id, docID, c.Ordinal, c.HeadingPath, Prelude(note.Title, n.Path, c.HeadingPath, topics), c.Body, sens); err != nil {
+			return fmt.Errorf("insert chunk %d: %w", c.Ordinal, err)
+		}
+	}
+	if err := w.insertLinks(ctx, docID, note.Links); err != nil {
+		return err
+	}
+	return w.insertTags(ctx, docID, note.Tags)
+}
+
+// insertDoc writes the note's row and returns the topics it keeps.
+func (w *applier) insertDoc(ctx context.Context, docID, hash string, n vault.NoteInput, note markdown.Note, sens string) (topics string, err error) {
 	fm, err := json.Marshal(jsonSafe(note.Frontmatter))
 	if err != nil || note.Frontmatter == nil {
 		// Frontmatter JSON is informational (YAML allows values JSON cannot
 		// hold, such as .nan); the note itself must still be indexed.
 		fm = []byte("{}")
 	}
-	var topics string
 	// Keep topics already known for this note (from topic notes indexed
 	// earlier) so its prelude is right without waiting for refreshTopics.
 	_ = w.q.QueryRowContext(ctx, `SELECT topics FROM docs WHERE doc_id = ?`, docID).Scan(&topics)
@@ -323,22 +384,26 @@ func (w *applier) insert(ctx context.Context, docID, hash string, n vault.NoteIn
 		docID, n.Path, noteName(n.Path), n.SourceID, note.Title, n.Rev, hash, sens, note.Sensitivity, topics,
 		n.MTime.UnixMilli(), string(fm), time.Now().UnixMilli(), n.Text, note.PlainText, note.SensitivityProblem)
 	if err != nil {
-		return fmt.Errorf("insert doc: %w", err)
+		return "", fmt.Errorf("insert doc: %w", err)
 	}
+	return topics, nil
+}
+
+// warnParse logs what the parser could not read as written.
+func (w *applier) warnParse(path string, note markdown.Note) {
 	if note.PlainText != "" {
-		w.s.log.Warn("note indexed as plain text: its markdown is beyond what the parser handles in bounded time", "path", n.Path, "reason", note.PlainText)
+		w.s.log.Warn("note indexed as plain text: its markdown is beyond what the parser handles in bounded time", "path", path, "reason", note.PlainText)
 	}
 	if note.SensitivityProblem != "" {
-		w.s.log.Warn("note made personal: its frontmatter's sensitivity override is malformed", "path", n.Path, "problem", note.SensitivityProblem)
+		w.s.log.Warn("note made personal: its frontmatter's sensitivity override is malformed", "path", path, "problem", note.SensitivityProblem)
 	}
 	if note.SensitivityIgnored != "" {
-		w.s.log.Warn("sensitivity override ignored: the note's frontmatter is not closed", "path", n.Path, "problem", note.SensitivityIgnored)
+		w.s.log.Warn("sensitivity override ignored: the note's frontmatter is not closed", "path", path, "problem", note.SensitivityIgnored)
 	}
-	w.affected[noteName(n.Path)] = true
+}
 
-	// Aliases before chunks: a chunk's full-text row takes its note's
-	// aliases when it is inserted.
-	for _, a := range note.Aliases {
+func (w *applier) insertAliases(ctx context.Context, docID string, aliases []string) error {
+	for _, a := range aliases {
 		a = strings.ToLower(strings.TrimSpace(a))
 		if a == "" {
 			continue
@@ -348,15 +413,13 @@ func (w *applier) insert(ctx context.Context, docID, hash string, n vault.NoteIn
 		}
 		w.affected[a] = true
 	}
+	return nil
+}
 
-	for _, c := range note.Chunks(w.s.chunking) {
-		id := markdown.ChunkID(docID, c.HeadingPath, c.Ordinal)
-		if _, err := w.q.ExecContext(ctx, `INSERT INTO chunks(chunk_id, doc_id, ordinal, heading_path, prelude, body, sensitivity) VALUES (?, ?, ?, ?, ?, ?, ?)`, id, docID, c.Ordinal, c.HeadingPath, Prelude(note.Title, n.Path, c.HeadingPath, topics), c.Body, sens); err != nil {
-			return fmt.Errorf("insert chunk %d: %w", c.Ordinal, err)
-		}
-	}
-
-	for _, l := range note.Links {
+// insertLinks writes the note's outgoing links, each resolved now, and
+// marks the notes whose link text they change.
+func (w *applier) insertLinks(ctx context.Context, docID string, links []markdown.Link) error {
+	for _, l := range links {
 		key := strings.ToLower(vault.NormalizeTarget(l.Target))
 		if key == "" {
 			continue // [[#heading]] points into the note itself
@@ -375,7 +438,11 @@ func (w *applier) insert(ctx context.Context, docID, hash string, n vault.NoteIn
 	// The note's own link text is recomputed: its sensitivity decides whose
 	// words it may carry.
 	w.linked[docID] = true
-	for _, t := range note.Tags {
+	return nil
+}
+
+func (w *applier) insertTags(ctx context.Context, docID string, tags []string) error {
+	for _, t := range tags {
 		tag := strings.ToLower(t)
 		if _, err := w.q.ExecContext(ctx, `INSERT OR IGNORE INTO edges(src, dst, kind, target, target_name, resolved) VALUES (?, ?, 'tag', ?, ?, 1)`, docID, "#"+tag, tag, tag); err != nil {
 			return fmt.Errorf("insert tag: %w", err)
