@@ -92,17 +92,7 @@ func (svc *service) open(ctx context.Context, m *Main) error {
 		return err
 	}
 	svc.feed = svc.src.follower(svc.store, feedHooks{notes: svc.publishNotes, reconciled: svc.publishReconcile})
-	if emb, err := m.embedder(cfg); err != nil {
-		log.Warn("no embedder: notes are searchable by full text only", "model", cfg.Models.Embedding, "err", err)
-	} else {
-		svc.vec = index.NewVectorizer(svc.store, emb, index.VectorizerOptions{Logger: log, OnCaughtUp: func(n, open int) {
-			ev := transport.Event{Type: transport.EventEmbeddingDone, Data: map[string]int{"embedded": n}}
-			if open > 0 {
-				ev.OpenData = map[string]int{"embedded": open}
-			}
-			svc.events.Publish(ev)
-		}})
-	}
+	svc.vec = svc.vectorizer(m)
 	apiKey := cfg.API.Key.Reveal()
 	if apiKey == "" {
 		log.Warn("no API key (VAULTASK_API__KEY): the API, MCP, events and status are open to anyone who can reach " + cfg.API.Listen)
@@ -123,19 +113,9 @@ func (svc *service) open(ctx context.Context, m *Main) error {
 	if err != nil {
 		return err
 	}
-	if svc.ln, err = net.Listen("tcp", cfg.API.Listen); err != nil {
-		return fmt.Errorf("listen on %s (api.listen, VAULTASK_API__LISTEN): %w", cfg.API.Listen, err)
-	}
-	base, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	svc.base = cancel
-	svc.http = &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		// No WriteTimeout: it would cut a long answer's stream; the SSE
-		// handlers clear their deadlines anyway.
-		BaseContext: func(net.Listener) context.Context { return base },
-		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+	base, err := svc.listen(ctx, handler)
+	if err != nil {
+		return err
 	}
 	// The feed and the embedder follow the vault from here on; the API
 	// answers meanwhile from what is indexed so far.
@@ -149,6 +129,44 @@ func (svc *service) open(ctx context.Context, m *Main) error {
 	}
 	go svc.watchFeed(base)
 	return nil
+}
+
+// vectorizer is the background embedder, or nil when there is no embedder:
+// the notes are then searchable by full text only.
+func (svc *service) vectorizer(m *Main) *index.Vectorizer {
+	emb, err := m.embedder(svc.cfg)
+	if err != nil {
+		svc.log.Warn("no embedder: notes are searchable by full text only", "model", svc.cfg.Models.Embedding, "err", err)
+		return nil
+	}
+	return index.NewVectorizer(svc.store, emb, index.VectorizerOptions{Logger: svc.log, OnCaughtUp: func(n, open int) {
+		ev := transport.Event{Type: transport.EventEmbeddingDone, Data: map[string]int{"embedded": n}}
+		if open > 0 {
+			ev.OpenData = map[string]int{"embedded": open}
+		}
+		svc.events.Publish(ev)
+	}})
+}
+
+// listen opens the API's listener and its server, whose requests run under
+// the returned base context: cancelled at shutdown, not by ctx.
+func (svc *service) listen(ctx context.Context, handler http.Handler) (context.Context, error) {
+	var err error
+	if svc.ln, err = net.Listen("tcp", svc.cfg.API.Listen); err != nil {
+		return nil, fmt.Errorf("listen on %s (api.listen, VAULTASK_API__LISTEN): %w", svc.cfg.API.Listen, err)
+	}
+	base, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	svc.base = cancel
+	svc.http = &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		// No WriteTimeout: it would cut a long answer's stream; the SSE
+		// handlers clear their deadlines anyway.
+		BaseContext: func(net.Listener) context.Context { return base },
+		ErrorLog:    slog.NewLogLogger(svc.log.Handler(), slog.LevelDebug),
+	}
+	return base, nil
 }
 
 // adminOptions are what /admin needs: the overrides file as this process
