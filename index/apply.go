@@ -5,14 +5,11 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
-	"strings"
 	"time"
 
-	"github.com/vaultask/vaultask/index/markdown"
 	"github.com/vaultask/vaultask/vault"
 )
 
@@ -24,96 +21,21 @@ func (s *Store) Apply(ctx context.Context, b Batch) (ApplyResult, error) {
 	var res ApplyResult
 	var w *applier
 	err := s.write(ctx, "apply", func(tx *sql.Tx) error {
-		w = newApplier(s, tx, ctx)
+		w = newApplier(s, tx)
 		for _, p := range b.Deletes {
-			ok, err := w.expected(b.Expect, vault.DocID(p))
-			if err != nil {
+			if err := w.applyDelete(ctx, b.Expect, p, &res); err != nil {
 				return fmt.Errorf("delete %s: %w", p, err)
-			}
-			if !ok {
-				res.Stale++
-				continue
-			}
-			before, err := w.noteChange(vault.DocID(p), ChangeRemoved)
-			if err != nil {
-				return fmt.Errorf("delete %s: %w", p, err)
-			}
-			gone, err := w.deleteDoc(vault.DocID(p))
-			if err != nil {
-				return fmt.Errorf("delete %s: %w", p, err)
-			}
-			if gone {
-				res.Deleted++
-				res.Notes = append(res.Notes, before)
-			} else {
-				res.Absent++
 			}
 		}
 		for _, n := range b.Upserts {
-			ok, err := w.expected(b.Expect, vault.DocID(n.Path))
-			if err != nil {
+			if err := w.applyUpsert(ctx, b, n, &res); err != nil {
 				return fmt.Errorf("%s: %w", n.Path, err)
 			}
-			if !ok {
-				res.Stale++
-				continue
-			}
-			outcome, err := w.upsert(n, b.Force)
-			if err != nil {
-				return fmt.Errorf("%s: %w", n.Path, err)
-			}
-			switch outcome {
-			case outcomeAdded:
-				res.Added++
-			case outcomeChanged:
-				res.Changed++
-			case outcomeTouched:
-				res.Touched++
-			default:
-				res.Unchanged++
-			}
-			if outcome == outcomeAdded || outcome == outcomeChanged {
-				kind := ChangeAdded
-				if outcome == outcomeChanged {
-					kind = ChangeChanged
-				}
-				after, err := w.noteChange(vault.DocID(n.Path), kind)
-				if err != nil {
-					return fmt.Errorf("%s: %w", n.Path, err)
-				}
-				res.Notes = append(res.Notes, after)
-			}
 		}
-		if len(w.affected) > 0 {
-			if err := w.resolvePending(); err != nil {
-				return fmt.Errorf("resolve links: %w", err)
-			}
-			if err := w.refreshTopics(); err != nil {
-				return fmt.Errorf("topics: %w", err)
-			}
+		if err := w.relink(ctx, tx, b.linked); err != nil {
+			return err
 		}
-		if b.linked != nil {
-			// Marked but not refreshed yet: until the sync's end says so, the
-			// index's link text is not done (see Store.Sync).
-			if len(w.linked) > 0 {
-				if err := deleteMeta(ctx, tx, linkTextMeta); err != nil {
-					return err
-				}
-			}
-			maps.Copy(b.linked, w.linked)
-			clear(w.linked)
-		} else if err := w.refreshLinkText(); err != nil {
-			return fmt.Errorf("link text: %w", err)
-		}
-		if b.Source != "" {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO feed_state(source, since, identity, updated_at) VALUES (?, ?, ?, ?)
-				ON CONFLICT(source) DO UPDATE SET since = excluded.since, updated_at = excluded.updated_at,
-					identity = CASE WHEN excluded.identity != '' THEN excluded.identity ELSE identity END`,
-				b.Source, b.Checkpoint, b.Identity, time.Now().UnixMilli()); err != nil {
-				return fmt.Errorf("checkpoint: %w", err)
-			}
-		}
-		return nil
+		return saveCheckpoint(ctx, tx, b)
 	})
 	if err != nil {
 		return res, err
@@ -124,10 +46,122 @@ func (s *Store) Apply(ctx context.Context, b Batch) (ApplyResult, error) {
 	return res, nil
 }
 
+// applyDelete removes the note at path unless Expect says the index holds
+// a newer one, and counts what it did in res.
+func (w *applier) applyDelete(ctx context.Context, expect map[string]string, path string, res *ApplyResult) error {
+	docID := vault.DocID(path)
+	ok, err := w.expected(ctx, expect, docID)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		res.Stale++
+		return nil
+	}
+	before, err := w.noteChange(ctx, docID, ChangeRemoved)
+	if err != nil {
+		return err
+	}
+	gone, err := w.deleteDoc(ctx, docID)
+	if err != nil {
+		return err
+	}
+	if gone {
+		res.Deleted++
+		res.Notes = append(res.Notes, before)
+	} else {
+		res.Absent++
+	}
+	return nil
+}
+
+// applyUpsert writes n unless b.Expect says the index holds a newer
+// revision, and counts what it did in res.
+func (w *applier) applyUpsert(ctx context.Context, b Batch, n vault.NoteInput, res *ApplyResult) error {
+	docID := vault.DocID(n.Path)
+	ok, err := w.expected(ctx, b.Expect, docID)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		res.Stale++
+		return nil
+	}
+	outcome, err := w.upsert(ctx, n, b.Force)
+	if err != nil {
+		return err
+	}
+	kind := ChangeAdded
+	switch outcome {
+	case outcomeAdded:
+		res.Added++
+	case outcomeChanged:
+		res.Changed++
+		kind = ChangeChanged
+	case outcomeTouched:
+		res.Touched++
+		return nil
+	default:
+		res.Unchanged++
+		return nil
+	}
+	after, err := w.noteChange(ctx, docID, kind)
+	if err != nil {
+		return err
+	}
+	res.Notes = append(res.Notes, after)
+	return nil
+}
+
+// relink resolves again the links the batch's notes may have changed, and
+// their topics, then refreshes the link text of the notes marked; or, in a
+// sync (linked not nil), hands them to the sync's end instead.
+func (w *applier) relink(ctx context.Context, tx *sql.Tx, linked map[string]bool) error {
+	if len(w.affected) > 0 {
+		if err := w.resolvePending(ctx); err != nil {
+			return fmt.Errorf("resolve links: %w", err)
+		}
+		if err := w.refreshTopics(ctx); err != nil {
+			return fmt.Errorf("topics: %w", err)
+		}
+	}
+	if linked == nil {
+		if err := w.refreshLinkText(ctx); err != nil {
+			return fmt.Errorf("link text: %w", err)
+		}
+		return nil
+	}
+	// Marked but not refreshed yet: until the sync's end says so, the
+	// index's link text is not done (see Store.Sync).
+	if len(w.linked) > 0 {
+		if err := deleteMeta(ctx, tx, linkTextMeta); err != nil {
+			return err
+		}
+	}
+	maps.Copy(linked, w.linked)
+	clear(w.linked)
+	return nil
+}
+
+// saveCheckpoint stores the batch's checkpoint for its source, in the
+// batch's transaction, so a crash resumes exactly after what was written.
+func saveCheckpoint(ctx context.Context, tx *sql.Tx, b Batch) error {
+	if b.Source == "" {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO feed_state(source, since, identity, updated_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT(source) DO UPDATE SET since = excluded.since, updated_at = excluded.updated_at,
+			identity = CASE WHEN excluded.identity != '' THEN excluded.identity ELSE identity END`,
+		b.Source, b.Checkpoint, b.Identity, time.Now().UnixMilli()); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
+}
+
 // noteChange describes the indexed note docID for ApplyResult.Notes.
-func (w *applier) noteChange(docID, kind string) (NoteChange, error) {
+func (w *applier) noteChange(ctx context.Context, docID, kind string) (NoteChange, error) {
 	c := NoteChange{Change: kind}
-	err := w.q.QueryRowContext(w.ctx, `SELECT path, title, sensitivity FROM docs WHERE doc_id = ?`, docID).Scan(&c.Path, &c.Title, &c.Sensitivity)
+	err := w.q.QueryRowContext(ctx, `SELECT path, title, sensitivity FROM docs WHERE doc_id = ?`, docID).Scan(&c.Path, &c.Title, &c.Sensitivity)
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, nil
 	}
@@ -149,7 +183,6 @@ const (
 type applier struct {
 	s        *Store
 	q        *txStmts // the transaction's statements, each prepared once
-	ctx      context.Context
 	affected map[string]bool
 	linked   map[string]bool
 	resolved map[string]string // w.resolve's answers
@@ -157,14 +190,14 @@ type applier struct {
 	preludesChanged bool // refreshTopics re-queued chunks for embedding
 }
 
-func newApplier(s *Store, tx *sql.Tx, ctx context.Context) *applier {
-	return &applier{s: s, q: newTxStmts(tx), ctx: ctx, affected: map[string]bool{}, linked: map[string]bool{}, resolved: map[string]string{}}
+func newApplier(s *Store, tx *sql.Tx) *applier {
+	return &applier{s: s, q: newTxStmts(tx), affected: map[string]bool{}, linked: map[string]bool{}, resolved: map[string]string{}}
 }
 
 // markTargets marks the notes docID links to: their link text holds what
 // docID says about them, under docID's sensitivity.
-func (w *applier) markTargets(docID string) error {
-	dsts, err := queryAll(w.ctx, w.q, one[string], `SELECT DISTINCT dst FROM edges WHERE src = ? AND dst IS NOT NULL AND kind != 'tag'`, docID)
+func (w *applier) markTargets(ctx context.Context, docID string) error {
+	dsts, err := queryAll(ctx, w.q, one[string], `SELECT DISTINCT dst FROM edges WHERE src = ? AND dst IS NOT NULL AND kind != 'tag'`, docID)
 	for _, d := range dsts {
 		w.linked[d] = true
 	}
@@ -173,22 +206,22 @@ func (w *applier) markTargets(docID string) error {
 
 // expected reports whether the index holds the revision expect names for
 // docID (no note for ""), or expect does not name docID at all.
-func (w *applier) expected(expect map[string]string, docID string) (bool, error) {
+func (w *applier) expected(ctx context.Context, expect map[string]string, docID string) (bool, error) {
 	want, conditional := expect[docID]
 	if !conditional {
 		return true, nil
 	}
 	var rev string
-	err := w.q.QueryRowContext(w.ctx, `SELECT rev FROM docs WHERE doc_id = ?`, docID).Scan(&rev)
+	err := w.q.QueryRowContext(ctx, `SELECT rev FROM docs WHERE doc_id = ?`, docID).Scan(&rev)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return false, err
 	}
 	return rev == want, nil
 }
 
-func (w *applier) markAffected(docID string) error {
+func (w *applier) markAffected(ctx context.Context, docID string) error {
 	var p string
-	err := w.q.QueryRowContext(w.ctx, `SELECT path FROM docs WHERE doc_id = ?`, docID).Scan(&p)
+	err := w.q.QueryRowContext(ctx, `SELECT path FROM docs WHERE doc_id = ?`, docID).Scan(&p)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}
@@ -196,7 +229,7 @@ func (w *applier) markAffected(docID string) error {
 		return err
 	}
 	w.affected[noteName(p)] = true
-	aliases, err := queryAll(w.ctx, w.q, one[string], `SELECT alias FROM aliases WHERE doc_id = ?`, docID)
+	aliases, err := queryAll(ctx, w.q, one[string], `SELECT alias FROM aliases WHERE doc_id = ?`, docID)
 	for _, a := range aliases {
 		w.affected[a] = true
 	}
@@ -206,17 +239,17 @@ func (w *applier) markAffected(docID string) error {
 // deleteDoc removes a note and every trace of it: chunks (with their FTS rows
 // via trigger, and vectors), aliases, outgoing edges (cascade) and incoming
 // edges, which become unresolved links.
-func (w *applier) deleteDoc(docID string) (bool, error) {
-	if err := w.markAffected(docID); err != nil {
+func (w *applier) deleteDoc(ctx context.Context, docID string) (bool, error) {
+	if err := w.markAffected(ctx, docID); err != nil {
 		return false, err
 	}
-	if err := w.markTargets(docID); err != nil {
+	if err := w.markTargets(ctx, docID); err != nil {
 		return false, err
 	}
-	if err := w.deleteVectors(docID); err != nil {
+	if err := w.deleteVectors(ctx, docID); err != nil {
 		return false, err
 	}
-	r, err := w.q.ExecContext(w.ctx, `DELETE FROM docs WHERE doc_id = ?`, docID)
+	r, err := w.q.ExecContext(ctx, `DELETE FROM docs WHERE doc_id = ?`, docID)
 	if err != nil {
 		return false, err
 	}
@@ -224,7 +257,7 @@ func (w *applier) deleteDoc(docID string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if _, err := w.q.ExecContext(w.ctx, `UPDATE edges SET dst = NULL, resolved = 0 WHERE dst = ? AND kind != 'tag'`, docID); err != nil {
+	if _, err := w.q.ExecContext(ctx, `UPDATE edges SET dst = NULL, resolved = 0 WHERE dst = ? AND kind != 'tag'`, docID); err != nil {
 		return false, err
 	}
 	return n > 0, nil
@@ -232,13 +265,13 @@ func (w *applier) deleteDoc(docID string) (bool, error) {
 
 // deleteVectors removes the vec0 rows of a note's chunks. vec0 is a virtual
 // table, so no foreign key or trigger can do this.
-func (w *applier) deleteVectors(docID string) error {
-	ids, err := embeddedRowIDs(w.ctx, w.q, docID)
+func (w *applier) deleteVectors(ctx context.Context, docID string) error {
+	ids, err := embeddedRowIDs(ctx, w.q, docID)
 	if err != nil {
 		return err
 	}
 	for _, id := range ids {
-		if _, err := w.q.ExecContext(w.ctx, `DELETE FROM chunks_vec WHERE rowid = ?`, id); err != nil {
+		if _, err := w.q.ExecContext(ctx, `DELETE FROM chunks_vec WHERE rowid = ?`, id); err != nil {
 			return fmt.Errorf("delete vector %d: %w", id, err)
 		}
 	}
@@ -255,7 +288,7 @@ func contentHash(text string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func (w *applier) upsert(n vault.NoteInput, force bool) (outcome, error) {
+func (w *applier) upsert(ctx context.Context, n vault.NoteInput, force bool) (outcome, error) {
 	if clean, err := vault.CleanPath(n.Path); err != nil || clean != n.Path {
 		// Sources clean paths (and skip what cannot be cleaned) before
 		// this: a note that gets here unclean is a source's bug.
@@ -264,7 +297,7 @@ func (w *applier) upsert(n vault.NoteInput, force bool) (outcome, error) {
 	docID := vault.DocID(n.Path)
 	hash := contentHash(n.Text)
 	var oldRev, oldHash, oldPath string
-	err := w.q.QueryRowContext(w.ctx, `SELECT rev, content_hash, path FROM docs WHERE doc_id = ?`, docID).Scan(&oldRev, &oldHash, &oldPath)
+	err := w.q.QueryRowContext(ctx, `SELECT rev, content_hash, path FROM docs WHERE doc_id = ?`, docID).Scan(&oldRev, &oldHash, &oldPath)
 	exists := err == nil
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return 0, err
@@ -273,213 +306,30 @@ func (w *applier) upsert(n vault.NoteInput, force bool) (outcome, error) {
 		if oldRev == n.Rev {
 			return outcomeUnchanged, nil
 		}
-		_, err := w.q.ExecContext(w.ctx, `UPDATE docs SET rev = ?, mtime = ?, source_id = ? WHERE doc_id = ?`, n.Rev, n.MTime.UnixMilli(), n.SourceID, docID)
+		_, err := w.q.ExecContext(ctx, `UPDATE docs SET rev = ?, mtime = ?, source_id = ? WHERE doc_id = ?`, n.Rev, n.MTime.UnixMilli(), n.SourceID, docID)
 		return outcomeTouched, err
 	}
 	if exists {
-		if err := w.markAffected(docID); err != nil {
+		if err := w.markAffected(ctx, docID); err != nil {
 			return 0, err
 		}
-		if err := w.markTargets(docID); err != nil {
+		if err := w.markTargets(ctx, docID); err != nil {
 			return 0, err
 		}
-		if err := w.deleteVectors(docID); err != nil {
+		if err := w.deleteVectors(ctx, docID); err != nil {
 			return 0, err
 		}
 		for _, q := range []string{`DELETE FROM chunks WHERE doc_id = ?`, `DELETE FROM edges WHERE src = ?`, `DELETE FROM aliases WHERE doc_id = ?`} {
-			if _, err := w.q.ExecContext(w.ctx, q, docID); err != nil {
+			if _, err := w.q.ExecContext(ctx, q, docID); err != nil {
 				return 0, err
 			}
 		}
 	}
-	if err := w.insert(docID, hash, n); err != nil {
+	if err := w.insert(ctx, docID, hash, n); err != nil {
 		return 0, err
 	}
 	if exists {
 		return outcomeChanged, nil
 	}
 	return outcomeAdded, nil
-}
-
-func (w *applier) insert(docID, hash string, n vault.NoteInput) error {
-	note := markdown.Parse(n.Path, []byte(n.Text), w.s.frontmatterKey)
-	sens := w.s.classifier.Classify(n.Path, note.Sensitivity)
-	fm, err := json.Marshal(jsonSafe(note.Frontmatter))
-	if err != nil || note.Frontmatter == nil {
-		// Frontmatter JSON is informational (YAML allows values JSON cannot
-		// hold, such as .nan); the note itself must still be indexed.
-		fm = []byte("{}")
-	}
-	var topics string
-	// Keep topics already known for this note (from topic notes indexed
-	// earlier) so its prelude is right without waiting for refreshTopics.
-	_ = w.q.QueryRowContext(w.ctx, `SELECT topics FROM docs WHERE doc_id = ?`, docID).Scan(&topics)
-	_, err = w.q.ExecContext(w.ctx, `INSERT INTO docs(doc_id, path, name, source_id, title, rev, content_hash, sensitivity, sensitivity_override, topics, mtime, frontmatter, indexed_at, text, plain_text, sensitivity_problem)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT(doc_id) DO UPDATE SET path = excluded.path, name = excluded.name, source_id = excluded.source_id,
-			title = excluded.title, rev = excluded.rev, content_hash = excluded.content_hash, sensitivity = excluded.sensitivity,
-			sensitivity_override = excluded.sensitivity_override, mtime = excluded.mtime, frontmatter = excluded.frontmatter,
-			indexed_at = excluded.indexed_at, text = excluded.text, plain_text = excluded.plain_text,
-			sensitivity_problem = excluded.sensitivity_problem`,
-		docID, n.Path, noteName(n.Path), n.SourceID, note.Title, n.Rev, hash, sens, note.Sensitivity, topics,
-		n.MTime.UnixMilli(), string(fm), time.Now().UnixMilli(), n.Text, note.PlainText, note.SensitivityProblem)
-	if err != nil {
-		return fmt.Errorf("insert doc: %w", err)
-	}
-	if note.PlainText != "" {
-		w.s.log.Warn("note indexed as plain text: its markdown is beyond what the parser handles in bounded time", "path", n.Path, "reason", note.PlainText)
-	}
-	if note.SensitivityProblem != "" {
-		w.s.log.Warn("note made personal: its frontmatter's sensitivity override is malformed", "path", n.Path, "problem", note.SensitivityProblem)
-	}
-	if note.SensitivityIgnored != "" {
-		w.s.log.Warn("sensitivity override ignored: the note's frontmatter is not closed", "path", n.Path, "problem", note.SensitivityIgnored)
-	}
-	w.affected[noteName(n.Path)] = true
-
-	// Aliases before chunks: a chunk's full-text row takes its note's
-	// aliases when it is inserted.
-	for _, a := range note.Aliases {
-		a = strings.ToLower(strings.TrimSpace(a))
-		if a == "" {
-			continue
-		}
-		if _, err := w.q.ExecContext(w.ctx, `INSERT OR IGNORE INTO aliases(doc_id, alias) VALUES (?, ?)`, docID, a); err != nil {
-			return fmt.Errorf("insert alias: %w", err)
-		}
-		w.affected[a] = true
-	}
-
-	for _, c := range note.Chunks(w.s.chunking) {
-		id := markdown.ChunkID(docID, c.HeadingPath, c.Ordinal)
-		if _, err := w.q.ExecContext(w.ctx, `INSERT INTO chunks(chunk_id, doc_id, ordinal, heading_path, prelude, body, sensitivity) VALUES (?, ?, ?, ?, ?, ?, ?)`, id, docID, c.Ordinal, c.HeadingPath, Prelude(note.Title, n.Path, c.HeadingPath, topics), c.Body, sens); err != nil {
-			return fmt.Errorf("insert chunk %d: %w", c.Ordinal, err)
-		}
-	}
-
-	for _, l := range note.Links {
-		key := strings.ToLower(vault.NormalizeTarget(l.Target))
-		if key == "" {
-			continue // [[#heading]] points into the note itself
-		}
-		dst, err := w.resolve(key)
-		if err != nil {
-			return err
-		}
-		if err := insertEdge(w.ctx, w.q, docID, l.Kind, key, dst, l.Context); err != nil {
-			return err
-		}
-		if dst != "" {
-			w.linked[dst] = true
-		}
-	}
-	// The note's own link text is recomputed: its sensitivity decides whose
-	// words it may carry.
-	w.linked[docID] = true
-	for _, t := range note.Tags {
-		tag := strings.ToLower(t)
-		if _, err := w.q.ExecContext(w.ctx, `INSERT OR IGNORE INTO edges(src, dst, kind, target, target_name, resolved) VALUES (?, ?, 'tag', ?, ?, 1)`, docID, "#"+tag, tag, tag); err != nil {
-			return fmt.Errorf("insert tag: %w", err)
-		}
-	}
-	return nil
-}
-
-// refreshTopics recomputes each note's topic memberships (the titles of the
-// topic notes whose clippings region links to it) and rewrites the prelude of
-// its chunks when they changed. The FTS rows follow by trigger; the vectors
-// are dropped and the chunks go back on the embedding backlog. An open note
-// carries only open topic notes: its prelude is searched and embedded as
-// open text, and a personal topic's title must not find it.
-func (w *applier) refreshTopics() error {
-	type change struct{ docID, path, title, old, topics string }
-	all, err := queryAll(w.ctx, w.q, func(c *change) []any { return []any{&c.docID, &c.path, &c.title, &c.old, &c.topics} }, `
-		SELECT d.doc_id, d.path, d.title, d.topics,
-			coalesce((SELECT group_concat(title, ', ') FROM (
-				SELECT DISTINCT t.title FROM edges e JOIN docs t ON t.doc_id = e.src
-				WHERE e.dst = d.doc_id AND e.kind = 'topic' AND (d.sensitivity = 'personal' OR t.sensitivity = 'open')
-				ORDER BY t.title)), '')
-		FROM docs d
-		WHERE d.topics != '' OR EXISTS (SELECT 1 FROM edges e WHERE e.dst = d.doc_id AND e.kind = 'topic')`)
-	if err != nil {
-		return err
-	}
-	var changes []change
-	for _, c := range all {
-		if c.old != c.topics {
-			changes = append(changes, c)
-		}
-	}
-	w.preludesChanged = w.preludesChanged || len(changes) > 0
-	for _, c := range changes {
-		if _, err := w.q.ExecContext(w.ctx, `UPDATE docs SET topics = ? WHERE doc_id = ?`, c.topics, c.docID); err != nil {
-			return err
-		}
-		if err := w.deleteVectors(c.docID); err != nil {
-			return err
-		}
-		type ch struct {
-			rowid   int64
-			heading string
-		}
-		chs, err := queryAll(w.ctx, w.q, func(x *ch) []any { return []any{&x.rowid, &x.heading} }, `SELECT rowid, heading_path FROM chunks WHERE doc_id = ?`, c.docID)
-		if err != nil {
-			return err
-		}
-		for _, x := range chs {
-			if _, err := w.q.ExecContext(w.ctx, `UPDATE chunks SET prelude = ?, embedded = 0, staged = NULL WHERE rowid = ?`,
-				Prelude(c.title, c.path, x.heading, c.topics), x.rowid); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// Prelude is the context line block stored beside each chunk body: searched
-// and embedded with the body so a chunk is found by its note's title, path,
-// section and topics, and stripped for display.
-func Prelude(title, path, headingPath, topics string) string {
-	var b strings.Builder
-	b.WriteString(title)
-	b.WriteString("\n")
-	b.WriteString(path)
-	if headingPath != "" {
-		b.WriteString("\n")
-		b.WriteString(headingPath)
-	}
-	if topics != "" {
-		b.WriteString("\ntopics: ")
-		b.WriteString(topics)
-	}
-	return b.String()
-}
-
-// jsonSafe converts YAML-decoded values (which may hold map[any]any or
-// time.Time) into values encoding/json accepts.
-func jsonSafe(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, val := range x {
-			out[k] = jsonSafe(val)
-		}
-		return out
-	case map[any]any:
-		out := make(map[string]any, len(x))
-		for k, val := range x {
-			out[fmt.Sprint(k)] = jsonSafe(val)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, val := range x {
-			out[i] = jsonSafe(val)
-		}
-		return out
-	case time.Time:
-		return x.Format(time.RFC3339)
-	default:
-		return x
-	}
 }

@@ -112,14 +112,14 @@ func (s *Store) Neighbours(ctx context.Context, docIDs []string, scope vault.Sco
 	var out []vault.Neighbour
 	err := s.read(ctx, "neighbours", func(tx *sql.Tx) error {
 		var err error
-		out, err = graphReader{ctx: ctx, q: tx, scope: scope}.neighbours(docIDs)
+		out, err = graphReader{q: tx, scope: scope}.neighbours(ctx, docIDs)
 		return err
 	})
 	return out, err
 }
 
+// graphReader reads the link graph as scope sees it.
 type graphReader struct {
-	ctx   context.Context
 	q     rowQuerier
 	scope vault.Scope
 }
@@ -129,35 +129,55 @@ type edge struct{ src, dst string }
 
 func edgeFields(e *edge) []any { return []any{&e.src, &e.dst} }
 
-func (g graphReader) neighbours(docIDs []string) ([]vault.Neighbour, error) {
-	starts, err := readDocs(g.ctx, g.q, docIDs, g.scope)
+// step is one neighbour found: to, one hop from from (through via for a
+// sibling).
+type step struct {
+	from, via, to string
+	rel           vault.Relation
+}
+
+func (g graphReader) neighbours(ctx context.Context, docIDs []string) ([]vault.Neighbour, error) {
+	starts, err := readDocs(ctx, g.q, docIDs, g.scope)
 	if err != nil || len(starts) == 0 {
 		return nil, err
 	}
-	ids := make([]string, len(starts))
-	for i, d := range starts {
-		ids[i] = d.DocID
+	ids := docIDsOf(starts)
+	steps, err := g.topicSteps(ctx, ids)
+	if err != nil {
+		return nil, err
 	}
-	type found struct {
-		from, via, to string
-		rel           vault.Relation
+	links, err := g.linkSteps(ctx, ids)
+	if err != nil {
+		return nil, err
 	}
-	var all []found
-	topics, err := g.incoming(ids, markdown.KindTopic)
+	out, err := g.visible(ctx, append(steps, links...))
+	if err != nil {
+		return nil, err
+	}
+	sortNeighbours(out)
+	return out, nil
+}
+
+// topicSteps are the topic notes of ids, the members of those of ids that
+// are topic notes, and the siblings: the other members of their topic
+// notes that scope may see.
+func (g graphReader) topicSteps(ctx context.Context, ids []string) ([]step, error) {
+	var all []step
+	topics, err := g.incoming(ctx, ids, markdown.KindTopic)
 	if err != nil {
 		return nil, err
 	}
 	topicIDs := map[string]bool{}
 	for _, e := range topics {
-		all = append(all, found{from: e.dst, to: e.src, rel: vault.RelationTopic})
+		all = append(all, step{from: e.dst, to: e.src, rel: vault.RelationTopic})
 		topicIDs[e.src] = true
 	}
 	// A topic note is a start of the sibling hop only if scope may see it.
-	visibleTopics, err := readDocs(g.ctx, g.q, slices.Sorted(maps.Keys(topicIDs)), g.scope)
+	visibleTopics, err := readDocs(ctx, g.q, slices.Sorted(maps.Keys(topicIDs)), g.scope)
 	if err != nil {
 		return nil, err
 	}
-	clipped, err := g.outgoing(docIDsOf(visibleTopics), markdown.KindTopic)
+	clipped, err := g.outgoing(ctx, docIDsOf(visibleTopics), markdown.KindTopic)
 	if err != nil {
 		return nil, err
 	}
@@ -165,40 +185,51 @@ func (g graphReader) neighbours(docIDs []string) ([]vault.Neighbour, error) {
 	for _, e := range clipped {
 		clips[e.src] = append(clips[e.src], e.dst)
 	}
-	members, err := g.outgoing(ids, markdown.KindTopic)
+	members, err := g.outgoing(ctx, ids, markdown.KindTopic)
 	if err != nil {
 		return nil, err
 	}
 	for _, e := range members {
-		all = append(all, found{from: e.src, to: e.dst, rel: vault.RelationMember})
+		all = append(all, step{from: e.src, to: e.dst, rel: vault.RelationMember})
 	}
 	for _, e := range topics {
 		for _, m := range clips[e.src] {
 			if m != e.dst {
-				all = append(all, found{from: e.dst, via: e.src, to: m, rel: vault.RelationSibling})
+				all = append(all, step{from: e.dst, via: e.src, to: m, rel: vault.RelationSibling})
 			}
 		}
 	}
-	links, err := g.outgoing(ids, markdown.KindWikilink)
+	return all, nil
+}
+
+// linkSteps are the notes ids link to and the notes that link to them.
+func (g graphReader) linkSteps(ctx context.Context, ids []string) ([]step, error) {
+	links, err := g.outgoing(ctx, ids, markdown.KindWikilink)
 	if err != nil {
 		return nil, err
 	}
+	backlinks, err := g.incoming(ctx, ids, markdown.KindWikilink)
+	if err != nil {
+		return nil, err
+	}
+	all := make([]step, 0, len(links)+len(backlinks))
 	for _, e := range links {
-		all = append(all, found{from: e.src, to: e.dst, rel: vault.RelationLink})
-	}
-	backlinks, err := g.incoming(ids, markdown.KindWikilink)
-	if err != nil {
-		return nil, err
+		all = append(all, step{from: e.src, to: e.dst, rel: vault.RelationLink})
 	}
 	for _, e := range backlinks {
-		all = append(all, found{from: e.dst, to: e.src, rel: vault.RelationBacklink})
+		all = append(all, step{from: e.dst, to: e.src, rel: vault.RelationBacklink})
 	}
+	return all, nil
+}
 
+// visible turns steps into neighbours, once each, keeping those whose end
+// scope may see and that do not lead back to their start.
+func (g graphReader) visible(ctx context.Context, steps []step) ([]vault.Neighbour, error) {
 	targets := map[string]bool{}
-	for _, f := range all {
-		targets[f.to] = true
+	for _, s := range steps {
+		targets[s.to] = true
 	}
-	docs, err := readDocs(g.ctx, g.q, slices.Sorted(maps.Keys(targets)), g.scope)
+	docs, err := readDocs(ctx, g.q, slices.Sorted(maps.Keys(targets)), g.scope)
 	if err != nil {
 		return nil, err
 	}
@@ -206,16 +237,21 @@ func (g graphReader) neighbours(docIDs []string) ([]vault.Neighbour, error) {
 	for _, d := range docs {
 		byID[d.DocID] = d
 	}
-	seen := map[found]bool{}
+	seen := map[step]bool{}
 	var out []vault.Neighbour
-	for _, f := range all {
-		d, ok := byID[f.to]
-		if !ok || f.to == f.from || seen[f] {
+	for _, s := range steps {
+		d, ok := byID[s.to]
+		if !ok || s.to == s.from || seen[s] {
 			continue
 		}
-		seen[f] = true
-		out = append(out, vault.Neighbour{From: f.from, Relation: f.rel, Via: f.via, Doc: d})
+		seen[s] = true
+		out = append(out, vault.Neighbour{From: s.from, Relation: s.rel, Via: s.via, Doc: d})
 	}
+	return out, nil
+}
+
+// sortNeighbours orders each start's neighbours by relation, then path.
+func sortNeighbours(out []vault.Neighbour) {
 	order := map[vault.Relation]int{vault.RelationTopic: 0, vault.RelationMember: 1, vault.RelationSibling: 2, vault.RelationLink: 3, vault.RelationBacklink: 4}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
@@ -230,17 +266,16 @@ func (g graphReader) neighbours(docIDs []string) ([]vault.Neighbour, error) {
 		}
 		return a.Via < b.Via
 	})
-	return out, nil
 }
 
 // outgoing returns the resolved edges of kind out of srcs, each destination
 // as scope resolves it.
-func (g graphReader) outgoing(srcs []string, kind string) ([]edge, error) {
+func (g graphReader) outgoing(ctx context.Context, srcs []string, kind string) ([]edge, error) {
 	if len(srcs) == 0 {
 		return nil, nil
 	}
 	type row struct{ src, dst, target, sens string }
-	raw, err := queryAll(g.ctx, g.q, func(r *row) []any { return []any{&r.src, &r.dst, &r.target, &r.sens} }, `SELECT e.src, e.dst, e.target, t.sensitivity
+	raw, err := queryAll(ctx, g.q, func(r *row) []any { return []any{&r.src, &r.dst, &r.target, &r.sens} }, `SELECT e.src, e.dst, e.target, t.sensitivity
 		FROM edges e JOIN docs t ON t.doc_id = e.dst
 		WHERE e.src IN (SELECT value FROM json_each(?)) AND e.kind = ?
 		ORDER BY e.src, e.target`, idList(srcs), kind)
@@ -251,7 +286,7 @@ func (g graphReader) outgoing(srcs []string, kind string) ([]edge, error) {
 	for _, r := range raw {
 		dst := r.dst
 		if g.scope.OpenOnly() && r.sens != vault.SensitivityOpen {
-			if dst, err = resolveIn(g.ctx, g.q, r.target, g.scope); err != nil {
+			if dst, err = resolveIn(ctx, g.q, r.target, g.scope); err != nil {
 				return nil, err
 			}
 		}
@@ -265,11 +300,11 @@ func (g graphReader) outgoing(srcs []string, kind string) ([]edge, error) {
 // incoming returns the edges of kind whose destination, as scope resolves
 // it, is one of dsts. Under ScopeOpen that includes a link the index
 // resolved to a personal namesake but that names one of dsts among open notes.
-func (g graphReader) incoming(dsts []string, kind string) ([]edge, error) {
+func (g graphReader) incoming(ctx context.Context, dsts []string, kind string) ([]edge, error) {
 	if len(dsts) == 0 {
 		return nil, nil
 	}
-	out, err := queryAll(g.ctx, g.q, edgeFields, `SELECT e.src, e.dst FROM edges e
+	out, err := queryAll(ctx, g.q, edgeFields, `SELECT e.src, e.dst FROM edges e
 		WHERE e.dst IN (SELECT value FROM json_each(?)) AND e.kind = ?
 		ORDER BY e.dst, e.src`, idList(dsts), kind)
 	if err != nil {
@@ -281,7 +316,7 @@ func (g graphReader) incoming(dsts []string, kind string) ([]edge, error) {
 	// Links whose target could name one of dsts but that the index resolved
 	// to a personal note: resolve them again among open notes.
 	type shadowed struct{ src, target string }
-	redo, err := queryAll(g.ctx, g.q, func(r *shadowed) []any { return []any{&r.src, &r.target} }, `SELECT e.src, e.target FROM edges e JOIN docs t ON t.doc_id = e.dst
+	redo, err := queryAll(ctx, g.q, func(r *shadowed) []any { return []any{&r.src, &r.target} }, `SELECT e.src, e.target FROM edges e JOIN docs t ON t.doc_id = e.dst
 		WHERE e.kind = ? AND t.sensitivity != 'open' AND e.target_name IN (
 			SELECT d.name FROM docs d WHERE d.doc_id IN (SELECT value FROM json_each(?))
 			UNION SELECT a.alias FROM aliases a WHERE a.doc_id IN (SELECT value FROM json_each(?)))
@@ -294,7 +329,7 @@ func (g graphReader) incoming(dsts []string, kind string) ([]edge, error) {
 		want[d] = true
 	}
 	for _, r := range redo {
-		dst, err := resolveIn(g.ctx, g.q, r.target, g.scope)
+		dst, err := resolveIn(ctx, g.q, r.target, g.scope)
 		if err != nil {
 			return nil, err
 		}

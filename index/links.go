@@ -58,11 +58,11 @@ func resolve(ctx context.Context, q querier, key string) (string, error) {
 // a later note of the transaction changes (a shorter namesake, a new alias)
 // is made good by resolvePending, which resolves again every link whose
 // name or alias the transaction wrote or removed.
-func (w *applier) resolve(key string) (string, error) {
+func (w *applier) resolve(ctx context.Context, key string) (string, error) {
 	if dst, ok := w.resolved[key]; ok {
 		return dst, nil
 	}
-	dst, err := resolve(w.ctx, w.q, key)
+	dst, err := resolve(ctx, w.q, key)
 	if err != nil {
 		return "", err
 	}
@@ -100,7 +100,7 @@ func insertEdge(ctx context.Context, q execer, src, kind, key, dst, linkContext 
 // added, changed or removed is resolved again against the whole table, so a
 // note early in a batch can link to one indexed later, a shorter namesake
 // takes over, and a deleted target falls back to the next candidate.
-func (w *applier) resolvePending() error {
+func (w *applier) resolvePending(ctx context.Context) error {
 	type edge struct {
 		rowid  int64
 		target string
@@ -108,7 +108,7 @@ func (w *applier) resolvePending() error {
 	}
 	var todo []edge
 	for _, k := range slices.Sorted(maps.Keys(w.affected)) {
-		es, err := queryAll(w.ctx, w.q, func(e *edge) []any { return []any{&e.rowid, &e.target, &e.dst} },
+		es, err := queryAll(ctx, w.q, func(e *edge) []any { return []any{&e.rowid, &e.target, &e.dst} },
 			`SELECT rowid, target, dst FROM edges WHERE target_name = ? AND kind != 'tag'`, k)
 		if err != nil {
 			return err
@@ -120,7 +120,7 @@ func (w *applier) resolvePending() error {
 		dst, ok := cache[e.target]
 		if !ok {
 			var err error
-			if dst, err = resolve(w.ctx, w.q, e.target); err != nil {
+			if dst, err = resolve(ctx, w.q, e.target); err != nil {
 				return err
 			}
 			cache[e.target] = dst
@@ -138,7 +138,7 @@ func (w *applier) resolvePending() error {
 		if dst != "" {
 			d, resolved = dst, 1
 		}
-		if _, err := w.q.ExecContext(w.ctx, `UPDATE edges SET dst = ?, resolved = ? WHERE rowid = ?`, d, resolved, e.rowid); err != nil {
+		if _, err := w.q.ExecContext(ctx, `UPDATE edges SET dst = ?, resolved = ? WHERE rowid = ?`, d, resolved, e.rowid); err != nil {
 			return err
 		}
 	}

@@ -64,13 +64,13 @@ func linkText(ctx context.Context, q rowQuerier, docID string) (string, error) {
 // searched, never embedded. A note is marked when a link into it may have
 // appeared, gone, changed context or resolution, or when it or a note
 // linking to it changed sensitivity.
-func (w *applier) refreshLinkText() error {
+func (w *applier) refreshLinkText(ctx context.Context) error {
 	for _, id := range slices.Sorted(maps.Keys(w.linked)) {
-		text, err := linkText(w.ctx, w.q, id)
+		text, err := linkText(ctx, w.q, id)
 		if err != nil {
 			return err
 		}
-		if _, err := w.q.ExecContext(w.ctx, `UPDATE docs SET link_text = ? WHERE doc_id = ? AND link_text != ?`, text, id, text); err != nil {
+		if _, err := w.q.ExecContext(ctx, `UPDATE docs SET link_text = ? WHERE doc_id = ? AND link_text != ?`, text, id, text); err != nil {
 			return err
 		}
 	}
@@ -97,7 +97,7 @@ func (s *Store) ensureLinkText(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		w := newApplier(s, tx, ctx)
+		w := newApplier(s, tx)
 		for _, n := range notes {
 			for _, l := range markdown.Parse(n.path, []byte(n.text), s.frontmatterKey).Links {
 				key := strings.ToLower(vault.NormalizeTarget(l.Target))
@@ -116,7 +116,7 @@ func (s *Store) ensureLinkText(ctx context.Context) error {
 		for _, id := range ids {
 			w.linked[id] = true
 		}
-		if err := w.refreshLinkText(); err != nil {
+		if err := w.refreshLinkText(ctx); err != nil {
 			return err
 		}
 		return setMeta(ctx, tx, linkTextMeta, "1")

@@ -95,44 +95,54 @@ type Reclassified struct {
 // re-chunked or re-embedded. It logs a warning for every pattern that matches
 // no note. With dryRun it reports what would change and writes nothing.
 func (s *Store) Reclassify(ctx context.Context, dryRun bool) (Reclassified, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var out Reclassified
-	db := s.writer
+	var w *applier
+	run := s.write
 	if dryRun {
-		db = s.reader
-	} else if db == nil {
-		return out, ErrReadOnly
+		run = s.read
 	}
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return out, fmt.Errorf("recompute sensitivity: %w", err)
-	}
-	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, `SELECT doc_id, path, sensitivity, sensitivity_override FROM docs ORDER BY doc_id`)
-	if err != nil {
-		return out, fmt.Errorf("recompute sensitivity: %w", err)
-	}
-	type change struct{ docID, path, sens string }
-	var changes []change
-	matched := map[string]bool{}
-	for rows.Next() {
-		var docID, path, cur, override string
-		if err := rows.Scan(&docID, &path, &cur, &override); err != nil {
-			rows.Close()
-			return out, fmt.Errorf("recompute sensitivity: %w", err)
+	err := run(ctx, "recompute sensitivity", func(tx *sql.Tx) error {
+		changes, err := s.reclassifications(ctx, tx, &out)
+		if err != nil || dryRun || len(changes) == 0 {
+			return err
 		}
+		w = newApplier(s, tx)
+		return w.reclassify(ctx, tx, changes)
+	})
+	if err != nil {
+		return out, err
+	}
+	if w != nil && w.preludesChanged {
+		s.signalChanged()
+	}
+	return out, nil
+}
+
+// reclassification is a note whose sensitivity the classifier changes.
+type reclassification struct{ docID, path, sens string }
+
+// reclassifications classifies every note again and lists those whose
+// sensitivity changes; it fills out's paths and the patterns that match no
+// note, warning of each.
+func (s *Store) reclassifications(ctx context.Context, tx *sql.Tx, out *Reclassified) ([]reclassification, error) {
+	type row struct{ docID, path, cur, override string }
+	rows, err := queryAll(ctx, tx, func(r *row) []any { return []any{&r.docID, &r.path, &r.cur, &r.override} },
+		`SELECT doc_id, path, sensitivity, sensitivity_override FROM docs ORDER BY doc_id`)
+	if err != nil {
+		return nil, err
+	}
+	var changes []reclassification
+	matched := map[string]bool{}
+	for _, r := range rows {
 		for _, p := range s.classifier.PersonalPaths {
 			if !matched[p] {
-				matched[p], _ = doublestar.Match(p, path)
+				matched[p], _ = doublestar.Match(p, r.path)
 			}
 		}
-		if want := s.classifier.Classify(path, override); want != cur {
-			changes = append(changes, change{docID, path, want})
+		if want := s.classifier.Classify(r.path, r.override); want != r.cur {
+			changes = append(changes, reclassification{r.docID, r.path, want})
+			out.Paths = append(out.Paths, r.path)
 		}
-	}
-	if err := rows.Close(); err != nil {
-		return out, fmt.Errorf("recompute sensitivity: %w", err)
 	}
 	for _, p := range s.classifier.PersonalPaths {
 		if !matched[p] {
@@ -140,51 +150,40 @@ func (s *Store) Reclassify(ctx context.Context, dryRun bool) (Reclassified, erro
 			s.log.Warn("personal_paths pattern matches no note", "pattern", p)
 		}
 	}
-	w := newApplier(s, tx, ctx)
+	return changes, nil
+}
+
+// reclassify writes each note's new sensitivity to its row, its chunks and
+// their vectors, then recomputes what depends on it.
+func (w *applier) reclassify(ctx context.Context, tx *sql.Tx, changes []reclassification) error {
 	for _, c := range changes {
-		out.Paths = append(out.Paths, c.path)
-		if dryRun {
-			continue
-		}
 		// A note that changed sides changes whose words its link text may
 		// carry, and whether its own words may be in its targets'.
 		w.linked[c.docID] = true
-		if err := w.markTargets(c.docID); err != nil {
-			return out, fmt.Errorf("reclassify %s: %w", c.path, err)
+		if err := w.markTargets(ctx, c.docID); err != nil {
+			return fmt.Errorf("reclassify %s: %w", c.path, err)
 		}
-		stmts := []string{
+		for _, q := range []string{
 			`UPDATE docs SET sensitivity = ? WHERE doc_id = ?`,
 			`UPDATE chunks SET sensitivity = ? WHERE doc_id = ?`,
-		}
-		for _, q := range stmts {
+		} {
 			if _, err := tx.ExecContext(ctx, q, c.sens, c.docID); err != nil {
-				return out, fmt.Errorf("reclassify %s: %w", c.path, err)
+				return fmt.Errorf("reclassify %s: %w", c.path, err)
 			}
 		}
 		if err := updateVectorSensitivity(ctx, tx, c.docID, c.sens); err != nil {
-			return out, fmt.Errorf("reclassify %s: %w", c.path, err)
+			return fmt.Errorf("reclassify %s: %w", c.path, err)
 		}
-	}
-	if dryRun {
-		return out, nil
 	}
 	// A topic note or a member that changed sides changes which topic
 	// titles an open note may carry.
-	if len(changes) > 0 {
-		if err := w.refreshTopics(); err != nil {
-			return out, fmt.Errorf("recompute sensitivity: topics: %w", err)
-		}
-		if err := w.refreshLinkText(); err != nil {
-			return out, fmt.Errorf("recompute sensitivity: link text: %w", err)
-		}
+	if err := w.refreshTopics(ctx); err != nil {
+		return fmt.Errorf("topics: %w", err)
 	}
-	if err := tx.Commit(); err != nil {
-		return out, fmt.Errorf("recompute sensitivity: %w", err)
+	if err := w.refreshLinkText(ctx); err != nil {
+		return fmt.Errorf("link text: %w", err)
 	}
-	if w.preludesChanged {
-		s.signalChanged()
-	}
-	return out, nil
+	return nil
 }
 
 func updateVectorSensitivity(ctx context.Context, tx *sql.Tx, docID, sens string) error {

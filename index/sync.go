@@ -66,9 +66,9 @@ func (s *Store) Sync(ctx context.Context, listing []vault.NoteInput, plan Plan, 
 	}
 	if len(linked) > 0 {
 		if err := s.write(ctx, "link text", func(tx *sql.Tx) error {
-			w := newApplier(s, tx, ctx)
+			w := newApplier(s, tx)
 			w.linked = linked
-			if err := w.refreshLinkText(); err != nil {
+			if err := w.refreshLinkText(ctx); err != nil {
 				return err
 			}
 			return setMeta(ctx, tx, linkTextMeta, "1")

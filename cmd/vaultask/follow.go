@@ -3,21 +3,6 @@ package main
 import (
 	"context"
 	"time"
-
-	"github.com/vaultask/vaultask/feed"
-)
-
-// follower is what `vaultask follow` runs: the LiveSync feed or a folder
-// watch.
-type follower interface {
-	Open(ctx context.Context) error
-	Done() <-chan struct{}
-	Close(ctx context.Context) error
-}
-
-var (
-	_ follower = (*feed.Follower)(nil)
-	_ follower = (*feed.FolderFollower)(nil)
 )
 
 // closeTimeout bounds the wait for a follower to finish its transaction
@@ -35,17 +20,12 @@ func runFollow(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	defer store.Close()
-	var f follower
-	if cfg.Vault.Source == "folder" {
-		f = feed.NewFolderFollower(cfg.Vault.Path, corpusOf(cfg), store, log)
-	} else {
-		couch, err := connectCouch(ctx, cfg, log)
-		if err != nil {
-			return err
-		}
-		defer couch.Close()
-		f = feed.NewFollower(couch, store, feed.FollowerOptions{ReconcileInterval: cfg.Index.ReconcileInterval})
+	src, err := openSource(ctx, cfg, log, "")
+	if err != nil {
+		return err
 	}
+	defer src.close()
+	f := src.follower(store, feedHooks{})
 	if err := f.Open(ctx); err != nil {
 		return err
 	}

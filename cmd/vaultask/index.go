@@ -5,13 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"time"
 
 	"github.com/vaultask/vaultask/config"
-	"github.com/vaultask/vaultask/feed"
 	"github.com/vaultask/vaultask/index"
-	"github.com/vaultask/vaultask/vault"
 )
 
 func runIndex(ctx context.Context, m *Main, args []string) error {
@@ -23,68 +22,63 @@ func runIndex(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
+	return m.index(ctx, cfg, log, *fromDir, *dryRun, *rebuild)
+}
 
-	dir := *fromDir
-	if dir == "" {
-		if cfg.Vault.Source != "folder" {
-			return m.indexCouch(ctx, cfg, log, *dryRun, *rebuild)
-		}
-		dir = cfg.Vault.Path
-	}
+// index is `vaultask index` and `vaultask reconcile`: the index made equal
+// to the whole source (the folder dir instead, when set), then the
+// embedding backlog embedded. rebuild re-chunks every note; dryRun prints
+// the plan and writes nothing.
+func (m *Main) index(ctx context.Context, cfg config.Config, log *slog.Logger, dir string, dryRun, rebuild bool) error {
 	start := time.Now()
-	opts := storeOptions(cfg, log)
-	if *dryRun {
-		listing, err := feed.ScanFolder(dir, corpusOf(cfg))
-		if err != nil {
-			return err
-		}
-		return m.printPlan(ctx, opts, listing.Notes)
+	src, err := openSource(ctx, cfg, log, dir)
+	if err != nil {
+		return err
 	}
-	opts.Rebuild = *rebuild
+	defer src.close()
+	opts := storeOptions(cfg, log)
+	if dryRun {
+		return m.printPlan(ctx, src, opts)
+	}
+	opts.Rebuild = rebuild
 	store, err := openIndex(ctx, opts)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	listing, res, err := feed.SyncFolder(ctx, store, dir, corpusOf(cfg), *rebuild)
-	if err != nil {
+	if err := src.sync(ctx, store, rebuild, m.Stdout, start); err != nil {
 		return err
-	}
-	fmt.Fprintf(m.Stdout, "indexed %d notes from %s in %s: %d added, %d changed, %d touched, %d unchanged, %d removed, %d reclassified\n",
-		len(listing.Notes), dir, time.Since(start).Round(time.Millisecond), res.Added, res.Changed, res.Touched, res.Unchanged, res.Deleted, len(res.Reclassified.Paths))
-	for _, st := range listing.Skipped {
-		fmt.Fprintf(m.Stdout, "skipped %q: %s\n", st.Path, st.Reason)
 	}
 	return m.embedBacklog(ctx, cfg, store, log)
 }
 
-func corpusOf(cfg config.Config) index.Corpus {
-	return index.Corpus{Include: cfg.Corpus.Include, Exclude: cfg.Corpus.Exclude}
-}
-
-// printPlan is the dry run: it reads the index (if any) and writes nothing.
-func (m *Main) printPlan(ctx context.Context, opts index.Options, listing []vault.NoteInput) error {
-	var plan index.Plan
-	var re index.Reclassified
+// printPlan is the dry run: it reads the index, if there is one, and writes
+// nothing, not even a new index file.
+func (m *Main) printPlan(ctx context.Context, src source, opts index.Options) error {
+	var d dryRun
 	if _, err := os.Stat(opts.Path); errors.Is(err, fs.ErrNotExist) {
-		for _, n := range listing {
-			plan.Add = append(plan.Add, n.Path)
+		l, err := src.list(ctx)
+		if err != nil {
+			return err
 		}
+		d = planAll(l)
 	} else {
+		// AsClassified: the dry run reports what reclassifying would change.
 		opts.ReadOnly, opts.AsClassified = true, true
 		store, err := openIndex(ctx, opts)
 		if err != nil {
 			return err
 		}
 		defer store.Close()
-		if plan, err = store.Plan(ctx, listing); err != nil {
-			return err
-		}
-		if re, err = store.Reclassify(ctx, true); err != nil {
+		if d, err = src.plan(ctx, store); err != nil {
 			return err
 		}
 	}
-	m.writePlan(plan, re)
+	for _, p := range d.kept {
+		fmt.Fprintf(m.Stdout, "keep %s (not listed by _all_docs; found by key)\n", p)
+	}
+	printIncomplete(m.Stdout, d.incomplete)
+	m.writePlan(d.plan, d.reclassified)
 	return nil
 }
 

@@ -1,4 +1,3 @@
-// Command vaultask answers questions from an Obsidian vault. See `vaultask help`.
 package main
 
 import (

@@ -29,14 +29,6 @@ import (
 // carry (a container runtime's kill often follows its stop signal after 10 s).
 const drainTimeout = 10 * time.Second
 
-// source is the vault's source as serve runs it: the LiveSync follower or
-// the folder watch.
-type source interface {
-	Open(ctx context.Context) error
-	Done() <-chan struct{}
-	Close(ctx context.Context) error
-}
-
 // service is everything `vaultask serve` runs, under one owner: the index,
 // the source that follows the vault into it, the background embedder, the
 // answering pipeline and the HTTP surface. start brings them up in order,
@@ -45,10 +37,8 @@ type service struct {
 	cfg    config.Config
 	log    *slog.Logger
 	store  *index.Store
-	couch  *feed.Couch
-	couchF *feed.Follower
-	folder *feed.FolderFollower
 	src    source
+	feed   follower
 	vec    *index.Vectorizer
 	events *transport.Events
 	http   *http.Server
@@ -78,7 +68,7 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 		// A second signal now kills the process at once.
 		signal.Reset(os.Interrupt, syscall.SIGTERM)
 		log.Info("stopping: letting running answers finish", "within", svc.drain)
-	case <-svc.src.Done():
+	case <-svc.feed.Done():
 		log.Error("the vault's feed stopped, and retrying cannot help: stopping")
 	case err := <-serveErr:
 		stopErr = fmt.Errorf("http server: %w", err)
@@ -97,38 +87,11 @@ func (svc *service) open(ctx context.Context, m *Main) error {
 	if err != nil {
 		return err
 	}
-	if cfg.Vault.Source == "folder" {
-		svc.folder = feed.NewFolderFollower(cfg.Vault.Path, corpusOf(cfg), svc.store, log)
-		svc.folder.OnSync = func(res index.SyncResult) { svc.publishNotes(res.Notes, "") }
-		svc.src = svc.folder
-	} else {
-		if svc.couch, err = connectCouch(ctx, cfg, log); err != nil {
-			return err
-		}
-		svc.couchF = feed.NewFollower(svc.couch, svc.store, feed.FollowerOptions{
-			ReconcileInterval: cfg.Index.ReconcileInterval,
-			OnBatch:           func(b feed.BatchResult) { svc.publishNotes(b.Notes, b.Checkpoint) },
-			OnReconcile: func(r feed.ReconcileResult) {
-				svc.publishNotes(r.Sync.Notes, r.Since)
-				svc.events.Publish(transport.Event{Type: transport.EventReconcileDone, Data: map[string]any{
-					"notes": r.Notes, "added": r.Sync.Added, "changed": r.Sync.Changed, "removed": r.Sync.Deleted,
-					"incomplete": len(r.Incomplete), "skipped": len(r.Skipped), "seq": r.Since},
-					OpenData: openChanges(r.Sync.Notes)})
-			},
-		})
-		svc.src = svc.couchF
+	if svc.src, err = openSource(ctx, cfg, log, ""); err != nil {
+		return err
 	}
-	if emb, err := m.embedder(cfg); err != nil {
-		log.Warn("no embedder: notes are searchable by full text only", "model", cfg.Models.Embedding, "err", err)
-	} else {
-		svc.vec = index.NewVectorizer(svc.store, emb, index.VectorizerOptions{Logger: log, OnCaughtUp: func(n, open int) {
-			ev := transport.Event{Type: transport.EventEmbeddingDone, Data: map[string]int{"embedded": n}}
-			if open > 0 {
-				ev.OpenData = map[string]int{"embedded": open}
-			}
-			svc.events.Publish(ev)
-		}})
-	}
+	svc.feed = svc.src.follower(svc.store, feedHooks{notes: svc.publishNotes, reconciled: svc.publishReconcile})
+	svc.vec = svc.vectorizer(m)
 	apiKey := cfg.API.Key.Reveal()
 	if apiKey == "" {
 		log.Warn("no API key (VAULTASK_API__KEY): the API, MCP, events and status are open to anyone who can reach " + cfg.API.Listen)
@@ -149,8 +112,47 @@ func (svc *service) open(ctx context.Context, m *Main) error {
 	if err != nil {
 		return err
 	}
-	if svc.ln, err = net.Listen("tcp", cfg.API.Listen); err != nil {
-		return fmt.Errorf("listen on %s (api.listen, VAULTASK_API__LISTEN): %w", cfg.API.Listen, err)
+	base, err := svc.listen(ctx, handler)
+	if err != nil {
+		return err
+	}
+	// The feed and the embedder follow the vault from here on; the API
+	// answers meanwhile from what is indexed so far.
+	if err := svc.feed.Open(ctx); err != nil {
+		return err
+	}
+	if svc.vec != nil {
+		if err := svc.vec.Open(ctx); err != nil {
+			return err
+		}
+	}
+	go svc.watchFeed(base)
+	return nil
+}
+
+// vectorizer is the background embedder, or nil when there is no embedder:
+// the notes are then searchable by full text only.
+func (svc *service) vectorizer(m *Main) *index.Vectorizer {
+	emb, err := m.embedder(svc.cfg)
+	if err != nil {
+		svc.log.Warn("no embedder: notes are searchable by full text only", "model", svc.cfg.Models.Embedding, "err", err)
+		return nil
+	}
+	return index.NewVectorizer(svc.store, emb, index.VectorizerOptions{Logger: svc.log, OnCaughtUp: func(n, open int) {
+		ev := transport.Event{Type: transport.EventEmbeddingDone, Data: map[string]int{"embedded": n}}
+		if open > 0 {
+			ev.OpenData = map[string]int{"embedded": open}
+		}
+		svc.events.Publish(ev)
+	}})
+}
+
+// listen opens the API's listener and its server, whose requests run under
+// the returned base context: cancelled at shutdown, not by ctx.
+func (svc *service) listen(ctx context.Context, handler http.Handler) (context.Context, error) {
+	var err error
+	if svc.ln, err = net.Listen("tcp", svc.cfg.API.Listen); err != nil {
+		return nil, fmt.Errorf("listen on %s (api.listen, VAULTASK_API__LISTEN): %w", svc.cfg.API.Listen, err)
 	}
 	base, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	svc.base = cancel
@@ -161,20 +163,9 @@ func (svc *service) open(ctx context.Context, m *Main) error {
 		// No WriteTimeout: it would cut a long answer's stream; the SSE
 		// handlers clear their deadlines anyway.
 		BaseContext: func(net.Listener) context.Context { return base },
-		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+		ErrorLog:    slog.NewLogLogger(svc.log.Handler(), slog.LevelDebug),
 	}
-	// The feed and the embedder follow the vault from here on; the API
-	// answers meanwhile from what is indexed so far.
-	if err := svc.src.Open(ctx); err != nil {
-		return err
-	}
-	if svc.vec != nil {
-		if err := svc.vec.Open(ctx); err != nil {
-			return err
-		}
-	}
-	go svc.watchFeed(base)
-	return nil
+	return base, nil
 }
 
 // adminOptions are what /admin needs: the overrides file as this process
@@ -246,14 +237,14 @@ func (svc *service) close(ctx context.Context) error {
 	}
 	closing, cancel := context.WithTimeout(ctx, closeTimeout)
 	defer cancel()
-	if svc.src != nil {
-		errs = append(errs, feedSetting(svc.src.Close(closing)))
+	if svc.feed != nil {
+		errs = append(errs, feedSetting(svc.feed.Close(closing)))
 	}
 	if svc.vec != nil {
 		errs = append(errs, svc.vec.Close(closing))
 	}
-	if svc.couch != nil {
-		errs = append(errs, svc.couch.Close())
+	if svc.src != nil {
+		errs = append(errs, svc.src.close())
 	}
 	if svc.store != nil {
 		errs = append(errs, svc.store.Close())
@@ -281,6 +272,16 @@ func (svc *service) publishNotes(notes []index.NoteChange, seq string) {
 	}
 }
 
+// publishReconcile sends the event of a LiveSync vault's full reconcile,
+// after those of the notes it wrote.
+func (svc *service) publishReconcile(r feed.ReconcileResult) {
+	svc.publishNotes(r.Sync.Notes, r.Since)
+	svc.events.Publish(transport.Event{Type: transport.EventReconcileDone, Data: map[string]any{
+		"notes": r.Notes, "added": r.Sync.Added, "changed": r.Sync.Changed, "removed": r.Sync.Deleted,
+		"incomplete": len(r.Incomplete), "skipped": len(r.Skipped), "seq": r.Since},
+		OpenData: openChanges(r.Sync.Notes)})
+}
+
 // openChanges counts the open notes a reconcile added, changed and
 // removed: what its event tells a client of open notes only.
 func openChanges(notes []index.NoteChange) map[string]int {
@@ -301,10 +302,11 @@ func openChanges(notes []index.NoteChange) map[string]int {
 	return out
 }
 
-// watchFeed turns the LiveSync follower's state into connected and error
-// events, checking it every second until ctx ends.
+// watchFeed turns the follower's connection state into connected and
+// error events, checking it every second until ctx ends. A folder has no
+// connection to watch.
 func (svc *service) watchFeed(ctx context.Context) {
-	if svc.couchF == nil {
+	if _, ok := svc.feed.health(); !ok {
 		return
 	}
 	t := time.NewTicker(time.Second)
@@ -314,20 +316,20 @@ func (svc *service) watchFeed(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-svc.couchF.Done():
+		case <-svc.feed.Done():
 			return
 		case <-t.C:
 		}
-		st := svc.couchF.Stats()
-		if st.Connected != connected {
-			connected = st.Connected
+		h, _ := svc.feed.health()
+		if h.connected != connected {
+			connected = h.connected
 			data := map[string]bool{"connected": connected}
 			svc.events.Publish(transport.Event{Type: transport.EventFeedConnected, Data: data, OpenData: data})
 		}
-		if st.Failing != failing {
-			failing = st.Failing
+		if h.failing != failing {
+			failing = h.failing
 			// The error may name the document that failed.
-			svc.events.Publish(transport.Event{Type: transport.EventFeedFailing, Data: map[string]any{"failing": failing, "error": st.LastError},
+			svc.events.Publish(transport.Event{Type: transport.EventFeedFailing, Data: map[string]any{"failing": failing, "error": h.lastError},
 				OpenData: map[string]bool{"failing": failing}})
 		}
 	}
@@ -341,28 +343,9 @@ func (svc *service) status(ctx context.Context) transport.Status {
 		vs := svc.vec.Status()
 		st.Embedder.Available, st.Embedder.LastError, st.Embedder.Since = vs.Available, vs.LastError, vs.Since
 	}
-	switch {
-	case svc.couchF != nil:
-		fs := svc.couchF.Stats()
-		f := &st.Feed
-		f.Database = svc.cfg.Vault.Database
-		f.Connected, f.CaughtUp, f.LastSeq, f.UpdateSeq = fs.Connected, fs.CaughtUp, fs.Checkpoint, fs.UpdateSeq
-		f.LastChangeAt, f.Scanning, f.ScanDone, f.ScanTotal = fs.LastChangeAt, fs.Scanning, fs.ScanDone, fs.ScanTotal
-		f.ScanListed, f.ScanDocuments = fs.ScanListed, fs.ScanDocuments
-		f.Failing, f.LastError, f.ErrorKind, f.LastErrorAt = fs.Failing, fs.LastError, fs.LastErrorKind, fs.LastErrorAt
-		if lag, ok := seqLag(fs.UpdateSeq, fs.Checkpoint); ok {
-			f.Lag = lag
-		}
-		r := fs.LastReconcile
-		st.Reconcile = transport.ReconcileStatus{LastRun: r.At, NextRun: fs.NextReconcile, TookSeconds: r.Took.Seconds(), Notes: r.Notes,
-			Added: r.Added, Changed: r.Changed, Removed: r.Removed, Incomplete: r.Incomplete, Skipped: r.Skipped}
-	case svc.folder != nil:
-		fs := svc.folder.Stats()
-		st.Feed.Connected, st.Feed.CaughtUp, st.Feed.LastChangeAt, st.Feed.LastError = fs.CaughtUp, fs.CaughtUp, fs.LastChangeAt, fs.LastError
-		st.Reconcile.LastRun = fs.LastSync
-	}
+	svc.feed.status(&st)
 	select {
-	case <-svc.src.Done():
+	case <-svc.feed.Done():
 		st.Feed.Stopped = "see the server's log"
 	default:
 	}
