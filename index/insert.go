@@ -15,7 +15,7 @@ import (
 // its row, aliases, chunks, links and tags.
 func (w *applier) insert(ctx context.Context, docID, hash string, n vault.NoteInput) error {
 	note := markdown.Parse(n.Path, []byte(n.Text), w.s.frontmatterKey)
-	sens := w.s.classifier.Classify(n.Path, note.Sensitivity)
+	sens := w.s.classifier.classify(n.Path, note.Sensitivity)
 	topics, err := w.insertDoc(ctx, docID, hash, n, note, sens)
 	if err != nil {
 		return err
@@ -29,7 +29,7 @@ func (w *applier) insert(ctx context.Context, docID, hash string, n vault.NoteIn
 	}
 	for _, c := range note.Chunks(w.s.chunking) {
 		id := markdown.ChunkID(docID, c.HeadingPath, c.Ordinal)
-		if _, err := w.q.ExecContext(ctx, `INSERT INTO chunks(chunk_id, doc_id, ordinal, heading_path, prelude, body, sensitivity) VALUES (?, ?, ?, ?, ?, ?, ?)`, id, docID, c.Ordinal, c.HeadingPath, Prelude(note.Title, n.Path, c.HeadingPath, topics), c.Body, sens); err != nil {
+		if _, err := w.q.ExecContext(ctx, `INSERT INTO chunks(chunk_id, doc_id, ordinal, heading_path, prelude, body, sensitivity) VALUES (?, ?, ?, ?, ?, ?, ?)`, id, docID, c.Ordinal, c.HeadingPath, preludeOf(note.Title, n.Path, c.HeadingPath, topics), c.Body, sens); err != nil {
 			return fmt.Errorf("insert chunk %d: %w", c.Ordinal, err)
 		}
 	}

@@ -10,10 +10,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ErrLocked is returned by Open when another process holds the index for
+// errLocked is returned by Open when another process holds the index for
 // writing: two writers would both do all the work and both move the
 // checkpoint.
-var ErrLocked = errors.New("index in use by another process")
+var errLocked = errors.New("index in use by another process")
 
 // writerLock is an exclusive flock(2) on a file beside the index, held for
 // as long as a writer has the index open. The kernel drops it when the
@@ -27,7 +27,7 @@ type writerLock struct {
 func lockPath(path string) string { return path + ".lock" }
 
 // lockWriter takes the writer lock of the index at path, or fails at once
-// with ErrLocked naming the process that holds it.
+// with errLocked naming the process that holds it.
 func lockWriter(path string) (*writerLock, error) {
 	lp := lockPath(path)
 	f, err := os.OpenFile(lp, os.O_RDWR|os.O_CREATE, 0o644)
@@ -43,7 +43,7 @@ func lockWriter(path string) (*writerLock, error) {
 		}
 		f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%w: %s is open for writing by %s (lock file %s); stop it first, or use a command that only reads, such as ask or stats", ErrLocked, path, holder, lp)
+			return nil, fmt.Errorf("%w: %s is open for writing by %s (lock file %s); stop it first, or use a command that only reads, such as ask or stats", errLocked, path, holder, lp)
 		}
 		return nil, fmt.Errorf("open index %s: lock %s: %w", path, lp, err)
 	}

@@ -16,15 +16,15 @@ import (
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
-// ErrNewerIndex means the index was migrated by a newer vaultask: this one
+// errNewerIndex means the index was migrated by a newer vaultask: this one
 // does not know its schema and must not write to it, nor trust what it
 // reads.
-var ErrNewerIndex = errors.New("the index was written by a newer vaultask")
+var errNewerIndex = errors.New("the index was written by a newer vaultask")
 
 // migrate applies every embedded migration not yet recorded in
 // schema_migrations, in file-name order, each in its own transaction. An
 // index holding a migration this binary does not know is refused with
-// ErrNewerIndex before anything is applied.
+// errNewerIndex before anything is applied.
 func migrate(ctx context.Context, db *sql.DB) error {
 	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT`); err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
@@ -51,7 +51,7 @@ func migrationNames() ([]string, error) {
 	return names, err
 }
 
-// checkNotNewer fails with ErrNewerIndex when the index records a
+// checkNotNewer fails with errNewerIndex when the index records a
 // migration that is not among names.
 func checkNotNewer(ctx context.Context, q rowQuerier, names []string) error {
 	known := map[string]bool{}
@@ -64,7 +64,7 @@ func checkNotNewer(ctx context.Context, q rowQuerier, names []string) error {
 	}
 	for _, n := range applied {
 		if !known[n] {
-			return fmt.Errorf("%w (it has migration %s, this vaultask knows up to %s): upgrade vaultask, or move the index file away to rebuild it from the vault", ErrNewerIndex, strings.TrimPrefix(n, "migrations/"), strings.TrimPrefix(names[len(names)-1], "migrations/"))
+			return fmt.Errorf("%w (it has migration %s, this vaultask knows up to %s): upgrade vaultask, or move the index file away to rebuild it from the vault", errNewerIndex, strings.TrimPrefix(n, "migrations/"), strings.TrimPrefix(names[len(names)-1], "migrations/"))
 		}
 	}
 	return nil

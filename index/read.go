@@ -21,9 +21,9 @@ func hitFields(h *vault.Chunk) []any {
 	return []any{&h.RowID, &h.ChunkID, &h.DocID, &h.Path, &h.Title, &h.Ordinal, &h.HeadingPath, &h.Prelude, &h.Body, &h.Sensitivity, &h.Embedded, &h.Score}
 }
 
-// FTSQuery turns free text into an FTS5 query: every word, quoted, OR-ed, so
+// ftsQuery turns free text into an FTS5 query: every word, quoted, OR-ed, so
 // user input can never be FTS5 syntax. It returns "" when there is no word.
-func FTSQuery(text string) string {
+func ftsQuery(text string) string {
 	words := strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 	seen := map[string]bool{}
 	var terms []string
@@ -55,7 +55,7 @@ func ftsFields(w vault.FieldWeights) []struct {
 // SearchFTS returns the k best chunks for text by BM25 over the fields
 // weighted by w, restricted to scope inside the query.
 func (s *Store) SearchFTS(ctx context.Context, text string, k int, scope vault.Scope, w vault.FieldWeights) ([]vault.Chunk, error) {
-	q := FTSQuery(text)
+	q := ftsQuery(text)
 	if q == "" || k <= 0 {
 		return nil, nil
 	}

@@ -30,9 +30,9 @@ func (c Classifier) Validate() error {
 	return nil
 }
 
-// Classify returns SensitivityOpen or SensitivityPersonal for a note at path (real case) whose
+// classify returns SensitivityOpen or SensitivityPersonal for a note at path (real case) whose
 // frontmatter override is override ("", SensitivityOpen or SensitivityPersonal).
-func (c Classifier) Classify(path, override string) string {
+func (c Classifier) classify(path, override string) string {
 	if override == vault.SensitivityOpen || override == vault.SensitivityPersonal {
 		return override
 	}
@@ -139,7 +139,7 @@ func (s *Store) reclassifications(ctx context.Context, tx *sql.Tx, out *Reclassi
 				matched[p], _ = doublestar.Match(p, r.path)
 			}
 		}
-		if want := s.classifier.Classify(r.path, r.override); want != r.cur {
+		if want := s.classifier.classify(r.path, r.override); want != r.cur {
 			changes = append(changes, reclassification{r.docID, r.path, want})
 			out.Paths = append(out.Paths, r.path)
 		}
@@ -199,10 +199,10 @@ func updateVectorSensitivity(ctx context.Context, tx *sql.Tx, docID, sens string
 	return nil
 }
 
-// ErrClassificationStale is a reader's Open of an index classified with
+// errClassificationStale is a reader's Open of an index classified with
 // other sensitivity settings, which it cannot reclassify: answering from it
 // could show a note now personal to a request that may use the web.
-var ErrClassificationStale = errors.New("index classified with other sensitivity settings")
+var errClassificationStale = errors.New("index classified with other sensitivity settings")
 
 // classification is what decides a note's sensitivity: the personal globs
 // and the frontmatter key. The index records it; an index opened with
@@ -292,7 +292,7 @@ func (s *Store) rereadOverrides(ctx context.Context) error {
 
 // reclassifyFirst makes a reader's index classified with the reader's
 // settings, by opening a writer for that alone; it fails with
-// ErrClassificationStale when it cannot (another process holds the index for
+// errClassificationStale when it cannot (another process holds the index for
 // writing, under other settings, or the file is read-only).
 func (s *Store) reclassifyFirst(ctx context.Context, opts Options) error {
 	was, known, err := storedClassification(ctx, s.reader)
@@ -302,7 +302,7 @@ func (s *Store) reclassifyFirst(ctx context.Context, opts Options) error {
 	opts.ReadOnly = false
 	w, err := Open(ctx, opts)
 	if err != nil {
-		return fmt.Errorf("%w: the index at %s was classified with other personal paths or another frontmatter key than this command's, and reclassifying it failed: %w", ErrClassificationStale, s.path, err)
+		return fmt.Errorf("%w: the index at %s was classified with other personal paths or another frontmatter key than this command's, and reclassifying it failed: %w", errClassificationStale, s.path, err)
 	}
 	return w.Close()
 }

@@ -31,7 +31,7 @@ func TestClassifyGlobsAndOverride(t *testing.T) {
 		{"Journal/Today.md", vault.SensitivityPersonal, vault.SensitivityPersonal}, // frontmatter closes an open path
 		{"Journal/Today.md", "bogus", vault.SensitivityOpen},
 	} {
-		if got := c.Classify(tc.path, tc.override); got != tc.want {
+		if got := c.classify(tc.path, tc.override); got != tc.want {
 			t.Errorf("Classify(%q, %q) = %s, want %s", tc.path, tc.override, got, tc.want)
 		}
 	}
@@ -449,8 +449,8 @@ func TestNewSettingsApplyBeforeAnyAnswer(t *testing.T) {
 	// ones: a reader with the old cannot reclassify, and says so.
 	w := mustOpen(t, Options{Path: path, Sensitivity: Classifier{PersonalPaths: []string{"Health/**"}}, FrontmatterKey: "visibility"})
 	_, err := Open(ctx, Options{Path: path, Space: testSpace, ReadOnly: true})
-	if !errors.Is(err, ErrClassificationStale) || !strings.Contains(err.Error(), "in use by another process") {
-		t.Fatalf("reader with other settings beside a writer: %v, want ErrClassificationStale", err)
+	if !errors.Is(err, errClassificationStale) || !strings.Contains(err.Error(), "in use by another process") {
+		t.Fatalf("reader with other settings beside a writer: %v, want errClassificationStale", err)
 	}
 	if diff := cmp.Diff([]string{"Notes/Public.md"}, openHits(w)); diff != "" {
 		t.Errorf("the writer's open search (-want +got):\n%s", diff)

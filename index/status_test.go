@@ -66,8 +66,8 @@ func TestNoteStatus(t *testing.T) {
 		t.Error("an unknown state was accepted")
 	}
 	ro := mustOpen(t, Options{Path: s.Path(), ReadOnly: true})
-	if err := ro.SetNoteStatus(ctx, []NoteStatus{a}, nil); !errors.Is(err, ErrReadOnly) {
-		t.Errorf("read-only store: %v, want ErrReadOnly", err)
+	if err := ro.SetNoteStatus(ctx, []NoteStatus{a}, nil); !errors.Is(err, errReadOnly) {
+		t.Errorf("read-only store: %v, want errReadOnly", err)
 	}
 	if sts, err := ro.NoteStatuses(ctx); err != nil || len(sts) != 2 {
 		t.Errorf("read-only list: %d, %v", len(sts), err)

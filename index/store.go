@@ -24,12 +24,12 @@ import (
 // The sqlite-vec extension must be registered before the first connection opens.
 var registerVec sync.Once
 
-// ErrEmbeddingMismatch is returned by Open when the index was built with a
+// errEmbeddingMismatch is returned by Open when the index was built with a
 // different embedding model or dimension than the one configured.
-var ErrEmbeddingMismatch = errors.New("embedding model mismatch")
+var errEmbeddingMismatch = errors.New("embedding model mismatch")
 
-// ErrReadOnly is returned by write methods of a store opened ReadOnly.
-var ErrReadOnly = errors.New("index opened read-only")
+// errReadOnly is returned by write methods of a store opened ReadOnly.
+var errReadOnly = errors.New("index opened read-only")
 
 // ErrIndexPath means the index file cannot be created or written where it
 // is configured to be.
@@ -54,7 +54,7 @@ type Options struct {
 	Readers  int  // size of the reader pool; default 4
 	Rebuild  bool // accept a changed embedding space by dropping every vector
 	// ReadOnly opens an existing index without a writer: no migration runs
-	// and every write method returns ErrReadOnly. An index classified with
+	// and every write method returns errReadOnly. An index classified with
 	// other sensitivity settings is reclassified first, through a writer
 	// opened for that alone, unless AsClassified.
 	ReadOnly bool
@@ -98,9 +98,9 @@ func (s *Store) signalChanged() {
 
 // Open opens (creating if needed) the index at opts.Path, applies pending
 // migrations and checks that the file's embedding space matches opts.Space.
-// A mismatch returns ErrEmbeddingMismatch naming both models; Rebuild resets
+// A mismatch returns errEmbeddingMismatch naming both models; Rebuild resets
 // it. A writer takes the index's writer lock first: while another process
-// holds it, Open fails at once with ErrLocked naming that process. A reader
+// holds it, Open fails at once with errLocked naming that process. A reader
 // (ReadOnly) takes no lock and opens an index in a directory it may not write
 // to as an immutable snapshot.
 func Open(ctx context.Context, opts Options) (*Store, error) {
@@ -287,7 +287,7 @@ func storedSpace(ctx context.Context, q querier) (EmbeddingSpace, error) {
 
 func (s *Store) spaceMismatch(have EmbeddingSpace) error {
 	return fmt.Errorf("%w: the index at %s holds vectors of %s (%d dimensions) but the configured embedding model is %s (%d dimensions); run `vaultask index --rebuild` to re-embed every chunk with the configured model",
-		ErrEmbeddingMismatch, s.path, have.Model, have.Dim, s.space.Model, s.space.Dim)
+		errEmbeddingMismatch, s.path, have.Model, have.Dim, s.space.Model, s.space.Dim)
 }
 
 // checkWritable explains, before SQLite's terse "unable to open database

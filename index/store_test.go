@@ -53,8 +53,8 @@ func TestFTSQueryNeverPassesSyntax(t *testing.T) {
 		`---`:                   ``,
 		`Hello hello`:           `"hello"`,
 	} {
-		if got := FTSQuery(in); got != want {
-			t.Errorf("FTSQuery(%q) = %q, want %q", in, got, want)
+		if got := ftsQuery(in); got != want {
+			t.Errorf("ftsQuery(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -315,8 +315,8 @@ func TestEmbeddingSpaceMismatchNeedsRebuild(t *testing.T) {
 	s.Close()
 
 	_, err := Open(context.Background(), Options{Path: path, Space: EmbeddingSpace{Model: "ollama/bge-m3", Dim: 1024}})
-	if !errors.Is(err, ErrEmbeddingMismatch) {
-		t.Fatalf("SensitivityOpen with another model: %v, want ErrEmbeddingMismatch", err)
+	if !errors.Is(err, errEmbeddingMismatch) {
+		t.Fatalf("SensitivityOpen with another model: %v, want errEmbeddingMismatch", err)
 	}
 	for _, want := range []string{"test/fixed", "ollama/bge-m3", "--rebuild"} {
 		if !strings.Contains(err.Error(), want) {
@@ -382,8 +382,8 @@ func TestSecondWriterFailsAtOnce(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "i.db")
 	first := mustOpen(t, Options{Path: path})
 	_, err := Open(context.Background(), Options{Path: path, Space: testSpace})
-	if !errors.Is(err, ErrLocked) {
-		t.Fatalf("second writer: %v, want ErrLocked", err)
+	if !errors.Is(err, errLocked) {
+		t.Fatalf("second writer: %v, want errLocked", err)
 	}
 	for _, want := range []string{path, fmt.Sprintf("pid %d", os.Getpid()), path + ".lock"} {
 		if !strings.Contains(err.Error(), want) {
@@ -405,8 +405,8 @@ func TestReaderChecksEmbeddingModelAndDimension(t *testing.T) {
 	mustOpen(t, Options{Path: path}).Close()
 	for _, space := range []EmbeddingSpace{{Model: testSpace.Model, Dim: 8}, {Model: "ollama/bge-m3", Dim: testSpace.Dim}} {
 		_, err := Open(context.Background(), Options{Path: path, Space: space, ReadOnly: true})
-		if !errors.Is(err, ErrEmbeddingMismatch) {
-			t.Fatalf("reader with %v on a %v index: %v, want ErrEmbeddingMismatch", space, testSpace, err)
+		if !errors.Is(err, errEmbeddingMismatch) {
+			t.Fatalf("reader with %v on a %v index: %v, want errEmbeddingMismatch", space, testSpace, err)
 		}
 		if want := fmt.Sprintf("%s (%d dimensions)", space.Model, space.Dim); !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not name %q", err, want)
@@ -469,8 +469,8 @@ func TestIndexFromANewerVaultask(t *testing.T) {
 	s.Close()
 	for _, readOnly := range []bool{false, true} {
 		_, err := Open(context.Background(), Options{Path: path, Space: testSpace, ReadOnly: readOnly})
-		if !errors.Is(err, ErrNewerIndex) || !strings.Contains(err.Error(), "9999_from_the_future.sql") || !strings.Contains(err.Error(), "upgrade vaultask") {
-			t.Errorf("ReadOnly %v: %v, want ErrNewerIndex naming the migration and what to do", readOnly, err)
+		if !errors.Is(err, errNewerIndex) || !strings.Contains(err.Error(), "9999_from_the_future.sql") || !strings.Contains(err.Error(), "upgrade vaultask") {
+			t.Errorf("ReadOnly %v: %v, want errNewerIndex naming the migration and what to do", readOnly, err)
 		}
 	}
 }

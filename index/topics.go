@@ -48,7 +48,7 @@ func (w *applier) refreshTopics(ctx context.Context) error {
 		}
 		for _, x := range chs {
 			if _, err := w.q.ExecContext(ctx, `UPDATE chunks SET prelude = ?, embedded = 0, staged = NULL WHERE rowid = ?`,
-				Prelude(c.title, c.path, x.heading, c.topics), x.rowid); err != nil {
+				preludeOf(c.title, c.path, x.heading, c.topics), x.rowid); err != nil {
 				return err
 			}
 		}
@@ -56,10 +56,10 @@ func (w *applier) refreshTopics(ctx context.Context) error {
 	return nil
 }
 
-// Prelude is the context line block stored beside each chunk body: searched
+// preludeOf is the context line block stored beside each chunk body: searched
 // and embedded with the body so a chunk is found by its note's title, path,
 // section and topics, and stripped for display.
-func Prelude(title, path, headingPath, topics string) string {
+func preludeOf(title, path, headingPath, topics string) string {
 	var b strings.Builder
 	b.WriteString(title)
 	b.WriteString("\n")

@@ -9,12 +9,12 @@ import (
 // write runs fn in one transaction of the writer connection, holding the
 // store's write lock: committed when fn returns nil, rolled back otherwise.
 // what names the operation in errors. A read-only store has no writer and
-// returns ErrReadOnly. (pocketbase's RunInTransaction is the model.)
+// returns errReadOnly. (pocketbase's RunInTransaction is the model.)
 func (s *Store) write(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.writer == nil {
-		return ErrReadOnly
+		return errReadOnly
 	}
 	return inTx(ctx, s.writer, what, fn)
 }

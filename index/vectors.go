@@ -205,8 +205,8 @@ type VectorSpace struct {
 	Allocated int // slots allocated, live or dead
 }
 
-// Dead is the number of slots held by deleted vectors.
-func (v VectorSpace) Dead() int { return v.Allocated - v.Live }
+// deadRows is the number of slots held by deleted vectors.
+func (v VectorSpace) deadRows() int { return v.Allocated - v.Live }
 
 func vectorSpace(ctx context.Context, q querier) (VectorSpace, error) {
 	var v VectorSpace
@@ -232,7 +232,7 @@ func (s *Store) CompactVectors(ctx context.Context, force bool) (VectorSpace, bo
 			return err
 		}
 		const slotsPerChunk = 1024 // sqlite-vec's default chunk_size
-		if !force && (before.Dead() <= before.Live/2 || before.Dead() <= slotsPerChunk) {
+		if !force && (before.deadRows() <= before.Live/2 || before.deadRows() <= slotsPerChunk) {
 			return nil
 		}
 		stmts := []string{
@@ -261,7 +261,7 @@ func (s *Store) CompactVectors(ctx context.Context, force bool) (VectorSpace, bo
 	if err != nil {
 		return before, true, fmt.Errorf("compact vectors: vacuum: %w", err)
 	}
-	s.log.Info("compacted vectors", "live", before.Live, "dead_slots", before.Dead())
+	s.log.Info("compacted vectors", "live", before.Live, "dead_slots", before.deadRows())
 	return before, true, nil
 }
 

@@ -352,7 +352,7 @@ const maxFTSTerms = 64
 // the query repeats most, which say what a long pasted text is about, in
 // the order they first appear. It holds letters, digits and single spaces
 // only, so whatever a person types can never be FTS5 syntax, and
-// index.FTSQuery quotes each word again.
+// the index quotes each word again.
 func FTSText(query string) string {
 	count := map[string]int{}
 	var all, kept []string
