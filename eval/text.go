@@ -25,7 +25,7 @@ func (rep *RetrievalReport) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "eval retrieval: %d covered questions from %s (%d uncovered left out), index %s, all notes\n",
 		rep.Total.Covered, from, rep.Total.Uncovered, rep.Index)
 	fmt.Fprintf(w, "rank: of the first acceptable note among the distinct notes retrieval ranks, final_top_k raised to hold every direct hit\n")
-	fmt.Fprintf(w, "      and the graph quota (see eval/RESULTS.md); \"-\": not ranked\n\n")
+	fmt.Fprintf(w, "      and the graph quota (see reports/RETRIEVAL.md); \"-\": not ranked\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, a := range rep.Arms {
 		fmt.Fprintf(tw, "%s\t%s\n", a.Label, a.Settings)

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vaultask/vaultask/internal/couchtest"
+	"github.com/vaultask/vaultask/internal/testsupport/couchtest"
 )
 
 // BenchmarkIndexCorpus indexes a corpus from the test CouchDB into a fresh

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/vaultask/vaultask/internal/couchtest"
+	"github.com/vaultask/vaultask/internal/testsupport/couchtest"
 )
 
 func TestConnectRefusesWrongCredentials(t *testing.T) {

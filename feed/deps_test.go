@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vaultask/vaultask/internal/deptest"
+	"github.com/vaultask/vaultask/internal/testsupport/deptest"
 )
 
 func TestDeps(t *testing.T) {

@@ -24,9 +24,9 @@ import (
 	"time"
 
 	"github.com/vaultask/vaultask/index"
-	"github.com/vaultask/vaultask/internal/couchtest"
 	"github.com/vaultask/vaultask/internal/retry"
-	"github.com/vaultask/vaultask/internal/syncbuf"
+	"github.com/vaultask/vaultask/internal/testsupport/couchtest"
+	"github.com/vaultask/vaultask/internal/testsupport/syncbuf"
 	"github.com/vaultask/vaultask/vault"
 )
 

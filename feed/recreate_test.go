@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/vaultask/vaultask/internal/couchtest"
 	"github.com/vaultask/vaultask/internal/retry"
+	"github.com/vaultask/vaultask/internal/testsupport/couchtest"
 )
 
 // recreate deletes db and creates it again, empty, as LiveSync's "rebuild

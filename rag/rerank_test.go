@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/vaultask/vaultask/internal/fakellm"
+	"github.com/vaultask/vaultask/internal/testsupport/fakellm"
 	"github.com/vaultask/vaultask/llm"
 )
 

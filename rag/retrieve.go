@@ -93,7 +93,7 @@ type Fusion struct {
 // note's, so it stays behind the note's best chunk without taking the
 // place of other notes' best ones. Without ByNote every chunk is fused on
 // its own; on this project's help-corpus question set that did better at
-// every depth (eval/RESULTS.md), so it is the default (retrieval.fusion).
+// every depth (reports/RETRIEVAL.md), so it is the default (retrieval.fusion).
 //
 // A chunk whose vector is not computed yet (a note just written, waiting
 // for the background embedder) cannot be in the vector ranking, so when

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/vaultask/vaultask/index"
-	"github.com/vaultask/vaultask/internal/fakellm"
+	"github.com/vaultask/vaultask/internal/testsupport/fakellm"
 	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/rag"
 	"github.com/vaultask/vaultask/vault"

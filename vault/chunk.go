@@ -72,7 +72,7 @@ type FieldWeights struct {
 }
 
 // DefaultFieldWeights are the full-text weights chosen on both question sets
-// (eval/RESULTS.md): the prelude's fields (title, headings, path, topics) at
+// (reports/RETRIEVAL.md): the prelude's fields (title, headings, path, topics) at
 // half the body's weight, as before the index had fields, and the link text
 // at half too. Aliases are not searched: weighing them moved no question
 // one way more than the other.

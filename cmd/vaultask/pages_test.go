@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vaultask/vaultask/internal/couchtest"
-	"github.com/vaultask/vaultask/internal/fakellm"
-	"github.com/vaultask/vaultask/internal/livesyncput"
+	"github.com/vaultask/vaultask/internal/testsupport/couchtest"
+	"github.com/vaultask/vaultask/internal/testsupport/fakellm"
+	"github.com/vaultask/vaultask/internal/testsupport/livesyncput"
 )
 
 // chromium is Debian's package, which scripts/setup.sh installs and

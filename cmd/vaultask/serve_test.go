@@ -15,11 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vaultask/vaultask/internal/syncbuf"
+	"github.com/vaultask/vaultask/internal/testsupport/syncbuf"
 
-	"github.com/vaultask/vaultask/internal/couchtest"
-	"github.com/vaultask/vaultask/internal/fakellm"
-	"github.com/vaultask/vaultask/internal/livesyncput"
+	"github.com/vaultask/vaultask/internal/testsupport/couchtest"
+	"github.com/vaultask/vaultask/internal/testsupport/fakellm"
+	"github.com/vaultask/vaultask/internal/testsupport/livesyncput"
 )
 
 // served is a running `vaultask serve`.

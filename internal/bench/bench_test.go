@@ -8,13 +8,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vaultask/vaultask/internal/couchtest"
-	"github.com/vaultask/vaultask/internal/deptest"
+	"github.com/vaultask/vaultask/internal/testsupport/couchtest"
+	"github.com/vaultask/vaultask/internal/testsupport/deptest"
 )
 
 func TestDeps(t *testing.T) {
 	deptest.Check(t, "config", "feed", "index", "llm", "llm/uselite", "rag", "vault",
-		"internal/couchtest", "internal/fakellm", "internal/livesyncput", "internal/ragconfig", "internal/syncbuf")
+		"internal/testsupport/couchtest", "internal/testsupport/fakellm", "internal/testsupport/livesyncput", "internal/ragconfig", "internal/testsupport/syncbuf")
 }
 
 // Every scenario runs at the smoke size and the report has every section

@@ -12,9 +12,9 @@
 //
 // It is a harness, not part of the product: it drives the real vaultask
 // binary as a child process (built with go build) against the
-// CouchDB-compatible test server (internal/couchtest), writes notes as
-// LiveSync does (internal/livesyncput), fakes the paid generation model
-// (internal/fakellm), and opens the index, the feed, the models and the
+// CouchDB-compatible test server (internal/testsupport/couchtest), writes notes as
+// LiveSync does (internal/testsupport/livesyncput), fakes the paid generation model
+// (internal/testsupport/fakellm), and opens the index, the feed, the models and the
 // pipeline in process where a scenario measures them alone. So it imports
 // feed, which otherwise only cmd/vaultask does; nothing imports it but its
 // command.

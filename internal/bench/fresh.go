@@ -13,7 +13,7 @@ import (
 
 	"github.com/vaultask/vaultask/feed"
 	"github.com/vaultask/vaultask/index"
-	"github.com/vaultask/vaultask/internal/livesyncput"
+	"github.com/vaultask/vaultask/internal/testsupport/livesyncput"
 	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/vault"
 )
@@ -110,7 +110,7 @@ func freshness(ctx context.Context, r *run, s *Section) error {
 		return err
 	}
 	s.Notes = append(s.Notes,
-		fmt.Sprintf("`vaultask serve` (the real binary, built-in embedder) follows the %s database of the test CouchDB. Each measured edit writes a note in LiveSync format with `internal/livesyncput` (a generated note of 1–3 KB, so 1–4 LiveSync chunks; every other edit writes the note before its chunks, in two requests), %d edits per load, round-robin over 25 notes (new at first, then edited). The clock starts before the first write request.", r.sz.corpus, r.sz.edits),
+		fmt.Sprintf("`vaultask serve` (the real binary, built-in embedder) follows the %s database of the test CouchDB. Each measured edit writes a note in LiveSync format with `internal/testsupport/livesyncput` (a generated note of 1–3 KB, so 1–4 LiveSync chunks; every other edit writes the note before its chunks, in two requests), %d edits per load, round-robin over 25 notes (new at first, then edited). The clock starts before the first write request.", r.sz.corpus, r.sz.edits),
 		"FTS: polled through MCP `vault_search` (5 ms between calls) with the edit's unique word until a hit of that note has provenance fts. Vector: then polled with the edit's intro paragraph until a hit of the note has provenance vector: the built-in embedder has embedded the new revision (an edit's old vectors go in the same transaction as its old text).",
 		"Resolution: an edit counts as searchable from when a search sent then finds it. The second row of each pair is when the first `vault_search` call that found it was sent; the call before it, sent one search plus 5 ms earlier, missed it: so that figure is known to within the poll interval (5 ms) plus one search latency. The first row of each pair, on which the target is read, is when the finding call returned: the second plus one search (a full hybrid search, the query's embedding included).",
 		fmt.Sprintf("Background load: edits of 500 other generated notes at the rate shown, from four writers, running 2 s before and throughout. A wait is capped at %v (FTS) and %v (vector); a miss (not found by then) counts at the cap, and after three vector misses in a row the vector column of that load stops (the embedder is behind the load and the backlog only grows).", ftsCap, vectorCap),

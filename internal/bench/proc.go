@@ -17,7 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/vaultask/vaultask/internal/syncbuf"
+	"github.com/vaultask/vaultask/internal/testsupport/syncbuf"
 )
 
 // BuildBinary builds vaultask from the module at root into dir with

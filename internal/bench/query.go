@@ -15,8 +15,8 @@ import (
 	"github.com/vaultask/vaultask/config"
 	"github.com/vaultask/vaultask/feed"
 	"github.com/vaultask/vaultask/index"
-	"github.com/vaultask/vaultask/internal/livesyncput"
 	"github.com/vaultask/vaultask/internal/ragconfig"
+	"github.com/vaultask/vaultask/internal/testsupport/livesyncput"
 	"github.com/vaultask/vaultask/rag"
 	"github.com/vaultask/vaultask/vault"
 )

@@ -14,9 +14,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vaultask/vaultask/internal/couchtest"
-	"github.com/vaultask/vaultask/internal/fakellm"
-	"github.com/vaultask/vaultask/internal/livesyncput"
+	"github.com/vaultask/vaultask/internal/testsupport/couchtest"
+	"github.com/vaultask/vaultask/internal/testsupport/fakellm"
+	"github.com/vaultask/vaultask/internal/testsupport/livesyncput"
 	"github.com/vaultask/vaultask/llm"
 )
 

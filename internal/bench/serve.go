@@ -217,7 +217,7 @@ func timeToFirstToken(ctx context.Context, r *run, s *Section) error {
 	first := 300 * time.Millisecond
 	r.upstream.SetDelays(first, 5*time.Millisecond)
 	s.Notes = append(s.Notes,
-		fmt.Sprintf("A fake OpenAI-compatible upstream (internal/fakellm, loopback) sends its first word %v after the request and one word every 5 ms after that. Each of %d rounds streams one question straight from the upstream (the baseline), then the same question through `vaultask serve`'s `/v1/chat/completions` (retrieval on the %s index with vectors, the prompt assembled, then the upstream's stream relayed). Time to first token: request sent → the first content chunk holding the upstream's first word.", first, r.sz.ttft, r.sz.corpus),
+		fmt.Sprintf("A fake OpenAI-compatible upstream (internal/testsupport/fakellm, loopback) sends its first word %v after the request and one word every 5 ms after that. Each of %d rounds streams one question straight from the upstream (the baseline), then the same question through `vaultask serve`'s `/v1/chat/completions` (retrieval on the %s index with vectors, the prompt assembled, then the upstream's stream relayed). Time to first token: request sent → the first content chunk holding the upstream's first word.", first, r.sz.ttft, r.sz.corpus),
 		"Added by vaultask: the per-round difference, vaultask minus direct.")
 	var direct, via, added []float64
 	for i := range r.sz.ttft + 3 {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vaultask/vaultask/internal/livesyncput"
+	"github.com/vaultask/vaultask/internal/testsupport/livesyncput"
 )
 
 // GeneratorVersion names what Generate makes; cached vaults and indexes are

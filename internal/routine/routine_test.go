@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vaultask/vaultask/internal/deptest"
+	"github.com/vaultask/vaultask/internal/testsupport/deptest"
 )
 
 func TestDeps(t *testing.T) { deptest.Check(t) }

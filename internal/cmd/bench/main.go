@@ -1,7 +1,7 @@
-// Command bench runs vaultask's benchmarks and writes BENCHMARKS.md,
-// bench/results.json and the charts in bench/ (see internal/bench):
+// Command bench runs vaultask's benchmarks and writes reports/BENCHMARKS.md,
+// reports/bench/results.json and the charts in reports/bench/ (see internal/bench):
 //
-//	go run -tags sqlite_fts5 ./internal/cmd/bench -size full -out .
+//	go run -tags sqlite_fts5 ./internal/cmd/bench -size full -out reports
 //
 // It is not part of the vaultask binary.
 package main
@@ -22,7 +22,7 @@ import (
 
 func main() {
 	size := flag.String("size", "full", "full (the published figures) or smoke (every scenario, tiny)")
-	out := flag.String("out", ".", "directory for BENCHMARKS.md and bench/")
+	out := flag.String("out", "reports", "directory for BENCHMARKS.md and bench/")
 	only := flag.String("only", "", "comma-separated section numbers to run (default all)")
 	cache := flag.String("cache", defaultCache(), "cache of generated indexes, reused between runs")
 	flag.Parse()

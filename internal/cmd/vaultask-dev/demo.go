@@ -110,7 +110,7 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.vault, "vault", "demo/vault", "the folder loaded into the demo's CouchDB")
 	fs.StringVar(&o.dir, "dir", envOr("VAULTASK_DEMO_DIR", "data/demo"), "where the demo keeps its index and overrides file")
 	fs.StringVar(&o.bin, "bin", "bin/vaultask", "the vaultask binary")
-	fs.StringVar(&o.couchServer, "couch-server", "internal/couchtest/server", "the CouchDB-compatible test server's folder")
+	fs.StringVar(&o.couchServer, "couch-server", "internal/testsupport/couchtest/server", "the CouchDB-compatible test server's folder")
 	fs.StringVar(&o.listen, "listen", envOr("VAULTASK_API__LISTEN", "127.0.0.1:8080"), "where vaultask serve listens")
 	fs.IntVar(&o.couchPort, "couch-port", 15984, "the test CouchDB's port on 127.0.0.1; 0 picks a free one")
 	fs.DurationVar(&o.readyTimeout, "ready-timeout", 3*time.Minute, "how long to wait for vaultask to be ready")

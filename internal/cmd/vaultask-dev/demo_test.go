@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vaultask/vaultask/internal/syncbuf"
+	"github.com/vaultask/vaultask/internal/testsupport/syncbuf"
 )
 
 // ask asks the demo a question through the OpenAI endpoint and returns the

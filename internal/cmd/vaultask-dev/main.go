@@ -25,7 +25,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/vaultask/vaultask/internal/livesyncput"
+	"github.com/vaultask/vaultask/internal/testsupport/livesyncput"
 )
 
 // defaultDB is the demo's database, where put and delete write unless told.

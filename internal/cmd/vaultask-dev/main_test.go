@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vaultask/vaultask/internal/couchtest"
+	"github.com/vaultask/vaultask/internal/testsupport/couchtest"
 )
 
 func TestMain(m *testing.M) { os.Exit(couchtest.Main(m)) }

@@ -47,6 +47,7 @@ var never = []struct {
 	{"transport", Module + "/index", "the HTTP surface names the index's nouns from vault and reads through the interfaces it declares"},
 	{"eval", "github.com/mattn/go-sqlite3", "evaluation ranks through rag; cmd/vaultask opens the index"},
 	{"eval", "github.com/asg017/sqlite-vec-go-bindings", "evaluation ranks through rag; cmd/vaultask opens the index"},
+	{"cmd/vaultask", Module + "/internal/testsupport", "the test servers, fakes and test helpers never ship in the product binary"},
 }
 
 // stdOnly names the packages of this module that link the standard library
@@ -172,7 +173,7 @@ func within(p, module string) bool { return p == module || strings.HasPrefix(p, 
 // runs this test again when any of them changes: `go list` reads them in
 // another process, which the cache does not see.
 func watchSources(t *testing.T) {
-	root, err := filepath.Abs("../..")
+	root, err := filepath.Abs("../../..")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,7 @@
 // PouchDB 7.3.1 with the in-memory adapter (no native modules).
 // Env: COUCH_HOST (127.0.0.1), COUCH_PORT (15984), COUCH_ADMIN_USER/COUCH_ADMIN_PASS
 // (optional: without them the server runs in "admin party" mode), COUCH_EXIT_ON_STDIN_EOF=1
-// (exit when stdin closes). Started by internal/couchtest (Go tests) or start.sh (by hand, CI).
+// (exit when stdin closes). Started by internal/testsupport/couchtest (Go tests) or start.sh (by hand, CI).
 'use strict';
 
 // A few express-pouchdb code paths leak rejected promises (e.g. an
@@ -61,7 +61,7 @@ function listen() {
   const stop = () => process.exit(0);
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
-  // internal/couchtest holds a pipe on stdin and never writes to it: EOF means the Go test
+  // internal/testsupport/couchtest holds a pipe on stdin and never writes to it: EOF means the Go test
   // process is gone (even killed by a test timeout, which skips its cleanup), so go with it.
   if (process.env.COUCH_EXIT_ON_STDIN_EOF === '1') {
     process.stdin.on('end', stop);

@@ -13,7 +13,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/vaultask/vaultask/internal/fakellm"
+	"github.com/vaultask/vaultask/internal/testsupport/fakellm"
 )
 
 func main() {

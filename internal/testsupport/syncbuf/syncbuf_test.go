@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/vaultask/vaultask/internal/deptest"
+	"github.com/vaultask/vaultask/internal/testsupport/deptest"
 )
 
 func TestDeps(t *testing.T) { deptest.Check(t) }

@@ -3,7 +3,7 @@
 # waits until it answers. Go tests don't need this (couchtest.Start runs
 # server.js itself); use it to share one server across test binaries:
 #
-#   eval "$(internal/couchtest/server/start.sh | sed 's/^/export /')"
+#   eval "$(internal/testsupport/couchtest/server/start.sh | sed 's/^/export /')"
 #   trap 'kill "$(cat "${TMPDIR:-/tmp}/couch-test-server.pid")"' EXIT
 #   go test ./...
 #

@@ -13,7 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/vaultask/vaultask/feed/livesync"
-	"github.com/vaultask/vaultask/internal/couchtest"
+	"github.com/vaultask/vaultask/internal/testsupport/couchtest"
 )
 
 // decodeNote decodes docs with the reader vaultask uses and reassembles the

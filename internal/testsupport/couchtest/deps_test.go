@@ -3,7 +3,7 @@ package couchtest
 import (
 	"testing"
 
-	"github.com/vaultask/vaultask/internal/deptest"
+	"github.com/vaultask/vaultask/internal/testsupport/deptest"
 )
 
 func TestDeps(t *testing.T) { deptest.Check(t) }

@@ -227,7 +227,7 @@ func repoRoot() (string, error) {
 	if !ok || !filepath.IsAbs(file) {
 		return "", fmt.Errorf("couchtest: no absolute source path for this package (built with -trimpath?): %q", file)
 	}
-	return filepath.Join(filepath.Dir(file), "..", ".."), nil
+	return filepath.Join(filepath.Dir(file), "..", "..", ".."), nil
 }
 
 func serverDir() (string, error) {
@@ -235,7 +235,7 @@ func serverDir() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(root, "internal", "couchtest", "server"), nil
+	return filepath.Join(root, "internal", "testsupport", "couchtest", "server"), nil
 }
 
 // SharedDir returns the path of the directory "shared" beside the repository
