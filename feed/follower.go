@@ -390,9 +390,9 @@ func (f *Follower) checkDatabase(ctx context.Context) error {
 	at, atOK := seqNumber(f.since)
 	switch {
 	case f.identity != "" && st.Identity != f.identity:
-		f.log.Warn("the database was recreated (its LiveSync setup is new): reconciling it from scratch", keyDB, f.couch.source, "was", f.identity, "now", st.Identity)
+		f.log.Warn("the database was recreated (its LiveSync setup is new): reconciling it from scratch", keyDB, f.couch.source, keyWas, f.identity, keyNow, st.Identity)
 	case nowOK && atOK && now < at:
-		f.log.Warn("the database's sequence went backwards, so it was recreated or restored: reconciling it from scratch", keyDB, f.couch.source, "update_seq", st.UpdateSeq, keySeq, f.since)
+		f.log.Warn("the database's sequence went backwards, so it was recreated or restored: reconciling it from scratch", keyDB, f.couch.source, keyUpdateSeq, st.UpdateSeq, keySeq, f.since)
 	case f.noRevsDiff:
 		return nil
 	default:
@@ -419,7 +419,7 @@ func (f *Follower) checkDatabase(ctx context.Context) error {
 			return nil
 		}
 		f.log.Warn("the database does not know the revisions the index holds, so it was recreated or restored: reconciling it from scratch",
-			keyDB, f.couch.source, keyCount, unknown, keyTotal, len(recent), "update_seq", st.UpdateSeq, keySeq, f.since)
+			keyDB, f.couch.source, keyCount, unknown, keyTotal, len(recent), keyUpdateSeq, st.UpdateSeq, keySeq, f.since)
 	}
 	f.needScan = true
 	return errRecreated

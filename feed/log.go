@@ -20,4 +20,7 @@ const (
 	keyChanged    = "changed"
 	keyRemoved    = "removed"
 	keyIncomplete = "incomplete"
+	keyWas        = "was"
+	keyNow        = "now"
+	keyUpdateSeq  = "update_seq"
 )

@@ -68,13 +68,13 @@ func (w *applier) insertDoc(ctx context.Context, docID, hash string, n vault.Not
 // warnParse logs what the parser could not read as written.
 func (w *applier) warnParse(path string, note markdown.Note) {
 	if note.PlainText != "" {
-		w.s.log.Warn("note indexed as plain text: its markdown is beyond what the parser handles in bounded time", "path", path, "reason", note.PlainText)
+		w.s.log.Warn("note indexed as plain text: its markdown is beyond what the parser handles in bounded time", keyPath, path, keyReason, note.PlainText)
 	}
 	if note.SensitivityProblem != "" {
-		w.s.log.Warn("note made personal: its frontmatter's sensitivity override is malformed", "path", path, "problem", note.SensitivityProblem)
+		w.s.log.Warn("note made personal: its frontmatter's sensitivity override is malformed", keyPath, path, keyProblem, note.SensitivityProblem)
 	}
 	if note.SensitivityIgnored != "" {
-		w.s.log.Warn("sensitivity override ignored: the note's frontmatter is not closed", "path", path, "problem", note.SensitivityIgnored)
+		w.s.log.Warn("sensitivity override ignored: the note's frontmatter is not closed", keyPath, path, keyProblem, note.SensitivityIgnored)
 	}
 }
 

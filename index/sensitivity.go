@@ -147,7 +147,7 @@ func (s *Store) reclassifications(ctx context.Context, tx *sql.Tx, out *Reclassi
 	for _, p := range s.classifier.PersonalPaths {
 		if !matched[p] {
 			out.UnmatchedPatterns = append(out.UnmatchedPatterns, p)
-			s.log.Warn("personal_paths pattern matches no note", "pattern", p)
+			s.log.Warn("personal_paths pattern matches no note", keyPattern, p)
 		}
 	}
 	return changes, nil
@@ -261,7 +261,7 @@ func (s *Store) ensureClassification(ctx context.Context) error {
 			return err
 		}
 		s.log.Info("the sensitivity settings differ from the ones this index was classified with: reclassified it before use",
-			"notes", notes, "changed", len(res.Paths))
+			keyNotes, notes, keyChanged, len(res.Paths))
 	}
 	raw, err := json.Marshal(now)
 	if err != nil {

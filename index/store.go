@@ -134,7 +134,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	registerVec.Do(sqlite_vec.Auto)
 
-	s := &Store{path: opts.Path, space: opts.Space, classifier: opts.Sensitivity, frontmatterKey: opts.FrontmatterKey, chunking: opts.Chunking, changed: make(chan struct{}, 1), log: opts.Logger.With("component", "index")}
+	s := &Store{path: opts.Path, space: opts.Space, classifier: opts.Sensitivity, frontmatterKey: opts.FrontmatterKey, chunking: opts.Chunking, changed: make(chan struct{}, 1), log: opts.Logger.With(logComponent, "index")}
 	if opts.ReadOnly {
 		r, err := openReadOnly(ctx, s, opts.Readers)
 		if err != nil || opts.AsClassified {

@@ -86,7 +86,7 @@ func NewVectorizer(s *Store, e Embedder, opts VectorizerOptions) *Vectorizer {
 	if opts.Clock == nil {
 		opts.Clock = retry.System
 	}
-	return &Vectorizer{store: s, emb: e, opts: opts, log: opts.Logger.With("component", "vectorizer"),
+	return &Vectorizer{store: s, emb: e, opts: opts, log: opts.Logger.With(logComponent, "vectorizer"),
 		status: VectorizerStatus{Available: true, Since: time.Now()}}
 }
 
@@ -193,7 +193,7 @@ func (v *Vectorizer) run(ctx context.Context) {
 			v.recovered()
 			bo.Reset()
 			if _, _, err := v.store.CompactVectors(ctx, false); err != nil && ctx.Err() == nil {
-				v.log.Warn("compacting vectors failed", "err", err)
+				v.log.Warn("compacting vectors failed", keyErr, err)
 			}
 		}
 		timer := v.opts.Clock.NewTimer(wait)
@@ -213,7 +213,7 @@ func (v *Vectorizer) fail(err error) {
 	if v.status.Available {
 		v.status.Available = false
 		v.status.Since = time.Now()
-		v.log.Warn("embedding failed; new chunks are found by full-text search only until the embedder recovers", "err", err)
+		v.log.Warn("embedding failed; new chunks are found by full-text search only until the embedder recovers", keyErr, err)
 	}
 }
 

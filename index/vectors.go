@@ -261,7 +261,7 @@ func (s *Store) CompactVectors(ctx context.Context, force bool) (VectorSpace, bo
 	if err != nil {
 		return before, true, fmt.Errorf("compact vectors: vacuum: %w", err)
 	}
-	s.log.Info("compacted vectors", "live", before.Live, "dead_slots", before.deadRows())
+	s.log.Info("compacted vectors", keyLive, before.Live, keyDeadSlots, before.deadRows())
 	return before, true, nil
 }
 

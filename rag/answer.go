@@ -206,7 +206,7 @@ func (p *Pipeline) Ask(ctx context.Context, q Question, onDelta func(string) err
 	default:
 		err = p.generate(ctx, q, r, a, emit)
 		if err != nil && text.Len() == 0 && ctx.Err() == nil {
-			p.log.Warn("generation failed: answering with retrieved passages", "err", err)
+			p.log.Warn("generation failed: answering with retrieved passages", keyErr, err)
 			a.Notes = append(a.Notes, "The generation model failed, so these are retrieved passages.")
 			err = p.extractive(r, a, emit, fmt.Sprintf("generation failed (%v)", err))
 		}
@@ -228,7 +228,7 @@ func (p *Pipeline) searchWeb(ctx context.Context, r *Retrieval, a *Answer) {
 	}
 	results, err := p.opts.Web.Search(ctx, r.Query, p.opts.Settings.WebResults)
 	if err != nil {
-		p.log.Warn("web search failed: answering from the vault only", "err", err)
+		p.log.Warn("web search failed: answering from the vault only", keyErr, err)
 		a.Notes = append(a.Notes, "Web search failed, so this answer uses the vault only.")
 		r.Trace.stage("web", nil, fmt.Sprintf("search for %q failed (%v): vault only", r.Query, err))
 		return
@@ -268,7 +268,7 @@ func (p *Pipeline) generate(ctx context.Context, q Question, r *Retrieval, a *An
 		}
 	}
 	if len(changes) > 0 {
-		p.log.Info("answer cited notes outside its context", "count", len(changes))
+		p.log.Info("answer cited notes outside its context", keyCount, len(changes))
 	}
 	r.Trace.stage("citations", nil, fmt.Sprintf("%d wikilinks checked against the context", len(f.cites)), changes...)
 	return err

@@ -83,7 +83,7 @@ func New(opts Options) (*Pipeline, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Pipeline{opts: opts, log: opts.Logger.With("component", "rag")}, nil
+	return &Pipeline{opts: opts, log: opts.Logger.With(logComponent, "rag")}, nil
 }
 
 // Settings are the pipeline's sizes.
@@ -330,7 +330,7 @@ func (p *Pipeline) vectorArm(ctx context.Context, r *Retrieval, s Settings) ([]f
 		tr.stage("vector", nil, "no embedder: full-text search only")
 		return nil, nil, nil
 	case err != nil:
-		p.log.Warn("query embedding failed: full-text search only", "err", err)
+		p.log.Warn("query embedding failed: full-text search only", keyErr, err)
 		tr.stage("vector", nil, fmt.Sprintf("embedder unavailable (%v): full-text search only", err))
 		return nil, nil, nil
 	}
@@ -381,7 +381,7 @@ func (p *Pipeline) standalone(ctx context.Context, q Question, tr *Trace) string
 	query, perr := parseRewrite(reply)
 	if err = errors.Join(err, perr); err != nil {
 		query = concatTurns(q, p.opts.Limits.QuestionBytes)
-		p.log.Warn("query rewrite failed: recent user turns concatenated", "err", err)
+		p.log.Warn("query rewrite failed: recent user turns concatenated", keyErr, err)
 		tr.stage("rewrite", nil, fmt.Sprintf("rewrite failed (%v): recent user turns concatenated: %s", err, query))
 		return query
 	}
@@ -451,7 +451,7 @@ func (p *Pipeline) rerank(ctx context.Context, query string, candidates []Hit, t
 	cost := fmt.Sprintf("%d requests, %d passages, %d bytes, %.0f ms", rep.Requests, rep.Passages, rep.Bytes, rep.ElapsedMS)
 	if err != nil {
 		if !rr.failing.Swap(true) {
-			p.log.Warn("rerank failed: keeping the fused order until it answers again", "err", err)
+			p.log.Warn("rerank failed: keeping the fused order until it answers again", keyErr, err)
 		}
 		tr.stage("rerank", candidates, fmt.Sprintf("skipped (%v): fused order kept; %s", err, cost))
 		return candidates, &rep

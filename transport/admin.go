@@ -105,7 +105,7 @@ func (s *Server) adminState() adminState {
 	next := a.Running
 	switch doc, pending, err := a.Overrides.Current(); {
 	case err != nil:
-		s.log.Error("admin: read the overrides file", "err", err)
+		s.log.Error("admin: read the overrides file", keyErr, err)
 		st.OverridesError = "the overrides file cannot be read; the server's log says why"
 	default:
 		st.PendingRestart = pending
@@ -166,7 +166,7 @@ func (s *Server) putAdminConfig(w http.ResponseWriter, r *http.Request) {
 	for i, c := range changes {
 		paths[i] = c.path
 	}
-	s.log.Info("admin: overrides saved; they apply on restart", "file", s.opts.Admin.Overrides.Path(), "keys", paths)
+	s.log.Info("admin: overrides saved; they apply on restart", keyFile, s.opts.Admin.Overrides.Path(), keyKeys, paths)
 	writeJSON(w, http.StatusOK, s.adminState())
 }
 
@@ -191,10 +191,10 @@ func (s *Server) saveChange(w http.ResponseWriter, changes []change) bool {
 	case invalid != nil:
 		writeFieldErrors(w, s.validationErrors(invalid))
 	case err != nil && !read:
-		s.log.Error("admin: read the overrides file", "err", err)
+		s.log.Error("admin: read the overrides file", keyErr, err)
 		writeError(w, http.StatusInternalServerError, apiError{Type: serverFault, Message: "the overrides file cannot be read; the server's log says why"})
 	case err != nil:
-		s.log.Error("admin: write the overrides file", "err", err)
+		s.log.Error("admin: write the overrides file", keyErr, err)
 		writeError(w, http.StatusInternalServerError, apiError{Type: serverFault, Message: "the overrides file could not be written; the server's log says why"})
 	}
 	return err == nil

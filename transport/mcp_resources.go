@@ -35,7 +35,7 @@ func (s *Server) listNotes(ctx context.Context, cursor mcp.Cursor) ([]mcp.Resour
 	}
 	ts, err := s.opts.Vault.Topics(ctx, scope)
 	if err != nil {
-		s.log.Error("MCP resource list failed", "err", err)
+		s.log.Error("MCP resource list failed", keyErr, err)
 		return out, ""
 	}
 	for _, t := range ts {
@@ -47,7 +47,7 @@ func (s *Server) listNotes(ctx context.Context, cursor mcp.Cursor) ([]mcp.Resour
 	}
 	notes, total, err := s.opts.Vault.NoteList(ctx, vault.NoteQuery{State: vault.StatusIndexed, Scope: scope, Recent: true, Offset: offset, Limit: resourcePage})
 	if err != nil {
-		s.log.Error("MCP resource list failed", "err", err)
+		s.log.Error("MCP resource list failed", keyErr, err)
 		return out, ""
 	}
 	for _, n := range notes {
@@ -102,12 +102,12 @@ func (s *Server) readNoteResource(ctx context.Context, req mcp.ReadResourceReque
 		return nil, fmt.Errorf("no note %q", ref)
 	}
 	if err != nil {
-		s.log.Error("MCP resource failed", "err", err)
+		s.log.Error("MCP resource failed", keyErr, err)
 		return nil, errors.New("reading the note failed; the server's log says why")
 	}
 	n, err := s.opts.Vault.ReadNote(ctx, d.DocID, scope, 0, 0)
 	if err != nil {
-		s.log.Error("MCP resource failed", "err", err)
+		s.log.Error("MCP resource failed", keyErr, err)
 		return nil, errors.New("reading the note failed; the server's log says why")
 	}
 	return []mcp.ResourceContents{mcp.TextResourceContents{URI: noteURI(n.Path, scope), MIMEType: "text/markdown", Text: n.Text}}, nil

@@ -195,7 +195,7 @@ func toolResult(v any, text string) *mcp.CallToolResult {
 }
 
 func (s *Server) toolFailed(err error) *mcp.CallToolResult {
-	s.log.Error("MCP tool failed", "err", err)
+	s.log.Error("MCP tool failed", keyErr, err)
 	return mcp.NewToolResultError("the tool failed; the server's log says why")
 }
 

@@ -296,7 +296,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 func (s *Server) refuseTooLong(w http.ResponseWriter, err error) {
 	var le *rag.LimitError
 	if !errors.As(err, &le) {
-		s.log.Error("admitting a question failed", "err", err)
+		s.log.Error("admitting a question failed", keyErr, err)
 		writeError(w, http.StatusInternalServerError, apiError{Type: serverFault, Message: "the answer failed; the server's log says why"})
 		return
 	}
@@ -319,7 +319,7 @@ func (s *Server) answerFailed(w http.ResponseWriter, r *http.Request, err error)
 	if r.Context().Err() != nil {
 		return
 	}
-	s.log.Error("answer failed", "err", err)
+	s.log.Error("answer failed", keyErr, err)
 	writeError(w, http.StatusInternalServerError, apiError{Type: serverFault, Message: "the answer failed; the server's log says why"})
 }
 
@@ -414,7 +414,7 @@ func (s *Server) streamFailed(sse *sseWriter, r *http.Request, err error) {
 	case r.Context().Err() != nil:
 		return
 	default:
-		s.log.Error("answer failed while streaming", "err", err)
+		s.log.Error("answer failed while streaming", keyErr, err)
 	}
 	b, _ := json.Marshal(apiError{Type: serverFault, Code: code, Message: msg}.body())
 	sse.data(string(b))

@@ -118,7 +118,7 @@ func New(opts Options) (*Server, error) {
 		opts.Logger = slog.Default()
 	}
 	s := &Server{opts: opts, mux: http.NewServeMux(), slots: make(chan struct{}, opts.MaxConcurrent),
-		heap: newHeapReturn(), events: opts.Events, log: opts.Logger.With("component", "http"), admin: newAdminGate(opts.Admin.Key, opts.Admin.Now)}
+		heap: newHeapReturn(), events: opts.Events, log: opts.Logger.With(logComponent, "http"), admin: newAdminGate(opts.Admin.Key, opts.Admin.Now)}
 	s.crossOrigin = http.NewCrossOriginProtection()
 	for _, origin := range opts.CORSOrigins {
 		if err := s.crossOrigin.AddTrustedOrigin(origin); err != nil {
@@ -159,7 +159,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if p == http.ErrAbortHandler {
 				panic(p)
 			}
-			s.log.Error("handler panicked", "path", r.URL.Path, "panic", p)
+			s.log.Error("handler panicked", keyPath, r.URL.Path, keyPanic, p)
 			writeError(w, http.StatusInternalServerError, apiError{Type: serverFault, Message: "internal error"})
 		}
 	}()

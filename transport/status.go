@@ -247,7 +247,7 @@ func (s *Server) statusNotes(w http.ResponseWriter, r *http.Request) {
 	}
 	notes, total, err := s.opts.Vault.NoteList(r.Context(), nq)
 	if err != nil {
-		s.log.Error("note list", "err", err)
+		s.log.Error("note list", keyErr, err)
 		writeError(w, http.StatusInternalServerError, apiError{Type: serverFault, Message: "internal error"})
 		return
 	}

@@ -45,13 +45,13 @@ func newEmbedder(cfg config.Config, env func(string) string) (llm.Embedder, erro
 func (m *Main) embedBacklog(ctx context.Context, cfg config.Config, store *index.Store, log *slog.Logger) error {
 	emb, err := m.embedder(cfg)
 	if err != nil {
-		log.Warn("no embedder: the index is searchable by full text only until the backlog is embedded", "model", cfg.Models.Embedding, "err", err)
+		log.Warn("no embedder: the index is searchable by full text only until the backlog is embedded", keyModel, cfg.Models.Embedding, keyErr, err)
 		return nil
 	}
 	start := time.Now()
 	n, err := index.NewVectorizer(store, emb, index.VectorizerOptions{Logger: log}).Drain(ctx)
 	if err != nil {
-		log.Warn("embedding stopped: the rest of the backlog is searchable by full text only until embedded", "model", cfg.Models.Embedding, "embedded", n, "err", err)
+		log.Warn("embedding stopped: the rest of the backlog is searchable by full text only until embedded", keyModel, cfg.Models.Embedding, keyEmbedded, n, keyErr, err)
 		return nil
 	}
 	if _, _, err := store.CompactVectors(ctx, false); err != nil {
@@ -70,17 +70,17 @@ func (m *Main) embedBacklog(ctx context.Context, cfg config.Config, store *index
 func (m *Main) startVectorizer(ctx context.Context, cfg config.Config, store *index.Store, log *slog.Logger) (stop func()) {
 	emb, err := m.embedder(cfg)
 	if err != nil {
-		log.Warn("no embedder: new notes are searchable by full text only", "model", cfg.Models.Embedding, "err", err)
+		log.Warn("no embedder: new notes are searchable by full text only", keyModel, cfg.Models.Embedding, keyErr, err)
 		return func() {}
 	}
 	v := index.NewVectorizer(store, emb, index.VectorizerOptions{Logger: log})
 	if err := v.Open(ctx); err != nil {
-		log.Warn("embedding not started: new notes are searchable by full text only", "err", err)
+		log.Warn("embedding not started: new notes are searchable by full text only", keyErr, err)
 		return func() {}
 	}
 	return func() {
 		if err := v.Close(context.WithoutCancel(ctx)); err != nil {
-			log.Warn("stopping the vectorizer", "err", err)
+			log.Warn("stopping the vectorizer", keyErr, err)
 		}
 	}
 }

@@ -30,7 +30,7 @@ func runFollow(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	stopVectors := m.startVectorizer(ctx, cfg, store, log)
-	log.Info("following the vault until interrupted", "source", cfg.Vault.Source, "index", cfg.Index.Path)
+	log.Info("following the vault until interrupted", keySource, cfg.Vault.Source, keyIndex, cfg.Index.Path)
 	select {
 	case <-ctx.Done():
 	case <-f.Done():

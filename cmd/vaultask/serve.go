@@ -67,7 +67,7 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 	case <-ctx.Done():
 		// A second signal now kills the process at once.
 		signal.Reset(os.Interrupt, syscall.SIGTERM)
-		log.Info("stopping: letting running answers finish", "within", svc.drain)
+		log.Info("stopping: letting running answers finish", keyWithin, svc.drain)
 	case <-svc.feed.Done():
 		log.Error("the vault's feed stopped, and retrying cannot help: stopping")
 	case err := <-serveErr:
@@ -135,7 +135,7 @@ func (svc *service) open(ctx context.Context, m *Main) error {
 func (svc *service) vectorizer(m *Main) *index.Vectorizer {
 	emb, err := m.embedder(svc.cfg)
 	if err != nil {
-		svc.log.Warn("no embedder: notes are searchable by full text only", "model", svc.cfg.Models.Embedding, "err", err)
+		svc.log.Warn("no embedder: notes are searchable by full text only", keyModel, svc.cfg.Models.Embedding, keyErr, err)
 		return nil
 	}
 	return index.NewVectorizer(svc.store, emb, index.VectorizerOptions{Logger: svc.log, OnCaughtUp: func(n, open int) {
@@ -217,7 +217,7 @@ func (svc *service) close(ctx context.Context) error {
 		// Shutdown waits for the handlers, so the cancelled answers' last
 		// frames are written before their connections close.
 		cut := time.AfterFunc(svc.drain-svc.drain/5, func() {
-			svc.log.Warn("requests still running near the end of the drain time: cancelling them", "after", svc.drain-svc.drain/5)
+			svc.log.Warn("requests still running near the end of the drain time: cancelling them", keyAfter, svc.drain-svc.drain/5)
 			svc.base(transport.ErrShutdown)
 		})
 		drain, cancel := context.WithTimeout(ctx, svc.drain)
@@ -225,7 +225,7 @@ func (svc *service) close(ctx context.Context) error {
 		cancel()
 		cut.Stop()
 		if errors.Is(err, context.DeadlineExceeded) {
-			svc.log.Warn("requests still running after the drain time: closing their connections", "after", svc.drain)
+			svc.log.Warn("requests still running after the drain time: closing their connections", keyAfter, svc.drain)
 			errs = append(errs, svc.http.Close())
 		}
 		svc.base(transport.ErrShutdown)
@@ -352,7 +352,7 @@ func (svc *service) status(ctx context.Context) transport.Status {
 	st.Feed.State = st.Feed.Phase()
 	is, err := svc.store.Stats(ctx)
 	if err != nil {
-		svc.log.Error("index stats", "err", err)
+		svc.log.Error("index stats", keyErr, err)
 		st.IndexError = "the index could not be read; the server's log says why"
 		return st
 	}

@@ -163,7 +163,7 @@ func freshness(ctx context.Context, r *run, s *Section) error {
 		}
 		res.loadRate = []float64{l.rate()}
 		l.stop()
-		r.log.Info("freshness", "load", load, "edits", len(res.fts))
+		r.log.Info("freshness", keyLoad, load, keyEdits, len(res.fts))
 	}
 	if err := r.serve.stop(); err != nil {
 		return err
@@ -376,7 +376,7 @@ func (r *run) baselineFreshness(ctx context.Context, s *Section, lp *livesyncput
 		res.loadRate = []float64{l.rate()}
 		l.stop()
 		out[load] = res
-		r.log.Info("baseline freshness", "load", load, "edits", len(res.fts))
+		r.log.Info("baseline freshness", keyLoad, load, keyEdits, len(res.fts))
 	}
 	out[-1] = baselineResult{fts: cycles}
 	return out, nil

@@ -126,7 +126,7 @@ func (r *run) throughput(ctx context.Context, s *Section, db, label string, vect
 		if vectors {
 			name += "-vec"
 		}
-		r.log.Info("indexing", "what", label, "vectors", vectors, "run", i+1, "of", runs)
+		r.log.Info("indexing", keyWhat, label, keyVectors, vectors, keyRun, i+1, keyOf, runs)
 		ix, err := r.indexDB(ctx, db, name, vectors)
 		if err != nil {
 			return last, rates{}, err

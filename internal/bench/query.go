@@ -236,7 +236,7 @@ func retrievalLatency(ctx context.Context, r *run, s *Section) error {
 			return err
 		}
 		label := fmt.Sprintf("%d chunks (%d notes)", ix.Chunks, ix.Notes)
-		r.log.Info("retrieval", "index", label)
+		r.log.Info("retrieval", keyIndex, label)
 		alone, err := r.measureRetrieval(ctx, store, store, Questions(50), r.sz.queries, i == len(targets)-1)
 		if err != nil {
 			store.Close()

@@ -187,11 +187,11 @@ func (rep *Report) mergeInto(dir string, log *slog.Logger) {
 		err = json.Unmarshal(b, &old)
 	}
 	if err != nil {
-		log.Warn("the earlier report cannot be read: it is replaced by this run's sections alone", "file", path, "err", err)
+		log.Warn("the earlier report cannot be read: it is replaced by this run's sections alone", keyFile, path, keyErr, err)
 		return
 	}
 	if old.Size != rep.Size {
-		log.Warn("the earlier report is of another size: it is replaced by this run's sections alone", "file", path, "size", old.Size)
+		log.Warn("the earlier report is of another size: it is replaced by this run's sections alone", keyFile, path, keySize, old.Size)
 		return
 	}
 	ran := map[string]bool{}

@@ -165,13 +165,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		sec := &Section{ID: sc.id, Title: sc.title, Started: time.Now(), Commit: sectionCommit, Machine: rep.Machine}
 		rep.Sections = append(rep.Sections, sec)
-		r.log.Info("section", "id", sc.id, "title", sc.title)
+		r.log.Info("section", keyID, sc.id, keyTitle, sc.title)
 		start := time.Now()
 		var skip *skipError
 		switch err := sc.fn(ctx, r, sec); {
 		case errors.As(err, &skip):
 			sec.Skipped = skip.why
-			r.log.Warn("skipped", "section", sc.id, "why", skip.why)
+			r.log.Warn("skipped", keySection, sc.id, keyWhy, skip.why)
 		case err != nil:
 			return rep, fmt.Errorf("section %s (%s): %w", sc.id, sc.title, err)
 		}

@@ -47,7 +47,7 @@ func (r *run) poolVectors(ctx context.Context) ([][]float32, error) {
 	for i := range texts {
 		texts[i] = paragraph(rng(i, 17), 5)
 	}
-	r.log.Info("embedding the vector pool", "passages", len(texts))
+	r.log.Info("embedding the vector pool", keyPassages, len(texts))
 	vs, err := emb.Embed(ctx, texts)
 	if err != nil {
 		return nil, err
@@ -227,7 +227,7 @@ func (r *run) scaleIndexes(ctx context.Context, targets []scaleTarget) (map[scal
 				return nil, err
 			}
 			out[t] = scaleIndex{Path: path, Notes: st.Notes, Chunks: st.Chunks}
-			r.log.Info("built a scale index", "notes", st.Notes, "chunks", st.Chunks)
+			r.log.Info("built a scale index", keyNotes, st.Notes, keyChunks, st.Chunks)
 			if store, err = open(); err != nil {
 				return nil, err
 			}

@@ -1,0 +1,12 @@
+package main
+
+// Log attribute keys of the vaultask command.
+const (
+	keyAfter    = "after"
+	keyEmbedded = "embedded"
+	keyErr      = "err"
+	keyIndex    = "index"
+	keyModel    = "model"
+	keySource   = "source"
+	keyWithin   = "within"
+)

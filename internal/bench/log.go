@@ -1,0 +1,22 @@
+package bench
+
+// Log attribute keys of package bench.
+const (
+	keyChunks   = "chunks"
+	keyEdits    = "edits"
+	keyErr      = "err"
+	keyFile     = "file"
+	keyID       = "id"
+	keyIndex    = "index"
+	keyLoad     = "load"
+	keyNotes    = "notes"
+	keyOf       = "of"
+	keyPassages = "passages"
+	keyRun      = "run"
+	keySection  = "section"
+	keySize     = "size"
+	keyTitle    = "title"
+	keyVectors  = "vectors"
+	keyWhat     = "what"
+	keyWhy      = "why"
+)
