@@ -114,7 +114,12 @@ func TestVectorizerDegradesAndRecovers(t *testing.T) {
 	}
 	emb.down.Store(false)
 	ticks <- time.Now() // the backoff elapses
-	waitFor(t, func() bool { st, _ := s.Stats(ctx); return st.EmbeddingBacklog == 0 })
+	// The vectors land before the vectorizer counts them and marks itself
+	// recovered: wait for all three.
+	waitFor(t, func() bool {
+		st, _ := s.Stats(ctx)
+		return st.EmbeddingBacklog == 0 && v.Status().Embedded == 1 && v.Status().Available
+	})
 	if st := v.Status(); !st.Available || st.LastError != "" || st.Embedded != 1 {
 		t.Fatalf("status after recovery: %+v", st)
 	}
