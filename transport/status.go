@@ -127,7 +127,8 @@ type ReconcileStatus struct {
 // the index counted over open notes, and every figure that a personal
 // note's change moves (the feed's sequences, lag, last change and scan
 // progress, the reconcile's counts, the notes not indexed, whose
-// sensitivity is unknown, the file's size) left out.
+// sensitivity is unknown, the file's size, how long the reconcile took)
+// left out, and errors given by their kind only.
 func (st Status) openOnly() Status {
 	ix := st.Index
 	st.Index = IndexStatus{Path: ix.Path, Notes: ix.OpenNotes, OpenNotes: ix.OpenNotes, Chunks: ix.OpenChunks, Vectors: ix.OpenVectors,
@@ -136,7 +137,13 @@ func (st Status) openOnly() Status {
 	f := &st.Feed
 	f.LastSeq, f.UpdateSeq, f.Lag, f.LastChangeAt, f.ScanDone, f.ScanTotal = "", "", -1, time.Time{}, 0, 0
 	f.ScanListed, f.ScanDocuments = 0, 0
-	st.Reconcile = ReconcileStatus{LastRun: st.Reconcile.LastRun, NextRun: st.Reconcile.NextRun, TookSeconds: st.Reconcile.TookSeconds}
+	// An error's text may name a note (a file the folder scan could not
+	// read, a document id): its kind only.
+	if f.LastError != "" {
+		f.LastError = f.errorKind()
+	}
+	st.Embedder.LastError = ""
+	st.Reconcile = ReconcileStatus{LastRun: st.Reconcile.LastRun, NextRun: st.Reconcile.NextRun}
 	return st
 }
 

@@ -81,8 +81,11 @@ func TestStatusOpenOnly(t *testing.T) {
 			LastChangeAt: time.Unix(1700000000, 0), ScanDone: 5, ScanTotal: 5},
 		Index: IndexStatus{Notes: 5, OpenNotes: 3, PersonalNotes: 2, Chunks: 9, OpenChunks: 4, Vectors: 8, OpenVectors: 4,
 			EmbeddingBacklog: 1, OpenEmbeddingBacklog: 0, IncompleteNotes: 1, FileBytes: 4096},
-		Reconcile: ReconcileStatus{Notes: 6, Added: 1},
+		Reconcile: ReconcileStatus{Notes: 6, Added: 1, TookSeconds: 3.5},
 	}
+	full.Feed.Failing, full.Feed.ErrorKind = true, "other"
+	full.Feed.LastError = "scan vault folder /vault: lstat /vault/Journal/2024-03 therapy.md: no such file or directory"
+	full.Embedder.LastError = "embed Journal/2024-03 therapy.md: connection refused"
 	hs, _ := testServer(t, testVault(t), upstream(t), Options{Status: func(context.Context) Status { return full }})
 	var open, whole Status
 	decode(t, do(t, http.MethodGet, hs.URL+"/status?allow_web=true", nil), &open)
@@ -105,8 +108,18 @@ func TestStatusOpenOnly(t *testing.T) {
 	if ready.Notes != 3 {
 		t.Errorf("/readyz counts %d notes, want the 3 open ones", ready.Notes)
 	}
-	if resp := do(t, http.MethodGet, hs.URL+"/status?allow_web=maybe", nil); resp.StatusCode != http.StatusBadRequest {
-		t.Errorf("/status?allow_web=maybe: %d, want 400", resp.StatusCode)
+	if raw := mustJSON(t, open); strings.Contains(raw, "therapy") {
+		t.Errorf("/status?allow_web=true names a note in an error: %s", raw)
+	}
+	if !open.Feed.Failing || open.Feed.LastError != "other (see /status)" {
+		t.Errorf("/status?allow_web=true feed error %q (failing %v), want its kind", open.Feed.LastError, open.Feed.Failing)
+	}
+	// A value that is not one true or false is refused, never read as
+	// false, which would widen an open-only caller to the whole vault.
+	for _, q := range []string{"allow_web=maybe", "allow_web", "allow_web=", "allow_web=true&allow_web=false", "allow_web=false&allow_web=true"} {
+		if resp := do(t, http.MethodGet, hs.URL+"/status?"+q, nil); resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("/status?%s: %d, want 400", q, resp.StatusCode)
+		}
 	}
 }
 
@@ -153,4 +166,13 @@ func TestStatusNotes(t *testing.T) {
 			t.Errorf("?%s: %d %+v, want 400 naming the parameter", q, resp.StatusCode, e.Error)
 		}
 	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
 }
