@@ -322,10 +322,11 @@ func (c *Couch) unknownRevs(ctx context.Context, revs map[string]string) (int, e
 
 // refusedRevsDiff reports whether err is the server refusing _revs_diff
 // itself (no permission, or a proxy that allows no such request), rather
-// than failing.
+// than failing; a 401 is an expired login like any other request's, so it
+// is retried.
 func refusedRevsDiff(err error) bool {
 	switch kivik.HTTPStatus(err) {
-	case http.StatusUnauthorized, http.StatusForbidden, http.StatusMethodNotAllowed, http.StatusNotImplemented:
+	case http.StatusForbidden, http.StatusMethodNotAllowed, http.StatusNotImplemented:
 		return true
 	}
 	return false

@@ -393,22 +393,8 @@ func (f *Follower) checkDatabase(ctx context.Context) error {
 		f.log.Warn("the database was recreated (its LiveSync setup is new): reconciling it from scratch", keyDB, f.couch.source, keyWas, f.identity, keyNow, st.Identity)
 	case nowOK && atOK && now < at:
 		f.log.Warn("the database's sequence went backwards, so it was recreated or restored: reconciling it from scratch", keyDB, f.couch.source, keyUpdateSeq, st.UpdateSeq, keySeq, f.since)
-	case f.noRevsDiff:
-		return nil
 	default:
-		recent, err := f.store.RecentRevs(ctx, recentRevs)
-		if err != nil {
-			return fatal(err)
-		}
-		unknown, err := f.couch.unknownRevs(ctx, recent)
-		if refusedRevsDiff(err) {
-			// A proxy or a server that lets readers only GET: the feed still
-			// works, and a recreated database is still noticed by its new
-			// LiveSync setup or a lower sequence.
-			f.noRevsDiff = true
-			f.log.Warn("CouchDB refused POST _revs_diff, so a database recreated at the checkpoint's sequence is noticed only by the hourly reconcile", keyDB, f.couch.source, keyErr, err)
-			return nil
-		}
+		unknown, asked, err := f.unknownRecentRevs(ctx)
 		if err != nil {
 			return err
 		}
@@ -419,10 +405,33 @@ func (f *Follower) checkDatabase(ctx context.Context) error {
 			return nil
 		}
 		f.log.Warn("the database does not know the revisions the index holds, so it was recreated or restored: reconciling it from scratch",
-			keyDB, f.couch.source, keyCount, unknown, keyTotal, len(recent), keyUpdateSeq, st.UpdateSeq, keySeq, f.since)
+			keyDB, f.couch.source, keyCount, unknown, keyTotal, asked, keyUpdateSeq, st.UpdateSeq, keySeq, f.since)
 	}
 	f.needScan = true
 	return errRecreated
+}
+
+// unknownRecentRevs is how many of the revisions of the notes indexed last
+// (asked of them) the database does not know: none once the server refused
+// to say.
+func (f *Follower) unknownRecentRevs(ctx context.Context) (unknown, asked int, err error) {
+	if f.noRevsDiff {
+		return 0, 0, nil
+	}
+	recent, err := f.store.RecentRevs(ctx, recentRevs)
+	if err != nil {
+		return 0, 0, fatal(err)
+	}
+	unknown, err = f.couch.unknownRevs(ctx, recent)
+	if refusedRevsDiff(err) {
+		// A proxy or a server that lets readers only GET: the feed still
+		// works, and a recreated database is still noticed by its new
+		// LiveSync setup or a lower sequence.
+		f.noRevsDiff = true
+		f.log.Warn("CouchDB refused POST _revs_diff, so a database recreated at the checkpoint's sequence is noticed only by the hourly reconcile", keyDB, f.couch.source, keyErr, err)
+		return 0, 0, nil
+	}
+	return unknown, len(recent), err
 }
 
 // recentRevs is how many of the notes indexed last checkDatabase asks the
