@@ -2,11 +2,9 @@ package index
 
 import (
 	"go/ast"
-	"go/parser"
-	"go/token"
-	"os"
-	"strings"
 	"testing"
+
+	"github.com/vaultask/vaultask/internal/testsupport/deptest"
 )
 
 // TestNoContextInStructs keeps a request's context out of the package's
@@ -14,20 +12,12 @@ import (
 // owns it, so every function that needs one takes it as its first
 // parameter.
 func TestNoContextInStructs(t *testing.T) {
-	entries, err := os.ReadDir(".")
+	fset, files, err := deptest.Sources(".", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fset := token.NewFileSet()
 	structs := 0
-	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, e.Name(), nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, f := range files {
 		ast.Inspect(f, func(n ast.Node) bool {
 			st, ok := n.(*ast.StructType)
 			if !ok {

@@ -2,31 +2,22 @@ package main
 
 import (
 	"go/ast"
-	"go/parser"
-	"go/token"
-	"os"
 	"strings"
 	"testing"
+
+	"github.com/vaultask/vaultask/internal/testsupport/deptest"
 )
 
 // TestOneSourceFork keeps "folder or CouchDB?" in one place: every command
 // asks its source (source.go) for what it needs, and only openSource reads
 // which kind of vault is configured.
 func TestOneSourceFork(t *testing.T) {
-	entries, err := os.ReadDir(".")
+	fset, files, err := deptest.Sources(".", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fset := token.NewFileSet()
 	var forks []string
-	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, e.Name(), nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, f := range files {
 		ast.Inspect(f, func(n ast.Node) bool {
 			var operands []ast.Expr
 			switch n := n.(type) {

@@ -6,6 +6,7 @@
 package deptest
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
@@ -41,21 +42,13 @@ func Check(tb testing.TB, allowed ...string) {
 // ModuleImports returns the module-relative imports of the non-test files in
 // dir, each mapped to the first file that imports it.
 func ModuleImports(dir string) (map[string]string, error) {
-	entries, err := os.ReadDir(dir)
+	fset, files, err := Sources(dir, parser.ImportsOnly)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]string{}
-	fset := token.NewFileSet()
-	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.ImportsOnly)
-		if err != nil {
-			return nil, err
-		}
+	for _, f := range files {
+		name := filepath.Base(fset.Position(f.Package).Filename)
 		for _, spec := range f.Imports {
 			path, err := strconv.Unquote(spec.Path.Value)
 			if err != nil {
@@ -69,4 +62,27 @@ func ModuleImports(dir string) (map[string]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// Sources parses the non-test Go files of the package in dir, in name
+// order, for tests that check what a package's code may contain.
+func Sources(dir string, mode parser.Mode) (*token.FileSet, []*ast.File, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	fset := token.NewFileSet()
+	var files []*ast.File
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, mode)
+		if err != nil {
+			return nil, nil, err
+		}
+		files = append(files, f)
+	}
+	return fset, files, nil
 }
