@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,6 +34,10 @@ type Config struct {
 	Root, Corpus, Cache string
 	// Only, when not empty, runs just these sections (by ID, "1" to "8").
 	Only []string
+	// Chunks, when not empty, replaces the size's scale indexes (sections 3
+	// and 8) by these chunk counts: a re-run of one point skips building
+	// and timing the others.
+	Chunks []int
 	// Log receives progress lines.
 	Log io.Writer
 }
@@ -126,6 +131,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown size %q (full or smoke)", cfg.Size)
 	}
+	if len(cfg.Chunks) > 0 {
+		sz.chunks = cfg.Chunks
+	}
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
@@ -190,6 +198,13 @@ func command(cfg Config) string {
 	c := fmt.Sprintf("go run -tags sqlite_fts5 ./internal/cmd/bench -size %s -out %s", cfg.Size, cfg.Out)
 	if len(cfg.Only) > 0 {
 		c += " -only " + strings.Join(cfg.Only, ",")
+	}
+	if len(cfg.Chunks) > 0 {
+		counts := make([]string, len(cfg.Chunks))
+		for i, n := range cfg.Chunks {
+			counts[i] = strconv.Itoa(n)
+		}
+		c += " -chunks " + strings.Join(counts, ",")
 	}
 	return c
 }
