@@ -97,6 +97,11 @@ type Retrieval struct {
 	// GraphMemberSlots are final slots only the notes a topic note's
 	// clippings link to may take, when the topic note is a hit.
 	GraphMemberSlots int `yaml:"graph_member_slots" validate:"min=0"`
+	// GraphMapSlots are final slots only the notes a map of content links
+	// to may take, when the map is a hit: a note linking to at least
+	// GraphMapMinLinks notes.
+	GraphMapSlots    int `yaml:"graph_map_slots" validate:"min=0"`
+	GraphMapMinLinks int `yaml:"graph_map_min_links" validate:"min=1"`
 	RerankTopK       int `yaml:"rerank_top_k" validate:"min=1"`
 	FinalTopK        int `yaml:"final_top_k" validate:"min=1"`
 	MaxChunksPerDoc  int `yaml:"max_chunks_per_doc" validate:"min=0"`
@@ -226,13 +231,16 @@ func Default() Config {
 			GraphDiscount:      0.7,
 			GraphMaxSlots:      0,
 			GraphMemberSlots:   1,
+			GraphMapSlots:      0,
+			GraphMapMinLinks:   10,
 			RerankTopK:         30,
 			FinalTopK:          8,
 			MaxChunksPerDoc:    2,
 			Fusion:             "chunk",
 			VectorQuery:        "question",
-			ConfidentFTSMargin: 0.05,
-			ConfidentVectorGap: 0.03,
+			ConfidentBonus:     2,
+			ConfidentFTSMargin: 0.07,
+			ConfidentVectorGap: 0.05,
 			LanguageVoteCut:    1,
 			FTSWeight:          1,
 			BM25Title:          0.5,

@@ -179,8 +179,9 @@ func (c Config) crossFieldErrors() []error {
 	if r.GraphMaxSlots > r.FinalTopK {
 		add("retrieval.graph_max_slots (%d) must be <= retrieval.final_top_k (%d)", r.GraphMaxSlots, r.FinalTopK)
 	}
-	if r.GraphMaxSlots+r.GraphMemberSlots > r.FinalTopK {
-		add("retrieval.graph_max_slots + retrieval.graph_member_slots (%d + %d) must be <= retrieval.final_top_k (%d)", r.GraphMaxSlots, r.GraphMemberSlots, r.FinalTopK)
+	if r.GraphMaxSlots+r.GraphMemberSlots+r.GraphMapSlots > r.FinalTopK {
+		add("retrieval.graph_max_slots + retrieval.graph_member_slots + retrieval.graph_map_slots (%d + %d + %d) must be <= retrieval.final_top_k (%d)",
+			r.GraphMaxSlots, r.GraphMemberSlots, r.GraphMapSlots, r.FinalTopK)
 	}
 	if r.BM25Title+r.BM25Aliases+r.BM25Headings+r.BM25Path+r.BM25Topics+r.BM25Body+r.BM25Links <= 0 {
 		add("retrieval.bm25_* are all 0: full-text search would search no field (set fts_top_k to 0 to switch it off)")

@@ -32,6 +32,12 @@ func TestValidate(t *testing.T) {
 			want:   []string{"retrieval.graph_max_slots (9) must be <= retrieval.final_top_k (8)"},
 		},
 		{
+			name:   "graph slots together above final_top_k",
+			change: func(c *Config) { c.Retrieval.GraphMapSlots = 8 },
+			want: []string{"retrieval.graph_max_slots + retrieval.graph_member_slots + retrieval.graph_map_slots (0 + 1 + 8) " +
+				"must be <= retrieval.final_top_k (8)"},
+		},
+		{
 			name: "every bm25 field weight zero",
 			change: func(c *Config) {
 				r := &c.Retrieval

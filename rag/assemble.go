@@ -11,26 +11,40 @@ import (
 	"github.com/vaultask/vaultask/vault"
 )
 
+// Slots are the final places expanded hits may take.
+type Slots struct {
+	// Graph are places any expanded hit may take.
+	Graph int
+	// Members are places only a member of a topic note among the hits may
+	// take (the notes its clippings region links to: a relation the
+	// vault's owner curated, unlike a plain link's).
+	Members int
+	// Maps are places only a note linked from a map of content among the
+	// hits may take (Reach.Map).
+	Maps int
+}
+
 // Select takes the final hits from candidates, best first: at most finalK,
-// of which at most maxGraph are expanded hits, and besides them at most
-// maxMembers members of a topic note among the hits (the notes its
-// clippings region links to: a relation the vault's owner curated, unlike a
-// plain link's); except when there are not enough direct hits to fill
+// of which at most slots.Graph are expanded hits, and besides them at most
+// slots.Members members of a topic note and slots.Maps notes linked from a
+// map of content; except when there are not enough direct hits to fill
 // finalK, when expanded hits the quota held back fill the rest. It returns
 // the final hits in candidate order and the expanded hits the quota kept
 // out.
-func Select(candidates []Hit, finalK, maxGraph, maxMembers int) (final, heldBack []Hit) {
+func Select(candidates []Hit, finalK int, slots Slots) (final, heldBack []Hit) {
 	var picked, overflow []int
-	graph, members := 0, 0
+	graph, members, maps := 0, 0, 0
 	for i, h := range candidates {
 		if len(picked) == finalK {
 			break
 		}
 		if h.Graph != nil {
 			switch {
-			case h.Graph.Relation == vault.RelationMember && members < maxMembers:
+			case h.Graph.Relation == vault.RelationMember && members < slots.Members:
 				members++
-			case graph < maxGraph:
+			case h.Graph.Map && maps < slots.Maps:
+				maps++
+			case graph < slots.Graph:
 				graph++
 			default:
 				overflow = append(overflow, i)

@@ -2,6 +2,7 @@ package rag
 
 import (
 	"cmp"
+	"math"
 	"slices"
 
 	"github.com/vaultask/vaultask/vault"
@@ -24,6 +25,19 @@ func graphSources(direct []Hit, n int) []string {
 	return ids
 }
 
+// Graph is how Expand hops.
+type Graph struct {
+	// MaxPerRelation is how many siblings, linked notes and linking notes
+	// each hit's note contributes at most, nearest the query first.
+	MaxPerRelation int
+	// Discount scales the score of the hit that reached a note.
+	Discount float64
+	// MapMinLinks makes a hit's note that links to at least this many
+	// notes a map of content: its linked notes are marked Reach.Map, for
+	// the slots only they may take (see Select). 0 marks none.
+	MapMinLinks int
+}
+
 // Expand turns the one-hop neighbours of the direct hits' notes into
 // expanded hits, one chunk per note, never recursing. neighbours come from
 // Searcher.Neighbours, chunks are the neighbours' chunks in document order
@@ -31,32 +45,43 @@ func graphSources(direct []Hit, n int) []string {
 //
 // Each note contributes its chunk nearest the query (its first chunk when
 // none has a distance). From each hit's note every topic note is taken, and
-// up to maxPerRelation siblings, linked notes and linking notes each,
-// nearest the query first. An expanded hit scores discount × the score of
+// up to g.MaxPerRelation siblings, linked notes and linking notes each,
+// nearest the query first. An expanded hit scores g.Discount × the score of
 // the hit that reached it, the best such when several did. Notes already
 // among the direct hits are not expanded again.
-func Expand(direct []Hit, neighbours []vault.Neighbour, chunks []vault.Chunk, dist map[int64]float64, maxPerRelation int, discount float64) []Hit {
+func Expand(direct []Hit, neighbours []vault.Neighbour, chunks []vault.Chunk, dist map[int64]float64, g Graph) []Hit {
 	starts := startsOf(direct)
 	best := nearestChunks(chunks, dist)
 	topicPath := map[string]string{}
+	links := map[string]int{}
 	for _, n := range neighbours {
-		if n.Relation == vault.RelationTopic {
+		switch n.Relation {
+		case vault.RelationTopic:
 			topicPath[n.Doc.DocID] = n.Doc.Path
+		case vault.RelationLink:
+			links[n.From]++
 		}
 	}
 	reached := map[string]Hit{}
 	var order []string
-	for _, g := range groupNeighbours(neighbours, starts, best) {
-		ns := g.neighbours
-		if g.rel != vault.RelationTopic {
+	for _, ng := range groupNeighbours(neighbours, starts, best) {
+		ns := ng.neighbours
+		if ng.rel != vault.RelationTopic {
 			slices.SortStableFunc(ns, func(a, b vault.Neighbour) int {
 				return nearer(best[a.Doc.DocID], best[b.Doc.DocID], a.Doc.Path, b.Doc.Path)
 			})
-			ns = ns[:min(len(ns), max(maxPerRelation, 0))]
+			ns = ns[:min(len(ns), max(g.MaxPerRelation, 0))]
 		}
-		from := starts[g.from]
+		from := starts[ng.from]
+		isMap := ng.rel == vault.RelationLink && g.MapMinLinks > 0 && links[ng.from] >= g.MapMinLinks
 		for _, n := range ns {
-			score := discount * from.score
+			score := g.Discount * from.score
+			if isMap {
+				// Right behind the map: rank fusion's scores are so close
+				// together that a discounted score would put the map's
+				// notes behind every direct hit, where no slot helps.
+				score = math.Nextafter(from.score, 0)
+			}
 			if cur, ok := reached[n.Doc.DocID]; ok && cur.Score >= score {
 				continue
 			} else if !ok {
@@ -65,7 +90,7 @@ func Expand(direct []Hit, neighbours []vault.Neighbour, chunks []vault.Chunk, di
 			h := best[n.Doc.DocID]
 			h.Sources = []Source{FromGraph}
 			h.Score = score
-			h.Graph = &Reach{Relation: n.Relation, From: from.path, Via: topicPath[n.Via]}
+			h.Graph = &Reach{Relation: n.Relation, From: from.path, Via: topicPath[n.Via], Map: isMap}
 			reached[n.Doc.DocID] = h
 		}
 	}

@@ -2,8 +2,12 @@ package rag
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/vault"
 )
 
@@ -141,5 +145,90 @@ func TestFTSTextFoldsTurkishDottedI(t *testing.T) {
 	}
 	if len(hits) == 0 || hits[0].Path != "tr/Analitik.md" {
 		t.Errorf("searching %q found %v, want tr/Analitik.md", FTSText("I\u0307nternete ne?"), hits)
+	}
+}
+
+// mapVault is a map of content linking to twelve notes: one about the
+// question's subject (pinyin.md) that neither search ranks among the
+// direct hits, eleven about other things, and four personal notes nearer
+// the question than any of them. Two more open notes match the question
+// better than pinyin.md, so the direct hits are the map and those two.
+func mapVault(t *testing.T) *index.Store {
+	t.Helper()
+	links := "[[pinyin]]"
+	notes := []vault.NoteInput{
+		note("pinyin.md", "# Pinyin\n\nType chinese with a keyboard layout, tones and candidate windows for everyday input."),
+		note("a.md", "# Segmenting\n\nPlugins for chinese notes: segmenting, search, fonts."),
+		note("b.md", "# Chinese notes\n\nWriting chinese notes with plugins in a vault."),
+	}
+	// The test embedder hashes words into few dimensions: none of these
+	// words shares one with the question.
+	for _, name := range []string{"apple", "pear", "cherry", "peach", "melon", "lime", "fig", "kiwi", "mango", "olive", "onion"} {
+		links += " [[" + name + "]]"
+		notes = append(notes, note(name+".md", fmt.Sprintf("# %s\n\nGardening, tomatoes, watering schedule: %s.", name, name)))
+	}
+	for i := range 4 {
+		name := fmt.Sprintf("Personal/diary%d", i)
+		links += " [[" + name + "]]"
+		notes = append(notes, note(name+".md", fmt.Sprintf("# Diary %d\n\nMy chinese lessons and my chinese notes %d.", i, i)))
+	}
+	notes = append(notes, note("Chinese plugins.md", "# Plugins for chinese notes\n\nPlugins for chinese notes, all of them: "+links))
+	return mustIndex(t, []string{"Personal/**"}, notes...)
+}
+
+// A map of content among the hits (a note with at least GraphMapMinLinks
+// links) gives its linked note nearest the question a place right behind
+// it, in a slot only such a note takes; a note with fewer links is no map,
+// and with no map slot nothing changes. Open-only, the personal notes the
+// map links to, nearer the question than pinyin.md and more of them than
+// any k, are never reached, nor counted as its links.
+func TestMapOfContentHop(t *testing.T) {
+	t.Parallel()
+	store := mapVault(t)
+	settings := func(slots, minLinks int) Settings {
+		s := testSettings()
+		s.GraphMaxSlots, s.FinalTopK, s.GraphMapSlots, s.GraphMapMinLinks = 0, 3, slots, minLinks
+		return s
+	}
+	for _, c := range []struct {
+		name            string
+		slots, minLinks int
+		allowWeb        bool
+		member          string // the note behind the map, "" for none
+	}{
+		{"open only: the open note nearest the question", 1, 12, true, "pinyin.md"},
+		{"the whole vault: a personal note may be it", 1, 16, false, "Personal/diary"},
+		{"no map slot", 0, 12, true, ""},
+		// Open-only, the links to personal notes are not counted.
+		{"open only: fewer links than a map needs", 1, 13, true, ""},
+		{"fewer links than a map needs", 1, 17, false, ""},
+		{"no map size", 1, 0, true, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Settings: settings(c.slots, c.minLinks)})
+			r := mustRetrieve(t, p, Question{Text: "plugins for chinese notes", AllowWeb: c.allowWeb})
+			paths := hitPaths(r.Hits)
+			if c.allowWeb && slices.ContainsFunc(paths, func(p string) bool { return strings.HasPrefix(p, "Personal/") }) {
+				t.Fatalf("open-only hits hold a personal note: %q", paths)
+			}
+			at := slices.Index(paths, "Chinese plugins.md")
+			if at < 0 {
+				t.Fatalf("the map is not a hit: %q", paths)
+			}
+			var behind Hit
+			if at+1 < len(r.Hits) {
+				behind = r.Hits[at+1]
+			}
+			switch {
+			case c.member == "":
+				for _, h := range r.Hits {
+					if h.Graph != nil && h.Graph.Map {
+						t.Errorf("%s reached from a map without a map slot: %q", h.Chunk.Path, paths)
+					}
+				}
+			case behind.Graph == nil || !behind.Graph.Map || !strings.HasPrefix(behind.Chunk.Path, c.member):
+				t.Errorf("behind the map: %q (graph %+v), want %s… linked from it; hits %q", behind.Chunk.Path, behind.Graph, c.member, paths)
+			}
+		})
 	}
 }

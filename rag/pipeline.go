@@ -132,6 +132,9 @@ type Retrieval struct {
 	// Members counts the expanded candidates that are members of a topic
 	// note among the hits: what graph_member_slots could give places to.
 	Members int
+	// Maps counts the expanded candidates linked from a map of content
+	// among the hits: what graph_map_slots could give places to.
+	Maps int
 	// Rerank is what the rerank did and cost; nil without a reranker.
 	Rerank *RerankReport
 	Trace  Trace
@@ -199,17 +202,22 @@ func (p *Pipeline) Retrieve(ctx context.Context, q Question) (*Retrieval, error)
 			if h.Graph.Relation == vault.RelationMember {
 				r.Members++
 			}
+			if h.Graph.Map {
+				r.Maps++
+			}
 		}
 	}
 
 	candidates, r.Rerank = p.rerank(ctx, r.Query, candidates, s.RerankTopK, tr)
 
-	final, held := Select(candidates, s.FinalTopK, s.GraphMaxSlots, s.GraphMemberSlots)
+	final, held := Select(candidates, s.FinalTopK, Slots{Graph: s.GraphMaxSlots, Members: s.GraphMemberSlots, Maps: s.GraphMapSlots})
 	quota := changeList("quota held back", held)
-	if n := countGraph(final); n > s.GraphMaxSlots+s.GraphMemberSlots {
-		quota = append(quota, fmt.Sprintf("too few direct hits: %d expanded chunks fill the answer beyond graph_max_slots %d and graph_member_slots %d", n, s.GraphMaxSlots, s.GraphMemberSlots))
+	if n := countGraph(final); n > s.GraphMaxSlots+s.GraphMemberSlots+s.GraphMapSlots {
+		quota = append(quota, fmt.Sprintf("too few direct hits: %d expanded chunks fill the answer beyond graph_max_slots %d, graph_member_slots %d and graph_map_slots %d",
+			n, s.GraphMaxSlots, s.GraphMemberSlots, s.GraphMapSlots))
 	}
-	tr.stage("quota", final, fmt.Sprintf("final %d, at most %d expanded and %d topic members", s.FinalTopK, s.GraphMaxSlots, s.GraphMemberSlots), quota...)
+	tr.stage("quota", final, fmt.Sprintf("final %d, at most %d expanded, %d topic members and %d linked from a map of content",
+		s.FinalTopK, s.GraphMaxSlots, s.GraphMemberSlots, s.GraphMapSlots), quota...)
 	r.Hits = final
 	r.Context = Assemble(final, topicOf)
 	tr.stage("assemble", r.Context, "graph order: a note's chunks together in document order, topic notes before their members")
@@ -237,7 +245,7 @@ func (p *Pipeline) RankNotes(ctx context.Context, q Question) (ranked, inContext
 	}
 	inContext = r.Notes()
 	s := p.opts.Settings.with(q.K)
-	all := len(r.Direct) + s.GraphMaxSlots + min(s.GraphMemberSlots, r.Members)
+	all := len(r.Direct) + s.GraphMaxSlots + min(s.GraphMemberSlots, r.Members) + min(s.GraphMapSlots, r.Maps)
 	if all <= s.FinalTopK {
 		return inContext, inContext, nil
 	}
@@ -434,7 +442,7 @@ func (p *Pipeline) expand(ctx context.Context, direct []Hit, vec []float32, s Se
 			return nil, nil, err
 		}
 	}
-	return Expand(direct, nb, chunks, dist, s.GraphMaxSiblings, s.GraphDiscount), nb, nil
+	return Expand(direct, nb, chunks, dist, Graph{MaxPerRelation: s.GraphMaxSiblings, Discount: s.GraphDiscount, MapMinLinks: s.GraphMapMinLinks}), nb, nil
 }
 
 // rerank re-scores the top candidates when a reranker is configured; on

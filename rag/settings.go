@@ -42,6 +42,11 @@ type Settings struct {
 	// GraphMemberSlots are final places only a member of a topic note
 	// among the hits may take, beside GraphMaxSlots (see Select).
 	GraphMemberSlots int
+	// GraphMapSlots are final places only a note linked from a map of
+	// content among the hits may take: a hit note linking to at least
+	// GraphMapMinLinks notes (see Expand and Select).
+	GraphMapSlots    int
+	GraphMapMinLinks int
 	RerankTopK       int
 	FinalTopK        int
 	// ThinHits and ThinDistance define thin coverage (see Thin).

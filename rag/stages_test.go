@@ -221,7 +221,7 @@ func TestSelectQuota(t *testing.T) {
 		{"exception fills only what is missing", 5, 1, []int64{1, 2, 3, 4, 6}, []int64{5}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			final, held := Select(cands, tc.finalK, tc.slots, 0)
+			final, held := Select(cands, tc.finalK, Slots{Graph: tc.slots})
 			if diff := cmp.Diff(tc.final, rows(final)); diff != "" {
 				t.Errorf("final (-want +got):\n%s", diff)
 			}
@@ -264,7 +264,7 @@ func TestSelectMemberSlots(t *testing.T) {
 		{"no slots", 4, 0, 0, []int64{1, 5, 6, 7}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			final, _ := Select(cands, tc.finalK, tc.slots, tc.members)
+			final, _ := Select(cands, tc.finalK, Slots{Graph: tc.slots, Members: tc.members})
 			if diff := cmp.Diff(tc.final, rows(final)); diff != "" {
 				t.Errorf("final (-want +got):\n%s", diff)
 			}

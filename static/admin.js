@@ -36,6 +36,8 @@ const GROUPS = [
     ["retrieval.graph_discount", "Score factor of linked notes", "more than 0, at most 1"],
     ["retrieval.graph_max_slots", "Context slots linked notes may take", "at most the chunks in the context"],
     ["retrieval.graph_member_slots", "More slots for a hit topic note's clippings", "only notes its clippings region links to"],
+    ["retrieval.graph_map_slots", "More slots behind a hit map of content", "for the note it links to nearest the question; 0: none"],
+    ["retrieval.graph_map_min_links", "… a map of content links to at least", "notes the caller may see"],
     ["retrieval.vector_max_distance", "Farthest vector hit that votes", "cosine distance; 0: no limit"],
     ["retrieval.vector_query", "What vector search embeds", "question: as asked; keywords: without stopwords"],
     ["retrieval.confident_bonus", "Bonus for an arm's confident first note", "in first-rank votes; 0: none"],

@@ -21,6 +21,8 @@ func Settings(cfg config.Config) rag.Settings {
 		GraphDiscount:    r.GraphDiscount,
 		GraphMaxSlots:    r.GraphMaxSlots,
 		GraphMemberSlots: r.GraphMemberSlots,
+		GraphMapSlots:    r.GraphMapSlots,
+		GraphMapMinLinks: r.GraphMapMinLinks,
 		RerankTopK:       r.RerankTopK,
 		FinalTopK:        r.FinalTopK,
 		ThinHits:         cfg.Web.ThinHits,
