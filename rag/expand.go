@@ -47,8 +47,9 @@ type Graph struct {
 // none has a distance). From each hit's note every topic note is taken, and
 // up to g.MaxPerRelation siblings, linked notes and linking notes each,
 // nearest the query first. An expanded hit scores g.Discount × the score of
-// the hit that reached it, the best such when several did. Notes already
-// among the direct hits are not expanded again.
+// the hit that reached it, the best such when several did; a note linked
+// from a map of content scores just below the map. Notes already among the
+// direct hits are not expanded again.
 func Expand(direct []Hit, neighbours []vault.Neighbour, chunks []vault.Chunk, dist map[int64]float64, g Graph) []Hit {
 	starts := startsOf(direct)
 	best := nearestChunks(chunks, dist)
