@@ -239,7 +239,7 @@ func FuzzSearchFTS(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
 		for _, scope := range []vault.Scope{vault.ScopeAll, vault.ScopeOpen} {
 			if _, err := s.SearchFTS(context.Background(), text, 3, scope, vault.FieldWeights{}); err != nil {
-				t.Fatalf("SearchFTS(%q): %v (query %s)", text, err, ftsQuery(text))
+				t.Fatalf("SearchFTS(%q): %v (words %q)", text, err, ftsWords(text))
 			}
 		}
 	})

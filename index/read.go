@@ -5,9 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
-	"unicode"
 
 	sqlite_vec "github.com/asg017/sqlite-vec-go-bindings/cgo"
 
@@ -19,79 +16,6 @@ const hitColumns = `c.rowid, c.chunk_id, c.doc_id, d.path, d.title, c.ordinal, c
 // hitFields points Scan at hitColumns followed by a score column.
 func hitFields(h *vault.Chunk) []any {
 	return []any{&h.RowID, &h.ChunkID, &h.DocID, &h.Path, &h.Title, &h.Ordinal, &h.HeadingPath, &h.Prelude, &h.Body, &h.Sensitivity, &h.Embedded, &h.Score}
-}
-
-// ftsQuery turns free text into an FTS5 query: every word, quoted, OR-ed, so
-// user input can never be FTS5 syntax. It returns "" when there is no word.
-func ftsQuery(text string) string {
-	words := strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-	seen := map[string]bool{}
-	var terms []string
-	for _, w := range words {
-		w = strings.ToLower(w)
-		if seen[w] {
-			continue
-		}
-		seen[w] = true
-		terms = append(terms, `"`+w+`"`)
-	}
-	return strings.Join(terms, " OR ")
-}
-
-// ftsFields are chunks_fts's columns, in order, each with its weight.
-func ftsFields(w vault.FieldWeights) []struct {
-	name   string
-	weight float64
-} {
-	if w == (vault.FieldWeights{}) {
-		w = vault.DefaultFieldWeights
-	}
-	return []struct {
-		name   string
-		weight float64
-	}{{"title", w.Title}, {"aliases", w.Aliases}, {"headings", w.Headings}, {"path", w.Path}, {"topics", w.Topics}, {"body", w.Body}, {"links", w.Links}}
-}
-
-// SearchFTS returns the k best chunks for text by BM25 over the fields
-// weighted by w, restricted to scope inside the query.
-func (s *Store) SearchFTS(ctx context.Context, text string, k int, scope vault.Scope, w vault.FieldWeights) ([]vault.Chunk, error) {
-	q := ftsQuery(text)
-	if q == "" || k <= 0 {
-		return nil, nil
-	}
-	var searched, weights []string
-	all := true
-	for _, f := range ftsFields(w) {
-		weights = append(weights, strconv.FormatFloat(f.weight, 'g', -1, 64))
-		if f.weight > 0 {
-			searched = append(searched, f.name)
-		} else {
-			all = false
-		}
-	}
-	if len(searched) == 0 {
-		return nil, nil
-	}
-	if !all {
-		q = "{" + strings.Join(searched, " ") + "} : (" + q + ")"
-	}
-	// The weights are numbers formatted here, never user text. The k best
-	// are ranked first, from the full-text table and the chunks' sensitivity
-	// alone (the scope applies before the limit), and only they are joined
-	// for their text: a query whose words are common matches a large share
-	// of the chunks.
-	hits, err := queryAll(ctx, s.reader, hitFields, `WITH top AS (
-			SELECT chunks_fts.rowid AS id, bm25(chunks_fts, `+strings.Join(weights, ", ")+`) AS score
-			FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
-			WHERE chunks_fts MATCH ? AND (? = 0 OR c.sensitivity = 'open')
-			ORDER BY score, id LIMIT ?)
-		SELECT `+hitColumns+`, top.score
-		FROM top JOIN chunks c ON c.rowid = top.id JOIN docs d ON d.doc_id = c.doc_id
-		ORDER BY top.score, top.id`, q, scope.OpenOnly(), k)
-	if err != nil {
-		return nil, fmt.Errorf("fts search: %w", err)
-	}
-	return hits, nil
 }
 
 // SearchVector returns the k nearest chunks to vec by cosine distance. With

@@ -83,6 +83,8 @@ type Store struct {
 	// changed is poked after a commit that left chunks without vectors, so
 	// the Vectorizer wakes without polling.
 	changed chan struct{}
+
+	ftsCounts ftsCounts // words' row counts for SearchFTS
 }
 
 // Changed delivers a signal after a write that put chunks on the embedding
