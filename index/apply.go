@@ -274,6 +274,7 @@ func (w *applier) deleteVectors(ctx context.Context, docID string) error {
 		if _, err := w.q.ExecContext(ctx, `DELETE FROM chunks_vec WHERE rowid = ?`, id); err != nil {
 			return fmt.Errorf("delete vector %d: %w", id, err)
 		}
+		w.s.vlog.record(vectorChange{id: id, dropped: true})
 	}
 	return nil
 }

@@ -5,8 +5,11 @@
 // feed checkpoint in one transaction) and the read primitives (FTS, vector
 // KNN, neighbours, notes, stats), which return vault's nouns (vault.Chunk,
 // vault.Doc, vault.Neighbour, …) and apply a vault.Scope inside every query.
+// The vector KNN scans an int8 copy of the vectors held in memory (through
+// index/quant), kept by every write that changes them, and rescores its
+// shortlist on the float vectors in the file.
 //
-// It may import vault, index/markdown and internal/retry and
+// It may import vault, index/markdown, index/quant and internal/retry and
 // internal/routine: feed writes into it, and rag and transport read from it
 // through interfaces they declare, without importing it.
 package index

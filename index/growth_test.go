@@ -42,7 +42,7 @@ func (e *seededEmbedder) Embed(_ context.Context, texts []string) ([][]float32, 
 // the vault), re-embedding after each cycle as the follower and vectorizer
 // would. It returns the file size after the first
 // embedding and at the end. With compact, compaction may run after each
-// cycle. The vault spans several of sqlite-vec's 1024-slot allocation chunks:
+// cycle. The vault spans many of sqlite-vec's allocation chunks:
 // a deleted vector's slot in a full chunk is never reused, so edits grow the
 // file.
 func editCycles(tb testing.TB, total, edited, cycles int, compact bool) (clean, final int64, rebuilt int) {

@@ -18,9 +18,11 @@ func hitFields(h *vault.Chunk) []any {
 	return []any{&h.RowID, &h.ChunkID, &h.DocID, &h.Path, &h.Title, &h.Ordinal, &h.HeadingPath, &h.Prelude, &h.Body, &h.Sensitivity, &h.Embedded, &h.Score}
 }
 
-// SearchVector returns the k nearest chunks to vec by cosine distance. With
-// ScopeOpen the vec0 metadata column filters inside the KNN, before k.
-func (s *Store) SearchVector(ctx context.Context, vec []float32, k int, scope vault.Scope) ([]vault.Chunk, error) {
+// SearchVectorExact returns the k nearest chunks to vec by cosine distance,
+// by brute force over every vector: the reference SearchVector's shortlist
+// is measured against. With ScopeOpen the vec0 metadata column filters
+// inside the KNN, before k.
+func (s *Store) SearchVectorExact(ctx context.Context, vec []float32, k int, scope vault.Scope) ([]vault.Chunk, error) {
 	if k <= 0 {
 		return nil, nil
 	}

@@ -21,9 +21,7 @@ func TestZeroScopeSeesOpenOnly(t *testing.T) {
 		note("99 topics/Hidden.md", "# Hidden\n<!-- begin:clippings -->\n- [[Bread]]\n<!-- end:clippings -->\n"),
 	))
 	embedAll(t, s, func(string) []float32 { return []float32{1, 0, 0, 0, 0, 0, 0, 0} })
-	if _, err := s.BuildShortlist(ctx); err != nil {
-		t.Fatal(err)
-	}
+	mustShortlist(t, s)
 	var zero vault.Scope
 	ids := []string{"recipes/bread.md", "private/secret.md", "99 topics/baking.md", "99 topics/hidden.md"}
 
@@ -106,8 +104,7 @@ func TestZeroScopeSeesOpenOnly(t *testing.T) {
 	personal("SearchFTS", chunkSens(s.SearchFTS(ctx, "sourdough loaf", 10, zero, vault.FieldWeights{})),
 		chunkSens(s.SearchFTS(ctx, "sourdough loaf", 10, vault.ScopeAll, vault.FieldWeights{})))
 	personal("SearchVector", chunkSens(s.SearchVector(ctx, vec, 10, zero)), chunkSens(s.SearchVector(ctx, vec, 10, vault.ScopeAll)))
-	personal("SearchVectorShortlist", chunkSens(s.SearchVectorShortlist(ctx, vec, 10, 10, zero)),
-		chunkSens(s.SearchVectorShortlist(ctx, vec, 10, 10, vault.ScopeAll)))
+	personal("SearchVectorExact", chunkSens(s.SearchVectorExact(ctx, vec, 10, zero)), chunkSens(s.SearchVectorExact(ctx, vec, 10, vault.ScopeAll)))
 	personal("NoteChunks", chunkSens(s.NoteChunks(ctx, ids, zero)), chunkSens(s.NoteChunks(ctx, ids, vault.ScopeAll)))
 	personal("Docs", docSens(s.Docs(ctx, ids, zero)), docSens(s.Docs(ctx, ids, vault.ScopeAll)))
 	personal("Neighbours", neighbourSens(s.Neighbours(ctx, ids, zero)), neighbourSens(s.Neighbours(ctx, ids, vault.ScopeAll)))

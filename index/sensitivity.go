@@ -171,7 +171,7 @@ func (w *applier) reclassify(ctx context.Context, tx *sql.Tx, changes []reclassi
 				return fmt.Errorf("reclassify %s: %w", c.path, err)
 			}
 		}
-		if err := updateVectorSensitivity(ctx, tx, c.docID, c.sens); err != nil {
+		if err := w.updateVectorSensitivity(ctx, tx, c.docID, c.sens); err != nil {
 			return fmt.Errorf("reclassify %s: %w", c.path, err)
 		}
 	}
@@ -186,7 +186,7 @@ func (w *applier) reclassify(ctx context.Context, tx *sql.Tx, changes []reclassi
 	return nil
 }
 
-func updateVectorSensitivity(ctx context.Context, tx *sql.Tx, docID, sens string) error {
+func (w *applier) updateVectorSensitivity(ctx context.Context, tx *sql.Tx, docID, sens string) error {
 	ids, err := embeddedRowIDs(ctx, tx, docID)
 	if err != nil {
 		return err
@@ -195,6 +195,7 @@ func updateVectorSensitivity(ctx context.Context, tx *sql.Tx, docID, sens string
 		if _, err := tx.ExecContext(ctx, `UPDATE chunks_vec SET sensitivity = ? WHERE rowid = ?`, sens, id); err != nil {
 			return err
 		}
+		w.s.vlog.record(vectorChange{id: id, open: sens == vault.SensitivityOpen})
 	}
 	return nil
 }

@@ -198,25 +198,31 @@ func TestOpenScopeFiltersBeforeK(t *testing.T) {
 	ctx := context.Background()
 	const k = 5
 
-	all, err := s.SearchVector(ctx, []float32{1, 0, 0, 0}, k, vault.ScopeAll)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, h := range all {
-		if h.Sensitivity != vault.SensitivityPersonal {
-			t.Fatalf("ScopeAll top-%d should be all personal, got %v", k, paths(all))
+	// Brute force, then the shortlist, which rescores 2k candidates: the
+	// scope must apply to the scan, before those are taken.
+	mustShortlist(t, s)
+	for name, search := range map[string]func(context.Context, []float32, int, vault.Scope) ([]vault.Chunk, error){
+		"SearchVectorExact": s.SearchVectorExact, "SearchVector": s.SearchVector} {
+		all, err := search(ctx, []float32{1, 0, 0, 0}, k, vault.ScopeAll)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	open, err := s.SearchVector(ctx, []float32{1, 0, 0, 0}, k, vault.ScopeOpen)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(open) != k {
-		t.Fatalf("ScopeOpen KNN returned %d hits, want %d (filter after k?)", len(open), k)
-	}
-	for _, h := range open {
-		if h.Sensitivity != vault.SensitivityOpen {
-			t.Fatalf("ScopeOpen KNN returned personal %s", h.Path)
+		for _, h := range all {
+			if h.Sensitivity != vault.SensitivityPersonal {
+				t.Fatalf("%s: ScopeAll top-%d should be all personal, got %v", name, k, paths(all))
+			}
+		}
+		open, err := search(ctx, []float32{1, 0, 0, 0}, k, vault.ScopeOpen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(open) != k {
+			t.Fatalf("%s: ScopeOpen KNN returned %d hits, want %d (filter after k?)", name, len(open), k)
+		}
+		for _, h := range open {
+			if h.Sensitivity != vault.SensitivityOpen {
+				t.Fatalf("%s: ScopeOpen KNN returned personal %s", name, h.Path)
+			}
 		}
 	}
 

@@ -3,65 +3,513 @@ package index
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
 
 	sqlite_vec "github.com/asg017/sqlite-vec-go-bindings/cgo"
 
+	"github.com/vaultask/vaultask/index/quant"
+	"github.com/vaultask/vaultask/internal/routine"
 	"github.com/vaultask/vaultask/vault"
 )
 
-// BuildShortlist (re)creates chunks_vec_bq, a bit-quantised copy of every
-// vector in chunks_vec (one bit per dimension, its sign) with its
-// sensitivity, for SearchVectorShortlist, and returns how many vectors it
-// holds. Apply and PutVectors do not keep it up to date: it exists so that
-// the benchmarks can measure what a shortlist gains over brute force, and
-// what it loses in recall, before the index maintains one.
-func (s *Store) BuildShortlist(ctx context.Context) (int, error) {
-	var n int
-	err := s.write(ctx, "build shortlist", func(tx *sql.Tx) error {
-		for _, q := range []string{
-			`DROP TABLE IF EXISTS chunks_vec_bq`,
-			fmt.Sprintf(`CREATE VIRTUAL TABLE chunks_vec_bq USING vec0(embedding bit[%d], sensitivity text)`, s.space.Dim),
-			`INSERT INTO chunks_vec_bq(rowid, embedding, sensitivity) SELECT rowid, vec_quantize_binary(embedding), sensitivity FROM chunks_vec`,
-		} {
-			if _, err := tx.ExecContext(ctx, q); err != nil {
-				return err
-			}
-		}
-		return tx.QueryRowContext(ctx, `SELECT count(*) FROM chunks_vec_bq`).Scan(&n)
-	})
-	return n, err
+// shortlist is an int8 copy of chunks_vec in memory: every vector quantised
+// (one byte a dimension, with one scale per vector), its chunk's rowid and
+// whether the chunk is open. SearchVector scans it whole with quant.Dots,
+// keeping only open chunks when the scope says so, and rescores the
+// shortlist's nearest candidates exactly, on their float vectors in
+// chunks_vec. A scan reads a quarter of the bytes brute force does, 32 at a
+// time through a SIMD kernel.
+//
+// Slots are packed: a dropped vector's slot takes the last slot's vector,
+// so a scan never reads a hole. Rows live in fixed blocks, so growing never
+// copies what is there.
+type shortlist struct {
+	dim int
+
+	mu     sync.RWMutex
+	blocks [][]int8 // blockRows·dim bytes each; only the last is partly used
+	ids    []int64  // chunk rowid of each slot
+	weight []float32
+	open   []bool
+	slots  map[int64]int // slot of each rowid
+
+	// version is the vectors' version (see bumpVectorsVersion) the
+	// shortlist was read at: a read-only store, which sees another
+	// process's writes but not their changes, reads it again when the
+	// index's differs.
+	version string
 }
 
-// SearchVectorShortlist is SearchVector by way of BuildShortlist's table:
-// the candidates nearest to vec by Hamming distance between bit vectors,
-// then those rescored by cosine distance on their float vectors, the k best
-// kept. With ScopeOpen the shortlist filters on sensitivity inside its KNN,
-// as SearchVector does.
-func (s *Store) SearchVectorShortlist(ctx context.Context, vec []float32, k, candidates int, scope vault.Scope) ([]vault.Chunk, error) {
+// blockRows is the vectors of one block of the shortlist: 512 KB at 512
+// dimensions, small enough that a block is the most growth ever wastes.
+const blockRows = 1024
+
+// vectorsVersionMeta counts the commits that change chunks_vec, so that a
+// read-only store knows when its shortlist is out of date.
+const vectorsVersionMeta = "vectors_version"
+
+func newShortlist(dim int) *shortlist {
+	return &shortlist{dim: dim, slots: map[int64]int{}}
+}
+
+// row is slot's quantised vector.
+func (sl *shortlist) row(slot int) []int8 {
+	off := (slot % blockRows) * sl.dim
+	return sl.blocks[slot/blockRows][off : off+sl.dim]
+}
+
+// weightOf is what a vector's int8 dot product is multiplied by to rank it
+// by cosine similarity: its scale over its norm. The query's own scale and
+// norm are the same for every vector, so they are left out.
+func weightOf(scale float32, v []float32) float32 {
+	var norm float64
+	for _, x := range v {
+		norm += float64(x) * float64(x)
+	}
+	if norm == 0 {
+		return 0
+	}
+	return scale / float32(math.Sqrt(norm))
+}
+
+// put stores the vector of chunk id, replacing the one it has.
+func (sl *shortlist) put(id int64, v []float32, open bool) {
+	slot, ok := sl.slots[id]
+	if !ok {
+		slot = len(sl.ids)
+		if slot%blockRows == 0 && slot/blockRows == len(sl.blocks) {
+			sl.blocks = append(sl.blocks, make([]int8, blockRows*sl.dim))
+		}
+		sl.ids = append(sl.ids, id)
+		sl.weight = append(sl.weight, 0)
+		sl.open = append(sl.open, false)
+		sl.slots[id] = slot
+	}
+	sl.weight[slot] = weightOf(quant.Quantize(sl.row(slot), v), v)
+	sl.open[slot] = open
+}
+
+// drop removes the vector of chunk id: the last slot moves into its place.
+func (sl *shortlist) drop(id int64) {
+	slot, ok := sl.slots[id]
+	if !ok {
+		return
+	}
+	delete(sl.slots, id)
+	last := len(sl.ids) - 1
+	if slot != last {
+		copy(sl.row(slot), sl.row(last))
+		sl.ids[slot], sl.weight[slot], sl.open[slot] = sl.ids[last], sl.weight[last], sl.open[last]
+		sl.slots[sl.ids[slot]] = slot
+	}
+	sl.ids, sl.weight, sl.open = sl.ids[:last], sl.weight[:last], sl.open[:last]
+	if last%blockRows == 0 {
+		sl.blocks = sl.blocks[:last/blockRows]
+	}
+}
+
+// apply replays a committed write's changes to chunks_vec.
+func (sl *shortlist) apply(changes []vectorChange) {
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	for _, c := range changes {
+		switch {
+		case c.vec != nil:
+			sl.put(c.id, c.vec, c.open)
+		case c.dropped:
+			sl.drop(c.id)
+		default:
+			if slot, ok := sl.slots[c.id]; ok {
+				sl.open[slot] = c.open
+			}
+		}
+	}
+}
+
+// candidate is a slot's rank in a scan: the higher, the nearer.
+type candidate struct {
+	score float32
+	id    int64
+}
+
+// nearest returns the rowids of up to n vectors nearest to vec by the
+// quantised cosine similarity, nearest first; with openOnly, of open
+// chunks only, so the filter applies before n is taken.
+func (sl *shortlist) nearest(vec []float32, n int, openOnly bool) []int64 {
+	q := make([]int8, sl.dim)
+	quant.Quantize(q, vec)
+	dots := make([]int32, blockRows)
+	// best is a min-heap of the n best so far: best[0] is the one to beat.
+	best := make([]candidate, 0, n)
+	sl.mu.RLock()
+	for b, block := range sl.blocks {
+		first := b * blockRows
+		rows := min(blockRows, len(sl.ids)-first)
+		quant.Dots(q, block[:rows*sl.dim], dots[:rows])
+		for i, d := range dots[:rows] {
+			slot := first + i
+			if openOnly && !sl.open[slot] {
+				continue
+			}
+			c := candidate{score: float32(d) * sl.weight[slot], id: sl.ids[slot]}
+			switch {
+			case len(best) < n:
+				best = append(best, c)
+				siftUp(best, len(best)-1)
+			case c.score > best[0].score:
+				best[0] = c
+				siftDown(best, 0)
+			}
+		}
+	}
+	sl.mu.RUnlock()
+	out := make([]int64, len(best))
+	for i := len(best) - 1; i >= 0; i-- {
+		out[i] = best[0].id
+		best[0] = best[i]
+		best = best[:i]
+		siftDown(best, 0)
+	}
+	return out
+}
+
+func siftUp(h []candidate, i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if h[p].score <= h[i].score {
+			return
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+}
+
+func siftDown(h []candidate, i int) {
+	for {
+		m := i
+		for _, c := range []int{2*i + 1, 2*i + 2} {
+			if c < len(h) && h[c].score < h[m].score {
+				m = c
+			}
+		}
+		if m == i {
+			return
+		}
+		h[m], h[i] = h[i], h[m]
+		i = m
+	}
+}
+
+// vectorChange is one change a write makes to chunks_vec: a vector put
+// (vec set), dropped, or its chunk's sensitivity changed. The write's
+// changes are replayed on the shortlist once it commits.
+type vectorChange struct {
+	id      int64
+	vec     []float32
+	dropped bool
+	open    bool
+}
+
+// vectorLog collects one write transaction's changes to chunks_vec, under
+// the store's write lock.
+type vectorLog struct {
+	changed bool // the transaction changed chunks_vec: it bumps the version
+	keep    bool // the shortlist is built: changes are recorded for it
+	changes []vectorChange
+}
+
+func (l *vectorLog) record(c vectorChange) {
+	l.changed = true
+	if l.keep {
+		l.changes = append(l.changes, c)
+	}
+}
+
+// bumpVectorsVersion counts one more commit that changed chunks_vec.
+func bumpVectorsVersion(ctx context.Context, e execer) error {
+	_, err := e.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES (?, '1')
+		ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)`, vectorsVersionMeta)
+	if err != nil {
+		return fmt.Errorf("bump vectors version: %w", err)
+	}
+	return nil
+}
+
+// currentShortlist returns the shortlist if it is current, or nil while
+// one is read in the background (the caller searches by brute force
+// meanwhile): the first vector search starts that read, not Open, so a
+// process that never searches by vector never holds it. A read-only store's
+// shortlist is current while the index's vectors are at its version: it
+// sees another process's writes but not their changes.
+func (s *Store) currentShortlist(ctx context.Context) (*shortlist, error) {
+	sl := s.short.Load()
+	if sl != nil && s.writer != nil {
+		return sl, nil
+	}
+	var version string
+	if s.writer == nil {
+		var err error
+		if version, _, err = getMeta(ctx, s.reader, vectorsVersionMeta); err != nil {
+			return nil, err
+		}
+		if sl != nil && sl.version == version {
+			return sl, nil
+		}
+	}
+	s.shortMu.Lock()
+	defer s.shortMu.Unlock()
+	if cur := s.short.Load(); cur != sl && (s.writer != nil || cur.version == version) {
+		return cur, nil // a read ended meanwhile
+	}
+	if s.reading != nil {
+		select {
+		case <-s.reading.Done():
+		default:
+			return nil, nil // under way
+		}
+	}
+	s.reading = &routine.Routine{}
+	return nil, s.reading.Start(context.WithoutCancel(ctx), s.loadShortlist)
+}
+
+// loadShortlist reads the shortlist and makes it the store's. A writer's
+// writes wait meanwhile (a second or two at 100k vectors): a change
+// committed during the read would be in neither the snapshot nor the
+// shortlist. A failed read is logged; the next search starts another.
+func (s *Store) loadShortlist(ctx context.Context) error {
+	if s.writer != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+	}
+	sl, err := s.readShortlist(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.Warn("reading the vector shortlist failed; vector search is by brute force until a read succeeds", keyErr, err)
+		}
+		return nil
+	}
+	s.short.Store(sl)
+	return nil
+}
+
+// WarmVectorSearch reads the vector shortlist now, unless it is current,
+// and waits for it: otherwise the first vector search starts that read and
+// searches by brute force until it ends. `eval retrieval` and the
+// benchmarks call it, so that every search they score or time goes through
+// the shortlist.
+func (s *Store) WarmVectorSearch(ctx context.Context) error {
+	sl, err := s.currentShortlist(ctx)
+	if err != nil || sl != nil {
+		return err
+	}
+	s.shortMu.Lock()
+	r := s.reading
+	s.shortMu.Unlock()
+	select {
+	case <-r.Done():
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if s.short.Load() == nil {
+		return errors.New("read vector shortlist: failed (the log says why)")
+	}
+	return nil
+}
+
+// closeShortlist stops a read of the shortlist under way and closes the
+// rescore's statement.
+func (s *Store) closeShortlist() error {
+	s.shortMu.Lock()
+	r, st := s.reading, s.rescore
+	s.rescore = nil
+	s.shortMu.Unlock()
+	var err error
+	if r != nil {
+		err = r.Close(context.Background())
+	}
+	if st != nil {
+		err = errors.Join(err, st.Close())
+	}
+	return err
+}
+
+// readShortlist reads every vector of chunks_vec into a new shortlist, and
+// the version they are at, from one snapshot.
+//
+// It reads sqlite-vec's shadow tables, as its version 0.1 lays them out:
+// each allocation chunk's vectors as one blob (_vector_chunks00), its
+// sensitivity metadata as one blob of 16-byte entries (_metadatachunks00:
+// an int32 length, then the text when it fits in 12 bytes), and each
+// vector's place in them (_rowids). A scan of chunks_vec looks each vector
+// up on its own instead, 3 s for 100k vectors where this takes a few
+// hundred ms; chunks.sensitivity sits behind each chunk's text, as slow to
+// read. TestShortlistFollowsWrites checks this reading against the vectors
+// and sensitivities the writes put (an upgrade of sqlite-vec that changed
+// its layout would fail it), and every search checks the scope again on
+// chunks.
+func (s *Store) readShortlist(ctx context.Context) (*shortlist, error) {
+	sl := newShortlist(s.space.Dim)
+	err := s.read(ctx, "read vectors", func(tx *sql.Tx) error {
+		var err error
+		if sl.version, _, err = getMeta(ctx, tx, vectorsVersionMeta); err != nil {
+			return err
+		}
+		type place struct{ id, chunk, offset int64 }
+		places, err := queryAll(ctx, tx, func(p *place) []any { return []any{&p.id, &p.chunk, &p.offset} },
+			`SELECT rowid, chunk_id, chunk_offset FROM chunks_vec_rowids ORDER BY chunk_id`)
+		if err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT v.rowid, v.vectors, m.data FROM chunks_vec_vector_chunks00 v
+			JOIN chunks_vec_metadatachunks00 m ON m.rowid = v.rowid ORDER BY v.rowid`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		const entry = 16 // a text metadata entry
+		size := int64(4 * s.space.Dim)
+		vec := make([]float32, s.space.Dim)
+		for rows.Next() && len(places) > 0 {
+			var chunk int64
+			var vectors, meta sql.RawBytes
+			if err := rows.Scan(&chunk, &vectors, &meta); err != nil {
+				return err
+			}
+			for ; len(places) > 0 && places[0].chunk == chunk; places = places[1:] {
+				p := places[0]
+				if p.offset < 0 || (p.offset+1)*size > int64(len(vectors)) || (p.offset+1)*entry > int64(len(meta)) {
+					return fmt.Errorf("vector %d at %d of chunk %d, which holds %d bytes of vectors and %d of metadata", p.id, p.offset, chunk, len(vectors), len(meta))
+				}
+				if err := decodeVector(vec, vectors[p.offset*size:(p.offset+1)*size]); err != nil {
+					return err
+				}
+				m := meta[p.offset*entry : (p.offset+1)*entry]
+				open := binary.LittleEndian.Uint32(m) == uint32(len(vault.SensitivityOpen)) && string(m[4:4+len(vault.SensitivityOpen)]) == vault.SensitivityOpen
+				sl.put(p.id, vec, open)
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(places) > 0 {
+			return fmt.Errorf("vector %d is in chunk %d, which is missing", places[0].id, places[0].chunk)
+		}
+		return nil
+	})
+	return sl, err
+}
+
+// decodeVector reads a float32 vector as sqlite-vec stores it (little-endian)
+// into v.
+func decodeVector(v []float32, blob []byte) error {
+	if len(blob) != 4*len(v) {
+		return fmt.Errorf("%d bytes, want %d", len(blob), 4*len(v))
+	}
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(blob[4*i:]))
+	}
+	return nil
+}
+
+// SearchVector returns the k nearest chunks to vec by cosine distance, as
+// SearchVectorExact does, by way of the shortlist: the 2k nearest by the
+// quantised vectors, in scope, rescored exactly. Until the shortlist is
+// read (see currentShortlist) it is SearchVectorExact.
+func (s *Store) SearchVector(ctx context.Context, vec []float32, k int, scope vault.Scope) ([]vault.Chunk, error) {
 	if k <= 0 {
 		return nil, nil
 	}
 	if len(vec) != s.space.Dim {
-		return nil, fmt.Errorf("vector shortlist: query has %d dimensions, the index holds %d", len(vec), s.space.Dim)
+		return nil, fmt.Errorf("vector search: query has %d dimensions, the index holds %d", len(vec), s.space.Dim)
+	}
+	sl, err := s.currentShortlist(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("vector search: %w", err)
+	}
+	if sl == nil {
+		return s.SearchVectorExact(ctx, vec, k, scope)
 	}
 	blob, err := sqlite_vec.SerializeFloat32(vec)
 	if err != nil {
 		return nil, err
 	}
-	short := `SELECT rowid FROM chunks_vec_bq WHERE embedding MATCH vec_quantize_binary(?) AND k = ?`
-	if scope.OpenOnly() {
-		short += ` AND sensitivity = 'open'`
-	}
-	// The rescore looks each candidate's float vector up by rowid.
-	hits, err := queryAll(ctx, s.reader, hitFields, `WITH short AS (`+short+`),
-		knn AS (SELECT short.rowid AS rowid, vec_distance_cosine(v.embedding, ?) AS distance
-			FROM short JOIN chunks_vec v ON v.rowid = short.rowid ORDER BY distance LIMIT ?)
-		SELECT `+hitColumns+`, knn.distance FROM knn JOIN chunks c ON c.rowid = knn.rowid JOIN docs d ON d.doc_id = c.doc_id
-		WHERE (? = 0 OR c.sensitivity = 'open')
-		ORDER BY knn.distance`, blob, max(candidates, k), blob, k, scope.OpenOnly())
+	hits, err := s.searchShortlist(ctx, sl, vec, blob, k, scope)
 	if err != nil {
-		return nil, fmt.Errorf("vector shortlist: %w", err)
+		return nil, fmt.Errorf("vector search: %w", err)
 	}
 	return hits, nil
+}
+
+// shortlistFactor sizes the shortlist SearchVector rescores: this many
+// times k candidates (see the recall benchmark in internal/bench).
+const shortlistFactor = 2
+
+// searchShortlist is SearchVector's search: the shortlist's nearest
+// candidates, in scope, rescored by exact cosine distance on their float
+// vectors, the k nearest kept. The rescore reads chunks_vec and chunks in
+// the reader's snapshot and checks the scope again, so a candidate the
+// shortlist holds but the snapshot no longer does (deleted, or made
+// personal, by a commit the shortlist has seen and the snapshot has not)
+// is never returned.
+func (s *Store) searchShortlist(ctx context.Context, sl *shortlist, vec []float32, blob []byte, k int, scope vault.Scope) ([]vault.Chunk, error) {
+	ids := sl.nearest(vec, shortlistFactor*k, scope.OpenOnly())
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	list := make([]string, len(ids))
+	for i, id := range ids {
+		list[i] = strconv.FormatInt(id, 10)
+	}
+	st, err := s.rescoreStmt(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return queryAll(ctx, prepared{st}, hitFields, rescoreQuery, blob, "["+strings.Join(list, ",")+"]", scope.OpenOnly(), k)
+}
+
+// rescoreQuery is searchShortlist's rescore: the candidates (a JSON array
+// of rowids) by exact distance to the query vector, the scope checked on
+// chunks before the limit (through chunks_scope, not the chunk's row).
+// CROSS JOIN keeps the candidates the outer loop, so each vector is looked
+// up by rowid: no scan of chunks_vec.
+const rescoreQuery = `WITH knn AS (
+		SELECT v.rowid AS rowid, vec_distance_cosine(v.embedding, ?) AS distance
+		FROM json_each(?) cand CROSS JOIN chunks_vec v ON v.rowid = cand.value
+		CROSS JOIN chunks c INDEXED BY chunks_scope ON c.rowid = cand.value
+		WHERE (? = 0 OR c.sensitivity = 'open')
+		ORDER BY distance, v.rowid LIMIT ?)
+	SELECT ` + hitColumns + `, knn.distance FROM knn JOIN chunks c ON c.rowid = knn.rowid JOIN docs d ON d.doc_id = c.doc_id
+	ORDER BY knn.distance, knn.rowid`
+
+// rescoreStmt is rescoreQuery prepared once on the reader pool: SQLite
+// plans it (its vec0 join included) in about a millisecond, longer than
+// it then runs on the hub index (0.6 ms).
+func (s *Store) rescoreStmt(ctx context.Context) (*sql.Stmt, error) {
+	s.shortMu.Lock()
+	defer s.shortMu.Unlock()
+	if s.rescore == nil {
+		st, err := s.reader.PrepareContext(ctx, rescoreQuery)
+		if err != nil {
+			return nil, err
+		}
+		s.rescore = st
+	}
+	return s.rescore, nil
+}
+
+// prepared runs its statement for queryAll, whatever query text it is given.
+type prepared struct{ *sql.Stmt }
+
+func (p prepared) QueryContext(ctx context.Context, _ string, args ...any) (*sql.Rows, error) {
+	return p.Stmt.QueryContext(ctx, args...)
+}
+
+func (p prepared) QueryRowContext(ctx context.Context, _ string, args ...any) *sql.Row {
+	return p.Stmt.QueryRowContext(ctx, args...)
 }

@@ -12,12 +12,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
 	sqlite_vec "github.com/asg017/sqlite-vec-go-bindings/cgo"
 	_ "github.com/mattn/go-sqlite3" // registers the sqlite3 driver
 	"github.com/vaultask/vaultask/index/markdown"
+	"github.com/vaultask/vaultask/internal/routine"
 	"github.com/vaultask/vaultask/vault"
 )
 
@@ -85,6 +87,16 @@ type Store struct {
 	changed chan struct{}
 
 	ftsCounts ftsCounts // words' row counts for SearchFTS
+
+	// vlog holds the changes to chunks_vec of the write holding mu.
+	vlog vectorLog
+	// short is the vector shortlist, nil until the first vector search has
+	// read it; reading is that read, in the background, and rescore the
+	// statement its search runs, both guarded by shortMu.
+	short   atomic.Pointer[shortlist]
+	shortMu sync.Mutex
+	reading *routine.Routine
+	rescore *sql.Stmt
 }
 
 // Changed delivers a signal after a write that put chunks on the embedding
@@ -169,6 +181,9 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	if err := s.ensureSpace(ctx, opts.Rebuild); err != nil {
 		return fail(err)
+	}
+	if err := s.ensureVectorLayout(ctx); err != nil {
+		return fail(fmt.Errorf("open index %s: %w", opts.Path, err))
 	}
 	if err := s.ensureClassification(ctx); err != nil {
 		return fail(err)
@@ -340,10 +355,10 @@ func (s *Store) closeDBs() error {
 	return err
 }
 
-// Close closes both pools, then releases the writer lock, and returns the
-// first error.
+// Close stops a read of the vector shortlist, closes both pools, then
+// releases the writer lock, and returns the first error.
 func (s *Store) Close() error {
-	err := s.closeDBs()
+	err := errors.Join(s.closeShortlist(), s.closeDBs())
 	lock := s.lock
 	s.lock = nil
 	return errors.Join(err, lock.release())
@@ -372,6 +387,9 @@ func (s *Store) ensureSpace(ctx context.Context, reset bool) error {
 			if _, err := tx.ExecContext(ctx, q); err != nil {
 				return err
 			}
+		}
+		if err := bumpVectorsVersion(ctx, tx); err != nil {
+			return err
 		}
 		if err := setMeta(ctx, tx, "embedding_model", s.space.Model); err != nil {
 			return err

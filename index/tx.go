@@ -8,6 +8,8 @@ import (
 
 // write runs fn in one transaction of the writer connection, holding the
 // store's write lock: committed when fn returns nil, rolled back otherwise.
+// What fn changes in chunks_vec (recorded in s.vlog) bumps the vectors'
+// version in the same transaction and reaches the shortlist once committed.
 // what names the operation in errors. A read-only store has no writer and
 // returns errReadOnly. (pocketbase's RunInTransaction is the model.)
 func (s *Store) write(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
@@ -16,7 +18,25 @@ func (s *Store) write(ctx context.Context, what string, fn func(tx *sql.Tx) erro
 	if s.writer == nil {
 		return errReadOnly
 	}
-	return inTx(ctx, s.writer, what, fn)
+	sl := s.short.Load()
+	s.vlog = vectorLog{keep: sl != nil}
+	defer func() { s.vlog = vectorLog{} }()
+	err := inTx(ctx, s.writer, what, func(tx *sql.Tx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		if s.vlog.changed {
+			return bumpVectorsVersion(ctx, tx)
+		}
+		return nil
+	})
+	// The shortlist follows only what committed. A reader whose snapshot
+	// is a commit ahead of it or behind it meanwhile is still safe: its
+	// rescore re-reads every candidate in its own snapshot.
+	if err == nil && len(s.vlog.changes) > 0 {
+		sl.apply(s.vlog.changes)
+	}
+	return err
 }
 
 // read runs fn in one read-only transaction of the reader pool: every query

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # gofmt, go vet and staticcheck with the project's build tags (go vet for
-# arm64 too, on the embedder's assembly); shellcheck on the scripts; the
+# arm64 too, on the NEON assembly); shellcheck on the scripts; the
 # Dockerfile (dockerfile-utils, as hadolint is in neither Debian nor npm) and
 # the compose file (docker-compose config).
 set -euo pipefail
@@ -8,8 +8,9 @@ cd "$(dirname "$0")/.."
 out=$(git ls-files -z '*.go' | xargs -0 gofmt -l)
 if [ -n "$out" ]; then echo "gofmt needed:"; echo "$out"; exit 1; fi
 go vet -tags sqlite_fts5 ./...
-# The embedder's NEON kernel: asmdecl checks its frame against the Go declaration.
-GOARCH=arm64 go vet ./llm/uselite/
+# The NEON kernels (the embedder's, the index's int8 scan): asmdecl checks
+# their frames against the Go declarations.
+GOARCH=arm64 go vet ./llm/uselite/ ./index/quant/
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags sqlite_fts5 ./...
 git ls-files -z '*.sh' .ci/run | xargs -0 shellcheck
 tests/clients/node_modules/.bin/dockerfile-utils lint Dockerfile

@@ -82,6 +82,11 @@ func (m *Main) openEval(ctx context.Context, cfgPath string, paths []string, che
 	if err == nil {
 		err = s.checkPaths(ctx)
 	}
+	if err == nil {
+		// Every question searches through the vector shortlist, as serve's
+		// do once it has read it, not the first ones by brute force.
+		err = s.store.WarmVectorSearch(ctx)
+	}
 	if err != nil {
 		s.store.Close()
 		return nil, err
