@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
 	"sort"
 
 	sqlite_vec "github.com/asg017/sqlite-vec-go-bindings/cgo"
@@ -25,7 +23,7 @@ func idList[T any](ids []T) string {
 
 // Docs returns the notes among docIDs that scope may see, in doc_id order.
 func (s *Store) Docs(ctx context.Context, docIDs []string, scope vault.Scope) ([]vault.Doc, error) {
-	docs, err := readDocs(ctx, s.reader, docIDs, scope)
+	docs, err := readDocs(ctx, s.prepared, docIDs, scope)
 	if err != nil {
 		return nil, fmt.Errorf("read docs: %w", err)
 	}
@@ -51,52 +49,66 @@ func docFields(d *vault.Doc) []any {
 	return []any{&d.DocID, &d.Path, &d.Title, &d.ContentHash, &d.Sensitivity}
 }
 
-// NoteChunks returns the chunks of docIDs that scope may see, each note's in
-// document order. Their Score is 0.
-func (s *Store) NoteChunks(ctx context.Context, docIDs []string, scope vault.Scope) ([]vault.Chunk, error) {
-	if len(docIDs) == 0 {
-		return nil, nil
-	}
-	hits, err := queryAll(ctx, s.reader, hitFields, `SELECT `+hitColumns+`, 0.0 FROM chunks c JOIN docs d ON d.doc_id = c.doc_id
-		WHERE c.doc_id IN (SELECT value FROM json_each(?)) AND (? = 0 OR c.sensitivity = 'open')
-		ORDER BY c.doc_id, c.ordinal`, idList(docIDs), scope.OpenOnly())
-	if err != nil {
-		return nil, fmt.Errorf("note chunks: %w", err)
-	}
-	return hits, nil
-}
+// nearestChunksSQL reads, of each note of ?2 (a JSON list of doc_ids), the
+// chunk nearest the query vector ?1 (NULL: no vector) among those scope ?3
+// (1: open only) may see, the first in document order on a tie and when
+// none has a vector. The scope applies to the note and to each of its
+// chunks before the choice: a chunk's sensitivity is read through
+// chunks_scope, not from its row, whose text comes first. Each vector is
+// looked up by rowid, without a scan of chunks_vec, and only the chosen
+// chunks' texts are read.
+const nearestChunksSQL = `WITH candidates AS MATERIALIZED (
+		SELECT c.rowid AS id, c.doc_id, c.ordinal,
+			CASE WHEN ?1 IS NOT NULL THEN (SELECT vec_distance_cosine(v.embedding, ?1) FROM chunks_vec v WHERE v.rowid = c.rowid) END AS distance
+		FROM docs d CROSS JOIN chunks c ON c.doc_id = d.doc_id
+		WHERE d.doc_id IN (SELECT value FROM json_each(?2)) AND (?3 = 0 OR (d.sensitivity = 'open'
+			AND (SELECT cs.sensitivity FROM chunks cs INDEXED BY chunks_scope WHERE cs.rowid = c.rowid) = 'open'))),
+	ranked AS (
+		SELECT id, distance, row_number() OVER (PARTITION BY doc_id ORDER BY distance IS NULL, distance, ordinal) AS n
+		FROM candidates)
+	SELECT ` + hitColumns + `, 0.0, ranked.distance
+	FROM ranked JOIN chunks c ON c.rowid = ranked.id JOIN docs d ON d.doc_id = c.doc_id
+	WHERE ranked.n = 1
+	ORDER BY c.doc_id`
 
-// Distances returns the cosine distance from vec to each chunk of rowIDs
-// that scope may see and that has a vector; chunks still on the embedding
-// backlog are absent from the map.
-func (s *Store) Distances(ctx context.Context, vec []float32, rowIDs []int64, scope vault.Scope) (map[int64]float64, error) {
-	if len(rowIDs) == 0 {
-		return nil, nil
+// NearestChunks returns, of each note of docIDs that scope may see, its
+// chunk nearest vec by cosine distance, the first of them in document order
+// on a tie; its first chunk when vec is nil or none of its chunks has a
+// vector yet. The chunks come in doc_id order, their Score 0, with the
+// distances of those that have one. It is what graph expansion reads of
+// the notes it reaches: one chunk each, however many a note has.
+func (s *Store) NearestChunks(ctx context.Context, docIDs []string, vec []float32, scope vault.Scope) ([]vault.Chunk, map[int64]float64, error) {
+	if len(docIDs) == 0 {
+		return nil, nil, nil
 	}
-	if len(vec) != s.space.Dim {
-		return nil, fmt.Errorf("distances: query has %d dimensions, the index holds %d", len(vec), s.space.Dim)
+	var blob []byte
+	if vec != nil {
+		if len(vec) != s.space.Dim {
+			return nil, nil, fmt.Errorf("nearest chunks: query has %d dimensions, the index holds %d", len(vec), s.space.Dim)
+		}
+		var err error
+		if blob, err = sqlite_vec.SerializeFloat32(vec); err != nil {
+			return nil, nil, err
+		}
 	}
-	blob, err := sqlite_vec.SerializeFloat32(vec)
+	type nearest struct {
+		c        vault.Chunk
+		distance sql.NullFloat64
+	}
+	rows, err := queryAll(ctx, s.prepared, func(n *nearest) []any { return append(hitFields(&n.c), &n.distance) },
+		nearestChunksSQL, blob, idList(docIDs), scope.OpenOnly())
 	if err != nil {
-		return nil, err
+		return nil, nil, fmt.Errorf("nearest chunks: %w", err)
 	}
-	// The join looks each vector up by rowid: no scan of chunks_vec.
-	type distance struct {
-		id int64
-		d  float64
+	chunks := make([]vault.Chunk, len(rows))
+	dist := map[int64]float64{}
+	for i, r := range rows {
+		chunks[i] = r.c
+		if r.distance.Valid {
+			dist[r.c.RowID] = r.distance.Float64
+		}
 	}
-	ds, err := queryAll(ctx, s.reader, func(x *distance) []any { return []any{&x.id, &x.d} }, `SELECT c.rowid, vec_distance_cosine(v.embedding, ?)
-		FROM chunks c JOIN chunks_vec v ON v.rowid = c.rowid
-		WHERE c.rowid IN (SELECT value FROM json_each(?)) AND (? = 0 OR c.sensitivity = 'open')`,
-		blob, idList(rowIDs), scope.OpenOnly())
-	if err != nil {
-		return nil, fmt.Errorf("distances: %w", err)
-	}
-	out := make(map[int64]float64, len(ds))
-	for _, x := range ds {
-		out[x.id] = x.d
-	}
-	return out, nil
+	return chunks, dist, nil
 }
 
 // Neighbours returns the notes one hop from each of docIDs: its topic notes,
@@ -109,146 +121,83 @@ func (s *Store) Distances(ctx context.Context, vec []float32, rowIDs []int64, sc
 // note can neither hide nor reveal anything. Each note's neighbours come in
 // a stable order: by relation, then path.
 func (s *Store) Neighbours(ctx context.Context, docIDs []string, scope vault.Scope) ([]vault.Neighbour, error) {
-	var out []vault.Neighbour
-	err := s.read(ctx, "neighbours", func(tx *sql.Tx) error {
-		var err error
-		out, err = graphReader{q: tx, scope: scope}.neighbours(ctx, docIDs)
-		return err
-	})
-	return out, err
-}
-
-// graphReader reads the link graph as scope sees it.
-type graphReader struct {
-	q     rowQuerier
-	scope vault.Scope
-}
-
-// edge is a link from src to dst under the reader's scope.
-type edge struct{ src, dst string }
-
-func edgeFields(e *edge) []any { return []any{&e.src, &e.dst} }
-
-// step is one neighbour found: to, one hop from from (through via for a
-// sibling).
-type step struct {
-	from, via, to string
-	rel           vault.Relation
-}
-
-func (g graphReader) neighbours(ctx context.Context, docIDs []string) ([]vault.Neighbour, error) {
-	starts, err := readDocs(ctx, g.q, docIDs, g.scope)
-	if err != nil || len(starts) == 0 {
-		return nil, err
+	if len(docIDs) == 0 {
+		return nil, nil
 	}
-	ids := docIDsOf(starts)
-	steps, err := g.topicSteps(ctx, ids)
-	if err != nil {
-		return nil, err
+	type row struct {
+		from, via, rel string
+		d              vault.Doc
 	}
-	links, err := g.linkSteps(ctx, ids)
+	rows, err := queryAll(ctx, s.prepared, func(r *row) []any { return append([]any{&r.from, &r.via, &r.rel}, docFields(&r.d)...) },
+		neighboursSQL, idList(docIDs), scope.OpenOnly())
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("neighbours: %w", err)
 	}
-	out, err := g.visible(ctx, append(steps, links...))
-	if err != nil {
-		return nil, err
+	out := make([]vault.Neighbour, len(rows))
+	for i, r := range rows {
+		out[i] = vault.Neighbour{From: r.from, Relation: vault.Relation(r.rel), Via: r.via, Doc: r.d}
 	}
 	sortNeighbours(out)
 	return out, nil
 }
 
-// topicSteps are the topic notes of ids, the members of those of ids that
-// are topic notes, and the siblings: the other members of their topic
-// notes that scope may see.
-func (g graphReader) topicSteps(ctx context.Context, ids []string) ([]step, error) {
-	var all []step
-	topics, err := g.incoming(ctx, ids, markdown.KindTopic)
-	if err != nil {
-		return nil, err
-	}
-	topicIDs := map[string]bool{}
-	for _, e := range topics {
-		all = append(all, step{from: e.dst, to: e.src, rel: vault.RelationTopic})
-		topicIDs[e.src] = true
-	}
-	// A topic note is a start of the sibling hop only if scope may see it.
-	visibleTopics, err := readDocs(ctx, g.q, slices.Sorted(maps.Keys(topicIDs)), g.scope)
-	if err != nil {
-		return nil, err
-	}
-	clipped, err := g.outgoing(ctx, docIDsOf(visibleTopics), markdown.KindTopic)
-	if err != nil {
-		return nil, err
-	}
-	clips := map[string][]string{}
-	for _, e := range clipped {
-		clips[e.src] = append(clips[e.src], e.dst)
-	}
-	members, err := g.outgoing(ctx, ids, markdown.KindTopic)
-	if err != nil {
-		return nil, err
-	}
-	for _, e := range members {
-		all = append(all, step{from: e.src, to: e.dst, rel: vault.RelationMember})
-	}
-	for _, e := range topics {
-		for _, m := range clips[e.src] {
-			if m != e.dst {
-				all = append(all, step{from: e.dst, via: e.src, to: m, rel: vault.RelationSibling})
-			}
-		}
-	}
-	return all, nil
-}
-
-// linkSteps are the notes ids link to and the notes that link to them.
-func (g graphReader) linkSteps(ctx context.Context, ids []string) ([]step, error) {
-	links, err := g.outgoing(ctx, ids, markdown.KindWikilink)
-	if err != nil {
-		return nil, err
-	}
-	backlinks, err := g.incoming(ctx, ids, markdown.KindWikilink)
-	if err != nil {
-		return nil, err
-	}
-	all := make([]step, 0, len(links)+len(backlinks))
-	for _, e := range links {
-		all = append(all, step{from: e.src, to: e.dst, rel: vault.RelationLink})
-	}
-	for _, e := range backlinks {
-		all = append(all, step{from: e.dst, to: e.src, rel: vault.RelationBacklink})
-	}
-	return all, nil
-}
-
-// visible turns steps into neighbours, once each, keeping those whose end
-// scope may see and that do not lead back to their start.
-func (g graphReader) visible(ctx context.Context, steps []step) ([]vault.Neighbour, error) {
-	targets := map[string]bool{}
-	for _, s := range steps {
-		targets[s.to] = true
-	}
-	docs, err := readDocs(ctx, g.q, slices.Sorted(maps.Keys(targets)), g.scope)
-	if err != nil {
-		return nil, err
-	}
-	byID := make(map[string]vault.Doc, len(docs))
-	for _, d := range docs {
-		byID[d.DocID] = d
-	}
-	seen := map[step]bool{}
-	var out []vault.Neighbour
-	for _, s := range steps {
-		d, ok := byID[s.to]
-		if !ok || s.to == s.from || seen[s] {
-			continue
-		}
-		seen[s] = true
-		out = append(out, vault.Neighbour{From: s.from, Relation: s.rel, Via: s.via, Doc: d})
-	}
-	return out, nil
-}
+// neighboursSQL reads the neighbours of ?1 (a JSON list of doc_ids) under
+// scope ?2 (1: open only) in one statement, so in one snapshot: each CTE is
+// one step of the walk, every read under the scope before it goes on.
+//
+// A link's destination is the one the index resolved, but under ScopeOpen a
+// link resolved to a personal note is resolved again among open notes
+// (resolveSQL): out of a note, by its own target; into a start, the links
+// whose target names a start (a name or an alias) and that resolve to it
+// among open notes.
+var neighboursSQL = `WITH
+	starts(id) AS MATERIALIZED (
+		SELECT d.doc_id FROM docs d
+		WHERE d.doc_id IN (SELECT value FROM json_each(?1)) AND (?2 = 0 OR d.sensitivity = 'open')),
+	incoming(src, dst, kind) AS MATERIALIZED (
+		SELECT e.src, e.dst, e.kind FROM edges e
+		WHERE e.dst IN (SELECT id FROM starts) AND e.kind IN ('` + markdown.KindTopic + `', '` + markdown.KindWikilink + `')
+		UNION ALL
+		-- kind != 'tag' lets the lookup by name use edges_target_name.
+		SELECT src, dst, kind FROM (
+			SELECT e.src, ` + resolveSQL("e.target", "e.target_name", "1") + ` AS dst, e.kind
+			FROM edges e JOIN docs t ON t.doc_id = e.dst
+			WHERE ?2 = 1 AND e.kind != 'tag' AND e.kind IN ('` + markdown.KindTopic + `', '` + markdown.KindWikilink + `') AND t.sensitivity != 'open' AND e.target_name IN (
+				SELECT d.name FROM docs d WHERE d.doc_id IN (SELECT id FROM starts)
+				UNION SELECT a.alias FROM aliases a WHERE a.doc_id IN (SELECT id FROM starts)))
+		WHERE dst IN (SELECT id FROM starts)),
+	topics(topic, start) AS MATERIALIZED (
+		SELECT src, dst FROM incoming WHERE kind = '` + markdown.KindTopic + `'),
+	-- A topic note is a start of the sibling hop only if scope may see it.
+	visible_topics(id) AS MATERIALIZED (
+		SELECT DISTINCT t.topic FROM topics t JOIN docs d ON d.doc_id = t.topic
+		WHERE ?2 = 0 OR d.sensitivity = 'open'),
+	sources(id, kind) AS MATERIALIZED (
+		SELECT id, '` + markdown.KindTopic + `' FROM starts
+		UNION SELECT id, '` + markdown.KindWikilink + `' FROM starts
+		UNION SELECT id, '` + markdown.KindTopic + `' FROM visible_topics),
+	outgoing(src, dst, kind) AS MATERIALIZED (
+		SELECT src, dst, kind FROM (
+			SELECT e.src, CASE WHEN ?2 = 0 OR t.sensitivity = 'open' THEN e.dst ELSE ` + resolveSQL("e.target", "e.target_name", "1") + ` END AS dst, e.kind
+			FROM sources s CROSS JOIN edges e ON e.src = s.id AND e.kind = s.kind JOIN docs t ON t.doc_id = e.dst)
+		WHERE dst IS NOT NULL),
+	steps(start, via, dst, rel) AS MATERIALIZED (
+		SELECT start, '', topic, '` + string(vault.RelationTopic) + `' FROM topics
+		UNION ALL
+		SELECT o.src, '', o.dst, '` + string(vault.RelationMember) + `' FROM outgoing o
+		WHERE o.kind = '` + markdown.KindTopic + `' AND o.src IN (SELECT id FROM starts)
+		UNION ALL
+		SELECT t.start, t.topic, o.dst, '` + string(vault.RelationSibling) + `' FROM topics t
+		JOIN visible_topics v ON v.id = t.topic JOIN outgoing o ON o.src = t.topic AND o.kind = '` + markdown.KindTopic + `'
+		WHERE o.dst != t.start
+		UNION ALL
+		SELECT o.src, '', o.dst, '` + string(vault.RelationLink) + `' FROM outgoing o
+		WHERE o.kind = '` + markdown.KindWikilink + `' AND o.src IN (SELECT id FROM starts)
+		UNION ALL
+		SELECT dst, '', src, '` + string(vault.RelationBacklink) + `' FROM incoming WHERE kind = '` + markdown.KindWikilink + `')
+	SELECT DISTINCT s.start, s.via, s.rel, ` + docColumns + `
+	FROM steps s CROSS JOIN docs d ON d.doc_id = s.dst
+	WHERE s.dst != s.start AND (?2 = 0 OR d.sensitivity = 'open')`
 
 // sortNeighbours orders each start's neighbours by relation, then path.
 func sortNeighbours(out []vault.Neighbour) {
@@ -266,84 +215,4 @@ func sortNeighbours(out []vault.Neighbour) {
 		}
 		return a.Via < b.Via
 	})
-}
-
-// outgoing returns the resolved edges of kind out of srcs, each destination
-// as scope resolves it.
-func (g graphReader) outgoing(ctx context.Context, srcs []string, kind string) ([]edge, error) {
-	if len(srcs) == 0 {
-		return nil, nil
-	}
-	type row struct{ src, dst, target, sens string }
-	raw, err := queryAll(ctx, g.q, func(r *row) []any { return []any{&r.src, &r.dst, &r.target, &r.sens} }, `SELECT e.src, e.dst, e.target, t.sensitivity
-		FROM edges e JOIN docs t ON t.doc_id = e.dst
-		WHERE e.src IN (SELECT value FROM json_each(?)) AND e.kind = ?
-		ORDER BY e.src, e.target`, idList(srcs), kind)
-	if err != nil {
-		return nil, err
-	}
-	var out []edge
-	for _, r := range raw {
-		dst := r.dst
-		if g.scope.OpenOnly() && r.sens != vault.SensitivityOpen {
-			if dst, err = resolveIn(ctx, g.q, r.target, g.scope); err != nil {
-				return nil, err
-			}
-		}
-		if dst != "" {
-			out = append(out, edge{r.src, dst})
-		}
-	}
-	return out, nil
-}
-
-// incoming returns the edges of kind whose destination, as scope resolves
-// it, is one of dsts. Under ScopeOpen that includes a link the index
-// resolved to a personal namesake but that names one of dsts among open notes.
-func (g graphReader) incoming(ctx context.Context, dsts []string, kind string) ([]edge, error) {
-	if len(dsts) == 0 {
-		return nil, nil
-	}
-	out, err := queryAll(ctx, g.q, edgeFields, `SELECT e.src, e.dst FROM edges e
-		WHERE e.dst IN (SELECT value FROM json_each(?)) AND e.kind = ?
-		ORDER BY e.dst, e.src`, idList(dsts), kind)
-	if err != nil {
-		return nil, err
-	}
-	if !g.scope.OpenOnly() {
-		return out, nil
-	}
-	// Links whose target could name one of dsts but that the index resolved
-	// to a personal note: resolve them again among open notes.
-	type shadowed struct{ src, target string }
-	redo, err := queryAll(ctx, g.q, func(r *shadowed) []any { return []any{&r.src, &r.target} }, `SELECT e.src, e.target FROM edges e JOIN docs t ON t.doc_id = e.dst
-		WHERE e.kind = ? AND t.sensitivity != 'open' AND e.target_name IN (
-			SELECT d.name FROM docs d WHERE d.doc_id IN (SELECT value FROM json_each(?))
-			UNION SELECT a.alias FROM aliases a WHERE a.doc_id IN (SELECT value FROM json_each(?)))
-		ORDER BY e.src, e.target`, kind, idList(dsts), idList(dsts))
-	if err != nil {
-		return nil, err
-	}
-	want := map[string]bool{}
-	for _, d := range dsts {
-		want[d] = true
-	}
-	for _, r := range redo {
-		dst, err := resolveIn(ctx, g.q, r.target, g.scope)
-		if err != nil {
-			return nil, err
-		}
-		if want[dst] {
-			out = append(out, edge{r.src, dst})
-		}
-	}
-	return out, nil
-}
-
-func docIDsOf(docs []vault.Doc) []string {
-	out := make([]string, len(docs))
-	for i, d := range docs {
-		out[i] = d.DocID
-	}
-	return out
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/vaultask/vaultask/vault"
 )
@@ -107,6 +108,42 @@ func TestNeighboursBacklinkThroughShadowedName(t *testing.T) {
 	}
 }
 
+// Under ScopeOpen a link the index resolved to a personal note is resolved
+// again among open notes whatever its shape: a path-qualified link by the
+// end of a longer path, a bare name by an open note's alias; out of a start
+// and into one.
+func TestNeighboursResolveShadowedLinksAmongOpenNotes(t *testing.T) {
+	s := mustOpen(t, Options{Sensitivity: Classifier{PersonalPaths: []string{"Private/**"}}})
+	mustApply(t, s, upserts(
+		note("Start.md", "See [[Private/Ideas]] and [[Plans]].\n"),
+		note("Private/Ideas.md", "secret ideas\n"),
+		note("Archive/Private/Ideas.md", "open ideas\n"),
+		note("Private/Plans.md", "secret plans\n"),
+		note("Roadmap.md", "---\naliases: [Plans]\n---\nopen roadmap\n"),
+	))
+	ctx := context.Background()
+	for _, c := range []struct {
+		start string
+		scope vault.Scope
+		want  []hop
+	}{
+		{"start.md", vault.ScopeAll, []hop{{"start.md", "link", "", "Private/Ideas.md"}, {"start.md", "link", "", "Private/Plans.md"}}},
+		{"start.md", vault.ScopeOpen, []hop{{"start.md", "link", "", "Archive/Private/Ideas.md"}, {"start.md", "link", "", "Roadmap.md"}}},
+		{"roadmap.md", vault.ScopeAll, []hop{}},
+		{"roadmap.md", vault.ScopeOpen, []hop{{"roadmap.md", "backlink", "", "Start.md"}}},
+		{"archive/private/ideas.md", vault.ScopeAll, []hop{}},
+		{"archive/private/ideas.md", vault.ScopeOpen, []hop{{"archive/private/ideas.md", "backlink", "", "Start.md"}}},
+	} {
+		got, err := s.Neighbours(ctx, []string{c.start}, c.scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(c.want, hops(got)); diff != "" {
+			t.Errorf("%s under %s (-want +got):\n%s", c.start, c.scope, diff)
+		}
+	}
+}
+
 // The sibling hop goes through a topic note only when scope may see it.
 func TestNeighboursNeverThroughPersonalTopic(t *testing.T) {
 	s := mustOpen(t, Options{Sensitivity: Classifier{PersonalPaths: []string{"99 topics/Private*"}}})
@@ -171,16 +208,22 @@ func TestResolveLinksUnderScope(t *testing.T) {
 	}
 }
 
-func TestDocsNoteChunksAndDistancesUnderScope(t *testing.T) {
+func TestDocsAndNearestChunksUnderScope(t *testing.T) {
 	s := mustOpen(t, Options{Sensitivity: Classifier{PersonalPaths: []string{"Private/**"}}})
-	long := "## One\n\n" + strings.Repeat("alpha words here. ", 120) + "\n\n## Two\n\n" + strings.Repeat("beta words there. ", 120) + "\n"
-	mustApply(t, s, upserts(note("Open.md", long), note("Copy.md", long), note("Private/P.md", "secret\n")))
+	alpha, beta := strings.Repeat("alpha words here. ", 120), strings.Repeat("beta words there. ", 120)
+	long := "## One\n\n" + alpha + "\n\n## Two\n\n" + beta + "\n"
+	mustApply(t, s, upserts(note("Open.md", long), note("Copy.md", long),
+		note("Twice.md", "## One\n\n"+beta+"\n\n## Two\n\n"+beta+"\n"),
+		// Personal notes nearer the query than any open one.
+		note("Private/P.md", "## One\n\n"+beta+"\n"), note("Private/Q.md", "## One\n\n"+beta+"\n")))
 	embedAll(t, s, func(text string) []float32 {
 		if strings.Contains(text, "alpha") {
 			return []float32{1, 0, 0, 0}
 		}
 		return []float32{0, 1, 0, 0}
 	})
+	// Pending.md has no vector yet.
+	mustApply(t, s, upserts(note("Pending.md", "## One\n\n"+alpha+"\n\n## Two\n\n"+beta+"\n")))
 	ctx := context.Background()
 	ids := []string{"open.md", "copy.md", "private/p.md"}
 
@@ -195,37 +238,53 @@ func TestDocsNoteChunksAndDistancesUnderScope(t *testing.T) {
 		t.Fatalf("Docs ScopeAll = %d docs, want 3", len(docs))
 	}
 
-	chunks, err := s.NoteChunks(ctx, []string{"open.md", "private/p.md"}, vault.ScopeOpen)
-	if err != nil {
-		t.Fatal(err)
+	type nearest struct {
+		Path     string
+		Ordinal  int
+		Distance float64
+		Has      bool
 	}
-	if len(chunks) != 2 || chunks[0].Path != "Open.md" || chunks[0].Ordinal > chunks[1].Ordinal {
-		t.Fatalf("NoteChunks ScopeOpen = %v", paths(chunks))
+	read := func(vec []float32, scope vault.Scope) []nearest {
+		t.Helper()
+		chunks, dist, err := s.NearestChunks(ctx, []string{"open.md", "twice.md", "pending.md", "private/p.md", "private/q.md", "gone.md"}, vec, scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]nearest, len(chunks))
+		for i, c := range chunks {
+			d, has := dist[c.RowID]
+			out[i] = nearest{c.Path, c.Ordinal, d, has}
+			if c.Body == "" || c.Score != 0 {
+				t.Fatalf("chunk %+v: want its text and a score of 0", c)
+			}
+		}
+		if len(dist) > len(chunks) {
+			t.Fatalf("%d distances for %d chunks", len(dist), len(chunks))
+		}
+		return out
 	}
-	all, err := s.NoteChunks(ctx, []string{"open.md", "private/p.md"}, vault.ScopeAll)
-	if err != nil || len(all) != 3 {
-		t.Fatalf("NoteChunks ScopeAll = %v %v", paths(all), err)
+	// The nearest chunk of each open note, the first on a tie (Twice.md),
+	// the first of a note without vectors (Pending.md), never a personal
+	// note's however near it is.
+	want := []nearest{{"Open.md", 1, 0, true}, {"Pending.md", 0, 0, false}, {"Twice.md", 0, 0, true}}
+	if diff := cmp.Diff(want, read([]float32{0, 1, 0, 0}, vault.ScopeOpen), cmpopts.EquateApprox(0, 1e-6)); diff != "" {
+		t.Fatalf("ScopeOpen, toward beta (-want +got):\n%s", diff)
 	}
-
-	var rowIDs []int64
-	for _, h := range all {
-		rowIDs = append(rowIDs, h.RowID)
+	want = []nearest{{"Open.md", 0, 0, true}, {"Pending.md", 0, 0, false}, {"Twice.md", 0, 1, true}}
+	if diff := cmp.Diff(want, read([]float32{1, 0, 0, 0}, vault.ScopeOpen), cmpopts.EquateApprox(0, 1e-6)); diff != "" {
+		t.Fatalf("ScopeOpen, toward alpha (-want +got):\n%s", diff)
 	}
-	dist, err := s.Distances(ctx, []float32{1, 0, 0, 0}, rowIDs, vault.ScopeOpen)
-	if err != nil {
-		t.Fatal(err)
+	want = []nearest{{"Open.md", 1, 0, true}, {"Pending.md", 0, 0, false}, {"Private/P.md", 0, 0, true}, {"Private/Q.md", 0, 0, true}, {"Twice.md", 0, 0, true}}
+	if diff := cmp.Diff(want, read([]float32{0, 1, 0, 0}, vault.ScopeAll), cmpopts.EquateApprox(0, 1e-6)); diff != "" {
+		t.Fatalf("ScopeAll (-want +got):\n%s", diff)
 	}
-	if len(dist) != 2 {
-		t.Fatalf("Distances ScopeOpen covers %d chunks, want the 2 open ones", len(dist))
+	// Without a query vector: each note's first chunk, no distance.
+	want = []nearest{{"Open.md", 0, 0, false}, {"Pending.md", 0, 0, false}, {"Twice.md", 0, 0, false}}
+	if diff := cmp.Diff(want, read(nil, vault.ScopeOpen)); diff != "" {
+		t.Fatalf("no vector (-want +got):\n%s", diff)
 	}
-	if d := dist[chunks[0].RowID]; d > 1e-6 {
-		t.Fatalf("distance of the alpha chunk = %v, want 0", d)
-	}
-	if d := dist[chunks[1].RowID]; d < 0.99 || d > 1.01 {
-		t.Fatalf("distance of the beta chunk = %v, want 1", d)
-	}
-	if dist, _ := s.Distances(ctx, []float32{1, 0, 0, 0}, rowIDs, vault.ScopeAll); len(dist) != 3 {
-		t.Fatalf("Distances ScopeAll covers %d chunks, want 3", len(dist))
+	if _, _, err := s.NearestChunks(ctx, []string{"open.md"}, []float32{1, 0}, vault.ScopeOpen); err == nil {
+		t.Fatal("a query of the wrong dimension: no error")
 	}
 }
 

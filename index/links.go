@@ -3,7 +3,6 @@ package index
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -22,30 +21,34 @@ import (
 // longer path; a bare name by basename; then frontmatter aliases. Among
 // several candidates the shortest path wins, ties broken by doc_id.
 func resolveIn(ctx context.Context, q querier, key string, scope vault.Scope) (string, error) {
-	var docID string
-	var err error
-	open := scope.OpenOnly()
-	if strings.Contains(key, "/") {
-		exact := key + ".md"
-		err = q.QueryRowContext(ctx, `SELECT doc_id FROM docs
-			WHERE name = ? AND (doc_id = ? OR substr(doc_id, -length(?)) = ?) AND (? = 0 OR sensitivity = 'open')
-			ORDER BY doc_id != ?, length(path), doc_id LIMIT 1`,
-			targetName(key), exact, "/"+exact, "/"+exact, open, exact).Scan(&docID)
-	} else {
-		err = q.QueryRowContext(ctx, `SELECT doc_id FROM docs WHERE name = ? AND (? = 0 OR sensitivity = 'open')
-			ORDER BY length(path), doc_id LIMIT 1`, key, open).Scan(&docID)
-		if errors.Is(err, sql.ErrNoRows) {
-			err = q.QueryRowContext(ctx, `SELECT a.doc_id FROM aliases a JOIN docs d ON d.doc_id = a.doc_id
-				WHERE a.alias = ? AND (? = 0 OR d.sensitivity = 'open') ORDER BY length(d.path), d.doc_id LIMIT 1`, key, open).Scan(&docID)
-		}
-	}
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
-	}
+	var docID sql.NullString
+	err := q.QueryRowContext(ctx, `SELECT `+resolveSQL("?1", "?2", "?3"), key, targetName(key), scope.OpenOnly()).Scan(&docID)
 	if err != nil {
 		return "", fmt.Errorf("resolve %q: %w", key, err)
 	}
-	return docID, nil
+	return docID.String, nil
+}
+
+// resolveSQL is resolveIn as an SQL expression, so that a query can
+// resolve every link it reads in place (the graph reads under ScopeOpen):
+// key is the link key, name its last path segment (targetName) and open
+// whether scope sees open notes only (1) or every note (0), each an SQL
+// expression. It is NULL when no note the scope sees has that name (or,
+// for a bare name, that alias). Only the branch the key's shape picks is
+// evaluated, and the aliases only without a note of that name.
+func resolveSQL(key, name, open string) string {
+	exact := `(` + key + ` || '.md')`
+	return `CASE WHEN instr(` + key + `, '/') > 0 THEN
+			(SELECT r.doc_id FROM docs r
+			WHERE r.name = ` + name + ` AND (r.doc_id = ` + exact + ` OR substr(r.doc_id, -length('/' || ` + exact + `)) = '/' || ` + exact + `)
+				AND (` + open + ` = 0 OR r.sensitivity = 'open')
+			ORDER BY r.doc_id != ` + exact + `, length(r.path), r.doc_id LIMIT 1)
+		ELSE coalesce(
+			(SELECT r.doc_id FROM docs r WHERE r.name = ` + key + ` AND (` + open + ` = 0 OR r.sensitivity = 'open')
+			ORDER BY length(r.path), r.doc_id LIMIT 1),
+			(SELECT a.doc_id FROM aliases a JOIN docs r ON r.doc_id = a.doc_id WHERE a.alias = ` + key + ` AND (` + open + ` = 0 OR r.sensitivity = 'open')
+			ORDER BY length(r.path), r.doc_id LIMIT 1))
+		END`
 }
 
 // resolve finds the note a link key names among all notes; see resolveIn.

@@ -53,6 +53,17 @@ func TestZeroScopeSeesOpenOnly(t *testing.T) {
 		}
 		return out
 	}
+	// nearestSens are the sensitivities of NearestChunks's chunks; with a
+	// query vector it must give distances, or the vector path is untested.
+	nearestSens := func(withVec bool) func([]vault.Chunk, map[int64]float64, error) []string {
+		return func(hits []vault.Chunk, dist map[int64]float64, err error) []string {
+			t.Helper()
+			if withVec && err == nil && len(dist) == 0 {
+				t.Fatal("NearestChunks gave no distance")
+			}
+			return chunkSens(hits, err)
+		}
+	}
 	docSens := func(docs []vault.Doc, err error) []string {
 		t.Helper()
 		if err != nil {
@@ -105,7 +116,9 @@ func TestZeroScopeSeesOpenOnly(t *testing.T) {
 		chunkSens(s.SearchFTS(ctx, "sourdough loaf", 10, vault.ScopeAll, vault.FieldWeights{})))
 	personal("SearchVector", chunkSens(s.SearchVector(ctx, vec, 10, zero)), chunkSens(s.SearchVector(ctx, vec, 10, vault.ScopeAll)))
 	personal("SearchVectorExact", chunkSens(s.SearchVectorExact(ctx, vec, 10, zero)), chunkSens(s.SearchVectorExact(ctx, vec, 10, vault.ScopeAll)))
-	personal("NoteChunks", chunkSens(s.NoteChunks(ctx, ids, zero)), chunkSens(s.NoteChunks(ctx, ids, vault.ScopeAll)))
+	personal("NearestChunks", nearestSens(true)(s.NearestChunks(ctx, ids, vec, zero)), nearestSens(true)(s.NearestChunks(ctx, ids, vec, vault.ScopeAll)))
+	personal("NearestChunks without a vector", nearestSens(false)(s.NearestChunks(ctx, ids, nil, zero)),
+		nearestSens(false)(s.NearestChunks(ctx, ids, nil, vault.ScopeAll)))
 	personal("Docs", docSens(s.Docs(ctx, ids, zero)), docSens(s.Docs(ctx, ids, vault.ScopeAll)))
 	personal("Neighbours", neighbourSens(s.Neighbours(ctx, ids, zero)), neighbourSens(s.Neighbours(ctx, ids, vault.ScopeAll)))
 	personal("ResolveLinks", linkSens(s.ResolveLinks(ctx, []string{"Secret", "Bread"}, zero)),

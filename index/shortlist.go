@@ -322,21 +322,15 @@ func (s *Store) WarmVectorSearch(ctx context.Context) error {
 	return nil
 }
 
-// closeShortlist stops a read of the shortlist under way and closes the
-// rescore's statement.
+// closeShortlist stops a read of the shortlist under way.
 func (s *Store) closeShortlist() error {
 	s.shortMu.Lock()
-	r, st := s.reading, s.rescore
-	s.rescore = nil
+	r := s.reading
 	s.shortMu.Unlock()
-	var err error
-	if r != nil {
-		err = r.Close(context.Background())
+	if r == nil {
+		return nil
 	}
-	if st != nil {
-		err = errors.Join(err, st.Close())
-	}
-	return err
+	return r.Close(context.Background())
 }
 
 // readShortlist reads every vector of chunks_vec into a new shortlist, and
@@ -466,11 +460,7 @@ func (s *Store) searchShortlist(ctx context.Context, sl *shortlist, vec []float3
 	for i, id := range ids {
 		list[i] = strconv.FormatInt(id, 10)
 	}
-	st, err := s.rescoreStmt(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return queryAll(ctx, prepared{st}, hitFields, rescoreQuery, blob, "["+strings.Join(list, ",")+"]", scope.OpenOnly(), k)
+	return queryAll(ctx, s.prepared, hitFields, rescoreQuery, blob, "["+strings.Join(list, ",")+"]", scope.OpenOnly(), k)
 }
 
 // rescoreQuery is searchShortlist's rescore: the candidates (a JSON array
@@ -486,30 +476,3 @@ const rescoreQuery = `WITH knn AS (
 		ORDER BY distance, v.rowid LIMIT ?)
 	SELECT ` + hitColumns + `, knn.distance FROM knn JOIN chunks c ON c.rowid = knn.rowid JOIN docs d ON d.doc_id = c.doc_id
 	ORDER BY knn.distance, knn.rowid`
-
-// rescoreStmt is rescoreQuery prepared once on the reader pool: SQLite
-// plans it (its vec0 join included) in about a millisecond, longer than
-// it then runs on the hub index (0.6 ms).
-func (s *Store) rescoreStmt(ctx context.Context) (*sql.Stmt, error) {
-	s.shortMu.Lock()
-	defer s.shortMu.Unlock()
-	if s.rescore == nil {
-		st, err := s.reader.PrepareContext(ctx, rescoreQuery)
-		if err != nil {
-			return nil, err
-		}
-		s.rescore = st
-	}
-	return s.rescore, nil
-}
-
-// prepared runs its statement for queryAll, whatever query text it is given.
-type prepared struct{ *sql.Stmt }
-
-func (p prepared) QueryContext(ctx context.Context, _ string, args ...any) (*sql.Rows, error) {
-	return p.Stmt.QueryContext(ctx, args...)
-}
-
-func (p prepared) QueryRowContext(ctx context.Context, _ string, args ...any) *sql.Row {
-	return p.Stmt.QueryRowContext(ctx, args...)
-}

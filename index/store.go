@@ -78,7 +78,10 @@ type Store struct {
 
 	writer *sql.DB // MaxOpenConns 1: SQLite allows one writer at a time
 	reader *sql.DB
-	lock   *writerLock // held by a writer until Close; nil for a reader
+	// prepared runs the retrieval path's fixed queries on reader, each
+	// prepared once.
+	prepared *readStmts
+	lock     *writerLock // held by a writer until Close; nil for a reader
 
 	mu sync.Mutex // serialises Apply and other multi-statement writes
 
@@ -91,12 +94,11 @@ type Store struct {
 	// vlog holds the changes to chunks_vec of the write holding mu.
 	vlog vectorLog
 	// short is the vector shortlist, nil until the first vector search has
-	// read it; reading is that read, in the background, and rescore the
-	// statement its search runs, both guarded by shortMu.
+	// read it; reading is that read, in the background, guarded by
+	// shortMu.
 	short   atomic.Pointer[shortlist]
 	shortMu sync.Mutex
 	reading *routine.Routine
-	rescore *sql.Stmt
 }
 
 // Changed delivers a signal after a write that put chunks on the embedding
@@ -196,6 +198,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	s.reader.SetMaxOpenConns(opts.Readers)
 	s.reader.SetMaxIdleConns(opts.Readers)
+	s.prepared = newReadStmts(s.reader)
 	s.lock = lock
 	return s, nil
 }
@@ -255,7 +258,11 @@ func openReadOnly(ctx context.Context, s *Store, readers int) (*Store, error) {
 	if s.reader, err = openDB(s.path, mode); err != nil {
 		return nil, err
 	}
+	// Idle readers stay open, as a writer's do: a connection closed drops
+	// the statements prepared on it.
 	s.reader.SetMaxOpenConns(readers)
+	s.reader.SetMaxIdleConns(readers)
+	s.prepared = newReadStmts(s.reader)
 	if err := s.checkReadable(ctx); err != nil {
 		s.reader.Close()
 		return nil, err
@@ -346,8 +353,11 @@ func describeFSError(err error) error {
 
 func (s *Store) closeDBs() error {
 	var err error
+	if s.prepared != nil {
+		err = s.prepared.close()
+	}
 	if s.reader != nil {
-		err = s.reader.Close()
+		err = errors.Join(err, s.reader.Close())
 	}
 	if s.writer != nil {
 		err = errors.Join(err, s.writer.Close())

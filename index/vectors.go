@@ -293,7 +293,7 @@ func (s *Store) CompactVectors(ctx context.Context, force bool) (VectorSpace, bo
 
 // vecChunkSize is the vectors of one of sqlite-vec's allocation chunks in
 // chunks_vec (its default is 1024). A chunk's vectors are one blob, so a
-// lookup by rowid, as SearchVector's rescore and Distances make, walks the
+// lookup by rowid, as SearchVector's rescore and NearestChunks make, walks the
 // blob's overflow pages up to its vector: on a 100k-vector index, 80
 // lookups took 3.6 ms at 1024 vectors a chunk and 1.3 ms at 64 (at 8 to 256
 // alike; best of 15 runs).

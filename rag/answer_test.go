@@ -1,10 +1,12 @@
 package rag
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"regexp"
 	"slices"
@@ -473,6 +475,38 @@ func TestEmbedderDownDegradesToFullText(t *testing.T) {
 	if r.Thin {
 		t.Fatal("without a query vector thin coverage is judged by silence only")
 	}
+}
+
+// A request cancelled while its query is embedded ends with the
+// cancellation, not as a full-text answer with a warning that the embedder
+// failed.
+func TestCancelledWhileEmbeddingIsNoEmbedderFailure(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	emb := &blockingEmbedder{started: make(chan struct{})}
+	go func() {
+		<-emb.started
+		cancel()
+	}()
+	var log bytes.Buffer
+	p := mustPipeline(t, Options{Searcher: quasarVault(t), Embedder: emb, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	if _, err := p.Retrieve(ctx, Question{Text: "quasar", AllowWeb: true}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Retrieve = %v, want %v", err, context.Canceled)
+	}
+	if log.Len() > 0 {
+		t.Fatalf("logged:\n%s", log.String())
+	}
+}
+
+// blockingEmbedder embeds nothing: it closes started and waits for its
+// context to end.
+type blockingEmbedder struct{ started chan struct{} }
+
+func (e *blockingEmbedder) Embed(ctx context.Context, _ []string) ([][]float32, error) {
+	close(e.started)
+	<-ctx.Done()
+	return nil, ctx.Err()
 }
 
 func TestQuestionOverridesSizes(t *testing.T) {

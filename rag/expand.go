@@ -41,7 +41,8 @@ type Graph struct {
 // Expand turns the one-hop neighbours of the direct hits' notes into
 // expanded hits, one chunk per note, never recursing. neighbours come from
 // Searcher.Neighbours, chunks are the neighbours' chunks in document order
-// and dist their distances to the query (nil without a query vector).
+// (each note's nearest alone, as Searcher.NearestChunks reads them, will
+// do) and dist their distances to the query (nil without a query vector).
 //
 // Each note contributes its chunk nearest the query (its first chunk when
 // none has a distance). From each hit's note every topic note is taken, and

@@ -21,8 +21,10 @@ type Searcher interface {
 	SearchFTS(ctx context.Context, text string, k int, scope vault.Scope, w vault.FieldWeights) ([]vault.Chunk, error)
 	Docs(ctx context.Context, docIDs []string, scope vault.Scope) ([]vault.Doc, error)
 	Neighbours(ctx context.Context, docIDs []string, scope vault.Scope) ([]vault.Neighbour, error)
-	NoteChunks(ctx context.Context, docIDs []string, scope vault.Scope) ([]vault.Chunk, error)
-	Distances(ctx context.Context, vec []float32, rowIDs []int64, scope vault.Scope) (map[int64]float64, error)
+	// NearestChunks reads each note's chunk nearest vec (its first without
+	// vec or without vectors), with the distances of those that have one:
+	// what Expand takes of the notes it reaches.
+	NearestChunks(ctx context.Context, docIDs []string, vec []float32, scope vault.Scope) ([]vault.Chunk, map[int64]float64, error)
 	ResolveLinks(ctx context.Context, links []string, scope vault.Scope) (map[string]vault.Doc, error)
 }
 
@@ -267,7 +269,11 @@ func (p *Pipeline) direct(ctx context.Context, r *Retrieval, s Settings) ([]floa
 	// fusion (which then gives it no vector vote) while the vector search
 	// ran before its vectors were there. Embedding only ever goes from not
 	// done to done, so the later vector search never misses what full text
-	// saw embedded.
+	// saw embedded. The query is not embedded while full text searches
+	// either: on two cores shared with other work that gained nothing
+	// (BenchmarkRetrieve on the hub index, graph off: p50 23.4 ms
+	// overlapped against 19.7 ms in turn, CPU 21.3 against 18.0 ms a
+	// question), and under many clients no core is idle to overlap on.
 	ftsText := FTSText(r.Query)
 	ftsHits, err := p.opts.Searcher.SearchFTS(ctx, ftsText, s.FTSTopK, r.Scope, s.FTSFields)
 	if err != nil {
@@ -337,6 +343,10 @@ func (p *Pipeline) vectorArm(ctx context.Context, r *Retrieval, s Settings) ([]f
 	case p.opts.Embedder == nil:
 		tr.stage("vector", nil, "no embedder: full-text search only")
 		return nil, nil, nil
+	case err != nil && ctx.Err() != nil:
+		// The request is gone: the embedding failed for that, not for
+		// the embedder.
+		return nil, nil, ctx.Err()
 	case err != nil:
 		p.log.Warn("query embedding failed: full-text search only", keyErr, err)
 		tr.stage("vector", nil, fmt.Sprintf("embedder unavailable (%v): full-text search only", err))
@@ -428,19 +438,9 @@ func (p *Pipeline) expand(ctx context.Context, direct []Hit, vec []float32, s Se
 			ids = append(ids, n.Doc.DocID)
 		}
 	}
-	chunks, err := p.opts.Searcher.NoteChunks(ctx, ids, scope)
+	chunks, dist, err := p.opts.Searcher.NearestChunks(ctx, ids, vec, scope)
 	if err != nil {
 		return nil, nil, err
-	}
-	var dist map[int64]float64
-	if vec != nil {
-		rowIDs := make([]int64, len(chunks))
-		for i, c := range chunks {
-			rowIDs[i] = c.RowID
-		}
-		if dist, err = p.opts.Searcher.Distances(ctx, vec, rowIDs, scope); err != nil {
-			return nil, nil, err
-		}
 	}
 	return Expand(direct, nb, chunks, dist, Graph{MaxPerRelation: s.GraphMaxSiblings, Discount: s.GraphDiscount, MapMinLinks: s.GraphMapMinLinks}), nb, nil
 }
