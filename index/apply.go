@@ -182,7 +182,7 @@ const (
 // notes whose link text may have (see refreshLinkText).
 type applier struct {
 	s        *Store
-	q        *txStmts // the transaction's statements, each prepared once
+	q        *stmtCache // the transaction's statements, each prepared once
 	affected map[string]bool
 	linked   map[string]bool
 	resolved map[string]string // w.resolve's answers

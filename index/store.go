@@ -80,7 +80,7 @@ type Store struct {
 	reader *sql.DB
 	// prepared runs the retrieval path's fixed queries on reader, each
 	// prepared once.
-	prepared *readStmts
+	prepared *stmtCache
 	lock     *writerLock // held by a writer until Close; nil for a reader
 
 	mu sync.Mutex // serialises Apply and other multi-statement writes

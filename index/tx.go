@@ -70,108 +70,80 @@ func inTx(ctx context.Context, db *sql.DB, what string, fn func(tx *sql.Tx) erro
 	return nil
 }
 
-// txStmts runs a write transaction's statements, each prepared once: Apply
-// runs the same few statements for every note and every link, and preparing
-// one on a table with full-text triggers (which compiles the triggers too)
-// cost more than running it. The statements close with the transaction.
-type txStmts struct {
-	tx    *sql.Tx
+// stmtCache runs statements on db (a *sql.Tx or a *sql.DB), each
+// prepared once and kept: the same query text runs the statement prepared
+// the first time.
+//
+// Apply's (newTxStmts) live as long as its write transaction, with which
+// they close: Apply runs the same few statements for every note and every
+// link, and preparing one on a table with full-text triggers (which
+// compiles the triggers too) cost more than running it.
+//
+// The retrieval path's (newReadStmts: the graph reads, the vector rescore,
+// Docs) are prepared on the reader pool and kept until Close: database/sql
+// keeps a statement prepared on every connection it has run on, so a
+// question's reads skip SQLite's parse and plan. On the hub index planning
+// the neighbours' statement took 1.0 ms, running it for eight notes 0.4 ms.
+// Only queries whose text is fixed go through either, so each holds a
+// handful of statements.
+type stmtCache struct {
+	db interface {
+		PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
+		QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	}
+	mu    sync.Mutex // the reader pool's is shared by concurrent questions
 	stmts map[string]*sql.Stmt
 }
 
-func newTxStmts(tx *sql.Tx) *txStmts { return &txStmts{tx: tx, stmts: map[string]*sql.Stmt{}} }
+func newTxStmts(tx *sql.Tx) *stmtCache   { return &stmtCache{db: tx, stmts: map[string]*sql.Stmt{}} }
+func newReadStmts(db *sql.DB) *stmtCache { return &stmtCache{db: db, stmts: map[string]*sql.Stmt{}} }
 
-func (t *txStmts) prepare(ctx context.Context, query string) (*sql.Stmt, error) {
-	if st, ok := t.stmts[query]; ok {
+func (c *stmtCache) prepare(ctx context.Context, query string) (*sql.Stmt, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st, ok := c.stmts[query]; ok {
 		return st, nil
 	}
-	st, err := t.tx.PrepareContext(ctx, query)
+	st, err := c.db.PrepareContext(ctx, query)
 	if err != nil {
 		return nil, err
 	}
-	t.stmts[query] = st
+	c.stmts[query] = st
 	return st, nil
 }
 
-func (t *txStmts) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	st, err := t.prepare(ctx, query)
+func (c *stmtCache) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := c.prepare(ctx, query)
 	if err != nil {
 		return nil, err
 	}
 	return st.ExecContext(ctx, args...)
 }
 
-func (t *txStmts) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	st, err := t.prepare(ctx, query)
+func (c *stmtCache) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := c.prepare(ctx, query)
 	if err != nil {
 		return nil, err
 	}
 	return st.QueryContext(ctx, args...)
 }
 
-func (t *txStmts) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	st, err := t.prepare(ctx, query)
+func (c *stmtCache) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := c.prepare(ctx, query)
 	if err != nil {
-		return t.tx.QueryRowContext(ctx, query, args...) // a Row carrying the same error
-	}
-	return st.QueryRowContext(ctx, args...)
-}
-
-// readStmts are the retrieval path's statements (the graph reads, the
-// vector rescore, Docs), each prepared once on the reader pool and kept
-// until Close: database/sql keeps a statement prepared on every connection
-// it has run on, so a question's reads skip SQLite's parse and plan. On the
-// hub index planning the neighbours' statement took 1.0 ms, running it for
-// eight notes 0.4 ms. Only queries whose text is fixed go through it, so it
-// holds a handful of statements.
-type readStmts struct {
-	db    *sql.DB
-	mu    sync.Mutex
-	stmts map[string]*sql.Stmt
-}
-
-func newReadStmts(db *sql.DB) *readStmts {
-	return &readStmts{db: db, stmts: map[string]*sql.Stmt{}}
-}
-
-func (r *readStmts) prepare(ctx context.Context, query string) (*sql.Stmt, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if st, ok := r.stmts[query]; ok {
-		return st, nil
-	}
-	st, err := r.db.PrepareContext(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	r.stmts[query] = st
-	return st, nil
-}
-
-func (r *readStmts) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	st, err := r.prepare(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	return st.QueryContext(ctx, args...)
-}
-
-func (r *readStmts) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	st, err := r.prepare(ctx, query)
-	if err != nil {
-		return r.db.QueryRowContext(ctx, query, args...) // a Row carrying the same error
+		return c.db.QueryRowContext(ctx, query, args...) // a Row carrying the same error
 	}
 	return st.QueryRowContext(ctx, args...)
 }
 
 // close closes every statement; the store closes its pools after.
-func (r *readStmts) close() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+func (c *stmtCache) close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	var err error
-	for q, st := range r.stmts {
+	for q, st := range c.stmts {
 		err = errors.Join(err, st.Close())
-		delete(r.stmts, q)
+		delete(c.stmts, q)
 	}
 	return err
 }

@@ -121,25 +121,23 @@ func TestQuantizedCosine(t *testing.T) {
 	}
 }
 
+// BenchmarkDots times this architecture's kernel and the Go loop it
+// stands in for, on the same rows.
 func BenchmarkDots(b *testing.B) {
 	r := rand.New(rand.NewPCG(5, 6))
 	const dim, n = 512, 4096
 	q, rows := randomInt8(r, dim), randomInt8(r, n*dim)
 	out := make([]int32, n)
-	b.SetBytes(int64(len(rows)))
-	for b.Loop() {
-		Dots(q, rows, out)
-	}
-}
-
-func BenchmarkDotsGo(b *testing.B) {
-	r := rand.New(rand.NewPCG(5, 6))
-	const dim, n = 512, 4096
-	q, rows := randomInt8(r, dim), randomInt8(r, n*dim)
-	out := make([]int32, n)
-	b.SetBytes(int64(len(rows)))
-	for b.Loop() {
-		dotsGo(q, rows, out)
+	for _, k := range []struct {
+		name string
+		dots func(q, rows []int8, out []int32)
+	}{{"kernel", Dots}, {"go", dotsGo}} {
+		b.Run(k.name, func(b *testing.B) {
+			b.SetBytes(int64(len(rows)))
+			for b.Loop() {
+				k.dots(q, rows, out)
+			}
+		})
 	}
 }
 
