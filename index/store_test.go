@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -471,6 +472,36 @@ func TestIndexFromANewerVaultask(t *testing.T) {
 		_, err := Open(context.Background(), Options{Path: path, Space: testSpace, ReadOnly: readOnly})
 		if !errors.Is(err, errNewerIndex) || !strings.Contains(err.Error(), "9999_from_the_future.sql") || !strings.Contains(err.Error(), "upgrade vaultask") {
 			t.Errorf("ReadOnly %v: %v, want errNewerIndex naming the migration and what to do", readOnly, err)
+		}
+	}
+}
+
+// Every connection the store opens maps the file (mmapSize): the writer's,
+// the reader pool's, and a read-only store's.
+func TestConnectionsMapTheFile(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "index.db")
+	s := mustOpen(t, Options{Path: path})
+	mustApply(t, s, upserts(note("a.md", "# A\n\nSome text.")))
+	ro := mustOpen(t, Options{Path: path, ReadOnly: true, AsClassified: true})
+	for _, pool := range []struct {
+		name  string
+		db    *sql.DB
+		conns int // held at once, so that the pool opens that many
+	}{{"writer", s.writer, 1}, {"reader", s.reader, 2}, {"read-only store's reader", ro.reader, 2}} {
+		for i := range pool.conns {
+			c, err := pool.db.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			var size int64
+			if err := c.QueryRowContext(ctx, `PRAGMA mmap_size`).Scan(&size); err != nil {
+				t.Fatal(err)
+			}
+			if size != mmapSize {
+				t.Errorf("%s connection %d: mmap_size %d, want %d", pool.name, i, size, mmapSize)
+			}
 		}
 	}
 }
