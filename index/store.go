@@ -36,8 +36,9 @@ const driverName = "sqlite3_vaultask"
 // page it reads out of the file with a system call into its own 2 MB page
 // cache, which an index of hundreds of megabytes overflows on every
 // question. The mapped pages are the kernel's page cache, one copy shared by
-// every connection: they count in the process's resident set as file pages
-// the kernel may drop, not as memory of its own. Where mapping fails (a
+// every connection, which the kernel may drop: the process's resident set
+// counts them as file pages, once for each connection that mapped them, but
+// they are not memory of its own (README, "Memory"). Where mapping fails (a
 // 32-bit system short of address space) SQLite goes back to reading. On the
 // hub index (170 MB, 17.9k chunks) it cut a question's retrieval from 44 to
 // 28 CPU ms, and graph expansion's read of 512 notes' nearest chunks from 28
