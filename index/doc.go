@@ -7,7 +7,9 @@
 // vault.Doc, vault.Neighbour, …) and apply a vault.Scope inside every query.
 // The vector KNN scans an int8 copy of the vectors held in memory (through
 // index/quant), kept by every write that changes them, and rescores its
-// shortlist on the float vectors in the file.
+// shortlist on the float vectors in the file; graph expansion bounds the
+// distances of the notes it reaches through the same copy (DistanceBounds)
+// and reads exactly only those that may be kept.
 //
 // It may import vault, index/markdown, index/quant and internal/retry and
 // internal/routine: feed writes into it, and rag and transport read from it

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -29,6 +30,7 @@ func TestGraphReadsMatchReference(t *testing.T) {
 	s := referenceVault(t)
 	ctx := context.Background()
 	ref := loadGraphReference(t, s)
+	mustShortlist(t, s)
 
 	starts := [][]string{nil, {"gone.md"}, slices.Sorted(func(yield func(string) bool) {
 		for id := range ref.docs {
@@ -87,10 +89,45 @@ func TestGraphReadsMatchReference(t *testing.T) {
 						t.Fatalf("NearestChunks(%q) under %s reveal a personal chunk of %s", start, scope, c.Path)
 					}
 				}
+				bounds, err := s.DistanceBounds(ctx, start, vec, scope)
+				if err != nil {
+					t.Fatal(err)
+				}
+				mustBound(t, fmt.Sprintf("DistanceBounds(%q, %v) under %s", start, vec, scope), bounds, vec, wantChunks, wantDist)
 			}
 		}
 		if reached < 100 {
 			t.Fatalf("under %s the reads reached %d neighbours: the vault tests too little", scope, reached)
+		}
+	}
+}
+
+// mustBound checks DistanceBounds against the notes' nearest chunks and
+// their exact distances: with a query vector, every note with a chunk in
+// scope is bounded (the shortlist is current), no other note is, and each
+// note's bounds hold its distance, +Inf both for a note without one;
+// without a query vector nothing is bounded.
+func mustBound(t *testing.T, what string, bounds map[string]vault.DistanceBounds, vec []float32, nearest []vault.Chunk, dist map[int64]float64) {
+	t.Helper()
+	if vec == nil {
+		if bounds != nil {
+			t.Fatalf("%s: %v without a query vector", what, bounds)
+		}
+		return
+	}
+	if len(bounds) != len(nearest) {
+		t.Fatalf("%s: %d notes bounded, %d have a chunk in scope", what, len(bounds), len(nearest))
+	}
+	for _, c := range nearest {
+		b, ok := bounds[c.DocID]
+		d, has := dist[c.RowID]
+		switch {
+		case !ok:
+			t.Fatalf("%s: %s not bounded", what, c.DocID)
+		case !has && (!math.IsInf(b.Lo, 1) || !math.IsInf(b.Hi, 1)):
+			t.Fatalf("%s: %s has no distance, bounded %+v", what, c.DocID, b)
+		case has && !(b.Lo <= d && d <= b.Hi):
+			t.Fatalf("%s: %s at %v bounded %+v", what, c.DocID, d, b)
 		}
 	}
 }

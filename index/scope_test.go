@@ -110,6 +110,15 @@ func TestZeroScopeSeesOpenOnly(t *testing.T) {
 		}
 		return out
 	}
+	// boundSens are the sensitivities of the notes DistanceBounds bounds.
+	boundSens := func(b map[string]vault.DistanceBounds, err error) []string {
+		t.Helper()
+		var ids []string
+		for id := range b {
+			ids = append(ids, id)
+		}
+		return docSens(s.Docs(ctx, ids, vault.ScopeAll))
+	}
 	vec := []float32{1, 0, 0, 0, 0, 0, 0, 0}
 
 	personal("SearchFTS", chunkSens(s.SearchFTS(ctx, "sourdough loaf", 10, zero, vault.FieldWeights{})),
@@ -119,6 +128,7 @@ func TestZeroScopeSeesOpenOnly(t *testing.T) {
 	personal("NearestChunks", nearestSens(true)(s.NearestChunks(ctx, ids, vec, zero)), nearestSens(true)(s.NearestChunks(ctx, ids, vec, vault.ScopeAll)))
 	personal("NearestChunks without a vector", nearestSens(false)(s.NearestChunks(ctx, ids, nil, zero)),
 		nearestSens(false)(s.NearestChunks(ctx, ids, nil, vault.ScopeAll)))
+	personal("DistanceBounds", boundSens(s.DistanceBounds(ctx, ids, vec, zero)), boundSens(s.DistanceBounds(ctx, ids, vec, vault.ScopeAll)))
 	personal("Docs", docSens(s.Docs(ctx, ids, zero)), docSens(s.Docs(ctx, ids, vault.ScopeAll)))
 	personal("Neighbours", neighbourSens(s.Neighbours(ctx, ids, zero)), neighbourSens(s.Neighbours(ctx, ids, vault.ScopeAll)))
 	personal("ResolveLinks", linkSens(s.ResolveLinks(ctx, []string{"Secret", "Bread"}, zero)),

@@ -36,6 +36,8 @@ type shortlist struct {
 	blocks [][]int8 // blockRows·dim bytes each; only the last is partly used
 	ids    []int64  // chunk rowid of each slot
 	weight []float32
+	scale  []float32 // each vector's quantisation scale: v[i] ≈ scale·row[i]
+	norm   []float64 // each vector's Euclidean norm, from its float values
 	open   []bool
 	slots  map[int64]int // slot of each rowid
 
@@ -64,18 +66,23 @@ func (sl *shortlist) row(slot int) []int8 {
 	return sl.blocks[slot/blockRows][off : off+sl.dim]
 }
 
+// norm2 is v's Euclidean norm, summed in float64.
+func norm2(v []float32) float64 {
+	var sum float64
+	for _, x := range v {
+		sum += float64(x) * float64(x)
+	}
+	return math.Sqrt(sum)
+}
+
 // weightOf is what a vector's int8 dot product is multiplied by to rank it
 // by cosine similarity: its scale over its norm. The query's own scale and
 // norm are the same for every vector, so they are left out.
-func weightOf(scale float32, v []float32) float32 {
-	var norm float64
-	for _, x := range v {
-		norm += float64(x) * float64(x)
-	}
+func weightOf(scale float32, norm float64) float32 {
 	if norm == 0 {
 		return 0
 	}
-	return scale / float32(math.Sqrt(norm))
+	return scale / float32(norm)
 }
 
 // put stores the vector of chunk id, replacing the one it has.
@@ -88,10 +95,13 @@ func (sl *shortlist) put(id int64, v []float32, open bool) {
 		}
 		sl.ids = append(sl.ids, id)
 		sl.weight = append(sl.weight, 0)
+		sl.scale = append(sl.scale, 0)
+		sl.norm = append(sl.norm, 0)
 		sl.open = append(sl.open, false)
 		sl.slots[id] = slot
 	}
-	sl.weight[slot] = weightOf(quant.Quantize(sl.row(slot), v), v)
+	scale, norm := quant.Quantize(sl.row(slot), v), norm2(v)
+	sl.weight[slot], sl.scale[slot], sl.norm[slot] = weightOf(scale, norm), scale, norm
 	sl.open[slot] = open
 }
 
@@ -106,9 +116,11 @@ func (sl *shortlist) drop(id int64) {
 	if slot != last {
 		copy(sl.row(slot), sl.row(last))
 		sl.ids[slot], sl.weight[slot], sl.open[slot] = sl.ids[last], sl.weight[last], sl.open[last]
+		sl.scale[slot], sl.norm[slot] = sl.scale[last], sl.norm[last]
 		sl.slots[sl.ids[slot]] = slot
 	}
 	sl.ids, sl.weight, sl.open = sl.ids[:last], sl.weight[:last], sl.open[:last]
+	sl.scale, sl.norm = sl.scale[:last], sl.norm[:last]
 	if last%blockRows == 0 {
 		sl.blocks = sl.blocks[:last/blockRows]
 	}

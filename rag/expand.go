@@ -122,6 +122,84 @@ func startsOf(direct []Hit) map[string]start {
 	return starts
 }
 
+// reachedNotes are the notes expansion may add, each once, in the order
+// the neighbours first reach them: not the direct hits' own notes.
+func reachedNotes(direct []Hit, neighbours []vault.Neighbour) []string {
+	starts := startsOf(direct)
+	seen := map[string]bool{}
+	var ids []string
+	for _, n := range neighbours {
+		if _, ok := starts[n.Doc.DocID]; !ok && !seen[n.Doc.DocID] {
+			seen[n.Doc.DocID] = true
+			ids = append(ids, n.Doc.DocID)
+		}
+	}
+	return ids
+}
+
+// expansionReads are the notes of ids whose nearest chunks Expand needs:
+// every note but those that bounds prove cannot be kept. In a group of
+// neighbours Expand cuts to g.MaxPerRelation, nearest first, a note whose
+// lower bound is above the g.MaxPerRelation-th smallest upper bound of the
+// group is farther than that many others and is left out of it; a note is
+// not read when every group it is in leaves it out. A topic note is always
+// read, and so is a note bounds leave out: it cannot be ruled out. So is
+// each group's first note that has a chunk in scope (the first bounded):
+// where it comes among the neighbours is where Expand takes the group up,
+// and so which of two hits of one score comes first. Expand over the notes
+// read keeps what it would keep over all of them, in the same order.
+func expansionReads(ids []string, direct []Hit, neighbours []vault.Neighbour, bounds map[string]vault.DistanceBounds, g Graph) []string {
+	if len(bounds) == 0 {
+		return ids
+	}
+	k := max(g.MaxPerRelation, 0)
+	// Every note of ids may take a group's place; a note that has no
+	// chunk in scope takes none in Expand (NearestChunks returns none
+	// for it), so counting it only keeps more.
+	present := map[string]Hit{}
+	for _, id := range ids {
+		present[id] = Hit{}
+	}
+	needed := map[string]bool{}
+	for _, ng := range groupNeighbours(neighbours, startsOf(direct), present) {
+		if ng.rel == vault.RelationTopic || len(ng.neighbours) <= k {
+			for _, n := range ng.neighbours {
+				needed[n.Doc.DocID] = true
+			}
+			continue
+		}
+		if k == 0 {
+			continue
+		}
+		his := make([]float64, 0, len(ng.neighbours))
+		for _, n := range ng.neighbours {
+			if b, ok := bounds[n.Doc.DocID]; ok {
+				his = append(his, b.Hi)
+			}
+		}
+		threshold := math.Inf(1)
+		if len(his) >= k {
+			slices.Sort(his)
+			threshold = his[k-1]
+		}
+		first := true
+		for _, n := range ng.neighbours {
+			b, ok := bounds[n.Doc.DocID]
+			if !ok || first || !(b.Lo > threshold) {
+				needed[n.Doc.DocID] = true
+			}
+			first = first && !ok
+		}
+	}
+	var out []string
+	for _, id := range ids {
+		if needed[id] {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 // nearestChunks maps each note to its chunk nearest the query, its first
 // chunk when none has a distance.
 func nearestChunks(chunks []vault.Chunk, dist map[int64]float64) map[string]Hit {

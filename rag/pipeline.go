@@ -21,6 +21,10 @@ type Searcher interface {
 	SearchFTS(ctx context.Context, text string, k int, scope vault.Scope, w vault.FieldWeights) ([]vault.Chunk, error)
 	Docs(ctx context.Context, docIDs []string, scope vault.Scope) ([]vault.Doc, error)
 	Neighbours(ctx context.Context, docIDs []string, scope vault.Scope) ([]vault.Neighbour, error)
+	// DistanceBounds bounds the distance of each note's chunk nearest vec,
+	// cheaply, for the notes it can: expansion reads exactly only those
+	// that may be among the nearest it keeps (see expansionReads).
+	DistanceBounds(ctx context.Context, docIDs []string, vec []float32, scope vault.Scope) (map[string]vault.DistanceBounds, error)
 	// NearestChunks reads each note's chunk nearest vec (its first without
 	// vec or without vectors), with the distances of those that have one:
 	// what Expand takes of the notes it reaches.
@@ -430,19 +434,17 @@ func (p *Pipeline) expand(ctx context.Context, direct []Hit, vec []float32, s Se
 	if err != nil || len(nb) == 0 {
 		return nil, nil, err
 	}
-	seen := map[string]bool{}
-	var ids []string
-	for _, n := range nb {
-		if !seen[n.Doc.DocID] {
-			seen[n.Doc.DocID] = true
-			ids = append(ids, n.Doc.DocID)
-		}
-	}
-	chunks, dist, err := p.opts.Searcher.NearestChunks(ctx, ids, vec, scope)
+	g := Graph{MaxPerRelation: s.GraphMaxSiblings, Discount: s.GraphDiscount, MapMinLinks: s.GraphMapMinLinks}
+	ids := reachedNotes(direct, nb)
+	bounds, err := p.opts.Searcher.DistanceBounds(ctx, ids, vec, scope)
 	if err != nil {
 		return nil, nil, err
 	}
-	return Expand(direct, nb, chunks, dist, Graph{MaxPerRelation: s.GraphMaxSiblings, Discount: s.GraphDiscount, MapMinLinks: s.GraphMapMinLinks}), nb, nil
+	chunks, dist, err := p.opts.Searcher.NearestChunks(ctx, expansionReads(ids, direct, nb, bounds, g), vec, scope)
+	if err != nil {
+		return nil, nil, err
+	}
+	return Expand(direct, nb, chunks, dist, g), nb, nil
 }
 
 // rerank re-scores the top candidates when a reranker is configured; on

@@ -77,3 +77,11 @@ type FieldWeights struct {
 // at half too. Aliases are not searched: weighing them moved no question
 // one way more than the other.
 var DefaultFieldWeights = FieldWeights{Title: 0.5, Headings: 0.5, Path: 0.5, Topics: 0.5, Body: 1, Links: 0.5}
+
+// DistanceBounds bound the cosine distance from a query to a note's chunk
+// nearest it: Lo ≤ distance ≤ Hi. A note none of whose chunks has a vector
+// has no distance and sorts after every note that has one: both bounds are
+// +Inf.
+type DistanceBounds struct {
+	Lo, Hi float64
+}

@@ -1,0 +1,142 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/vaultask/vaultask/vault"
+)
+
+// chunkListSQL lists the chunks of each note of ?1 (a JSON list of
+// doc_ids) that scope ?2 (1: open only) may see, the scope checked as in
+// nearestChunksSQL, and whether each has a vector, without reading one:
+// the rowids come from chunks_doc, the sensitivity from chunks_scope.
+const chunkListSQL = `SELECT c.rowid, c.doc_id, c.embedded
+	FROM docs d CROSS JOIN chunks c INDEXED BY chunks_doc ON c.doc_id = d.doc_id
+	WHERE d.doc_id IN (SELECT value FROM json_each(?1)) AND (?2 = 0 OR (d.sensitivity = 'open'
+		AND (SELECT cs.sensitivity FROM chunks cs INDEXED BY chunks_scope WHERE cs.rowid = c.rowid) = 'open'))
+	ORDER BY d.doc_id`
+
+// listedChunk is a chunk a note's nearest is chosen from: its rowid, its
+// note, whether it has a vector.
+type listedChunk struct {
+	id       int64
+	docID    string
+	embedded bool
+}
+
+// quantSlack is the most a component of a quantised vector, scale·row[i],
+// may be off from the float it stands for, in units of its scale: half a
+// step for the rounding, plus room for the float32 arithmetic of
+// quant.Quantize (a few ulps of values up to 127, under 1e-4).
+const quantSlack = 0.5 + 1e-3
+
+// cosineSlack bounds how far sqlite-vec's vec_distance_cosine, summed in
+// float32 over dim components, may be from the real cosine distance: the
+// dot product's and both norms' rounding (each at most γ_(dim+1) of the sum
+// of absolute products, which Cauchy–Schwarz bounds by the norms), the
+// square roots, the division and the subtraction; doubled for safety.
+func cosineSlack(dim int) float64 {
+	const u = 0x1p-24 // float32's unit roundoff
+	n := float64(dim + 2)
+	gamma := n * u / (1 - n*u)
+	return 2 * (3*gamma + 10*u)
+}
+
+// DistanceBounds bounds, for notes of docIDs, the cosine distance of the
+// chunk NearestChunks would choose for vec under scope, from the
+// shortlist's int8 copies of the vectors instead of the vectors: graph
+// expansion reads exactly only the notes that may be among the nearest it
+// keeps. Only the chunks scope may see are bounded, so a personal chunk
+// never moves an open note's bounds.
+//
+// A note is left out when it cannot be bounded: it has no chunk scope may
+// see, or a chunk with a vector the shortlist does not hold (it is a
+// commit behind), or the shortlist is still being read. Nothing is bounded
+// without a query vector or with one that is zero or not finite. A note
+// whose chunks have no vector yet has both bounds +Inf.
+//
+// The approximate distance of a chunk is the cosine distance between vec
+// (in float64, not quantised) and its dequantised vector scale·row, over
+// the float vector's own norm. Each component of the dequantised vector is
+// off by at most quantSlack·scale, so the dot product by at most
+// quantSlack·scale·‖vec‖₁, the distance by that over ‖vec‖·‖v‖; cosineSlack
+// adds sqlite-vec's own rounding. A write between this read and
+// NearestChunks' may move a note's distance out of its bounds: expansion
+// then keeps notes that a read in one snapshot would not, never a note
+// scope may not see (NearestChunks checks the scope again).
+func (s *Store) DistanceBounds(ctx context.Context, docIDs []string, vec []float32, scope vault.Scope) (map[string]vault.DistanceBounds, error) {
+	if len(docIDs) == 0 || vec == nil {
+		return nil, nil
+	}
+	if len(vec) != s.space.Dim {
+		return nil, fmt.Errorf("distance bounds: query has %d dimensions, the index holds %d", len(vec), s.space.Dim)
+	}
+	if n := norm2(vec); n == 0 || math.IsInf(n, 0) || math.IsNaN(n) {
+		return nil, nil
+	}
+	sl, err := s.currentShortlist(ctx)
+	if err != nil || sl == nil {
+		return nil, err
+	}
+	listed, err := queryAll(ctx, s.prepared, func(c *listedChunk) []any { return []any{&c.id, &c.docID, &c.embedded} },
+		chunkListSQL, idList(docIDs), scope.OpenOnly())
+	if err != nil {
+		return nil, fmt.Errorf("distance bounds: %w", err)
+	}
+	return sl.bounds(vec, listed), nil
+}
+
+// bounds bounds each note of listed (its chunks, grouped by note) whose
+// every chunk with a vector the shortlist holds with a usable one.
+func (sl *shortlist) bounds(vec []float32, listed []listedChunk) map[string]vault.DistanceBounds {
+	var qnorm, ql1 float64
+	q := make([]float64, len(vec))
+	for i, x := range vec {
+		q[i] = float64(x)
+		qnorm += q[i] * q[i]
+		ql1 += math.Abs(q[i])
+	}
+	qnorm = math.Sqrt(qnorm)
+	fp := cosineSlack(sl.dim)
+
+	out := map[string]vault.DistanceBounds{}
+	sl.mu.RLock()
+	defer sl.mu.RUnlock()
+	for start := 0; start < len(listed); {
+		doc := listed[start].docID
+		b := vault.DistanceBounds{Lo: math.Inf(1), Hi: math.Inf(1)}
+		ok := true
+		end := start
+		for ; end < len(listed) && listed[end].docID == doc; end++ {
+			c := listed[end]
+			if !c.embedded || !ok {
+				continue
+			}
+			slot, held := sl.slots[c.id]
+			if !held || sl.scale[slot] == 0 || sl.norm[slot] == 0 || math.IsInf(sl.norm[slot], 0) {
+				ok = false
+				continue
+			}
+			var dot float64
+			for j, x := range sl.row(slot) {
+				dot += q[j] * float64(x)
+			}
+			scale := float64(sl.scale[slot])
+			den := qnorm * sl.norm[slot]
+			d := 1 - scale*dot/den
+			slack := quantSlack*scale*ql1/den + fp + 1e-12
+			if math.IsNaN(d) || math.IsInf(d, 0) || math.IsNaN(slack) || math.IsInf(slack, 0) {
+				ok = false
+				continue
+			}
+			b.Lo, b.Hi = min(b.Lo, d-slack), min(b.Hi, d+slack)
+		}
+		if ok {
+			out[doc] = b
+		}
+		start = end
+	}
+	return out
+}
