@@ -9,13 +9,12 @@ import (
 )
 
 // chunkListSQL lists the chunks of each note of ?1 (a JSON list of
-// doc_ids) that scope ?2 (1: open only) may see, the scope checked as in
-// nearestChunksSQL, and whether each has a vector, without reading one:
-// the rowids come from chunks_doc, the sensitivity from chunks_scope.
+// doc_ids) that scope ?2 (1: open only) may see, the note's scope and each
+// chunk's checked, and whether each has a vector, without reading one:
+// all of it from chunks_doc, which covers the chunk's columns read here.
 const chunkListSQL = `SELECT c.rowid, c.doc_id, c.embedded
 	FROM docs d CROSS JOIN chunks c INDEXED BY chunks_doc ON c.doc_id = d.doc_id
-	WHERE d.doc_id IN (SELECT value FROM json_each(?1)) AND (?2 = 0 OR (d.sensitivity = 'open'
-		AND (SELECT cs.sensitivity FROM chunks cs INDEXED BY chunks_scope WHERE cs.rowid = c.rowid) = 'open'))
+	WHERE d.doc_id IN (SELECT value FROM json_each(?1)) AND (?2 = 0 OR (d.sensitivity = 'open' AND c.sensitivity = 'open'))
 	ORDER BY d.doc_id`
 
 // listedChunk is a chunk a note's nearest is chosen from: its rowid, its
