@@ -66,6 +66,16 @@ func (b *logBuffer) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
+// dumpOnFailure prints what was logged when tb fails: a follower's story
+// is in its log.
+func (b *logBuffer) dumpOnFailure(tb testing.TB) {
+	tb.Cleanup(func() {
+		if tb.Failed() {
+			tb.Logf("the follower's log:\n%s", b.String())
+		}
+	})
+}
+
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // couchOptions reaches db on the test server as its admin.

@@ -22,7 +22,10 @@ import (
 )
 
 // recreate deletes db and creates it again, empty, as LiveSync's "rebuild
-// remote" does.
+// remote" does. A request that reaches the test server while it deletes a
+// database can go unanswered (express-pouchdb), so the followers of these
+// tests use recreateHeartbeat: such a request fails after three silent
+// heartbeats and is retried, as it would be after 30 s by default.
 func recreate(tb testing.TB, srv *couchtest.Server, db string) {
 	tb.Helper()
 	request(tb, srv, http.MethodDelete, db, nil, nil)
@@ -39,6 +42,10 @@ func recreate(tb testing.TB, srv *couchtest.Server, db string) {
 		return info.DocCount == 0
 	})
 }
+
+// recreateHeartbeat is the heartbeat of a follower whose database is
+// recreated under it.
+const recreateHeartbeat = 200 * time.Millisecond
 
 // tryRequest sends a request without a body as the test server's admin and
 // returns an error for a status of 400 or more.
@@ -83,8 +90,9 @@ func TestFollowerNoticesRecreatedDatabase(t *testing.T) {
 	}
 	bulk(t, srv, db, docs...)
 	var logs logBuffer
+	logs.dumpOnFailure(t)
 	opts := couchOptions(srv, db)
-	opts.Logger = logs.logger()
+	opts.Logger, opts.Heartbeat = logs.logger(), recreateHeartbeat
 	store := mustStore(t)
 	f := mustFollow(t, mustConnect(t, opts), store, checkingOptions())
 	waitCaughtUp(t, srv, db, f)
@@ -118,8 +126,9 @@ func TestFollowerNoticesNewLiveSyncIdentity(t *testing.T) {
 	db := srv.NewDB(t)
 	srv.LoadFixture(t, db, fixtures, "vault")
 	var logs logBuffer
+	logs.dumpOnFailure(t)
 	opts := couchOptions(srv, db)
-	opts.Logger = logs.logger()
+	opts.Logger, opts.Heartbeat = logs.logger(), recreateHeartbeat
 	store := mustStore(t)
 	f := mustFollow(t, mustConnect(t, opts), store, checkingOptions())
 	waitCaughtUp(t, srv, db, f)
@@ -408,7 +417,7 @@ func TestFollowerNoticesRecreationAtTheCheckpointsSequence(t *testing.T) {
 	seq := threeOldNotes(t, srv, db)
 	var logs logBuffer
 	opts := couchOptions(srv, db)
-	opts.Logger, opts.Heartbeat = logs.logger(), 200*time.Millisecond
+	opts.Logger, opts.Heartbeat = logs.logger(), recreateHeartbeat
 	store := mustStore(t)
 	fo := checkingOptions()
 	fo.CheckInterval = 10 * time.Second
@@ -463,7 +472,7 @@ func TestFollowerChecksTheDatabaseEveryTenSeconds(t *testing.T) {
 	clock := &checkClock{Clock: retry.System, every: 10 * time.Second}
 	fo.Clock = clock
 	opts := couchOptions(srv, db)
-	opts.Heartbeat = 200 * time.Millisecond
+	opts.Heartbeat = recreateHeartbeat
 	f := mustFollow(t, mustConnect(t, opts), store, fo)
 	waitConnected(t, srv, db, f)
 
@@ -475,4 +484,54 @@ func TestFollowerChecksTheDatabaseEveryTenSeconds(t *testing.T) {
 	waitFor(t, 10*time.Second, "the recreated database's notes, and only those", func() bool {
 		return cmp.Equal(want, mustSnapshot(t, store).Docs)
 	})
+}
+
+// A database recreated and still empty when the follower reconciles it
+// (LiveSync's "rebuild remote" between deleting and uploading) keeps the
+// index as it is and says so, and the follower reconciles again until the
+// database has notes: then the old notes go and the new ones come. Here the
+// reconcile of the empty database is waited for, which in the other
+// recreation tests is a race with the upload.
+func TestFollowerWaitsOutAnEmptyRecreatedDatabase(t *testing.T) {
+	srv := couchtest.Start(t)
+	db := srv.NewDB(t)
+	threeOldNotes(t, srv, db)
+	var logs logBuffer
+	logs.dumpOnFailure(t)
+	opts := couchOptions(srv, db)
+	opts.Logger, opts.Heartbeat = logs.logger(), recreateHeartbeat
+	store := mustStore(t)
+	f := mustFollow(t, mustConnect(t, opts), store, checkingOptions())
+	waitCaughtUp(t, srv, db, f)
+	old := mustSnapshot(t, store).Docs
+
+	recreate(t, srv, db)
+	empty := "lists no notes at all"
+	waitFor(t, 10*time.Second, "the follower to find the database empty, twice", func() bool { return logs.count(empty) >= 2 })
+	if diff := cmp.Diff(old, mustSnapshot(t, store).Docs); diff != "" {
+		t.Errorf("the index changed while the database was empty (-before +after):\n%s", diff)
+	}
+	if st := f.Stats(); !st.Failing || !strings.Contains(st.LastError, empty) || !strings.Contains(st.LastError, "3 indexed notes") {
+		t.Errorf("stats while the database is empty: failing %v, last error %q; want it failing with why", st.Failing, st.LastError)
+	}
+	warned := 0
+	for line := range strings.Lines(logs.String()) {
+		if strings.Contains(line, "level=WARN") && strings.Contains(line, empty) {
+			warned++
+		}
+	}
+	if warned != 1 {
+		t.Errorf("the empty database was warned of %d times over %d reconciles, want once:\n%s", warned, logs.count(empty), logs.String())
+	}
+
+	n, c := liveNote("New/Only.md", "the rebuilt vault\n")
+	bulk(t, srv, db, c, n)
+	want := map[string]string{"New/Only.md": hashOf("the rebuilt vault\n")}
+	waitFor(t, 10*time.Second, "the rebuilt database's notes, and only those", func() bool {
+		return cmp.Equal(want, mustSnapshot(t, store).Docs)
+	})
+	waitFor(t, 10*time.Second, "the recovery", func() bool { return !f.Stats().Failing })
+	if !strings.Contains(logs.String(), "two listings agree") {
+		t.Errorf("the old notes went without a second listing:\n%s", logs.String())
+	}
 }
