@@ -214,9 +214,7 @@ func (r *Reconciler) alive(ctx context.Context, remove []string) ([]livesync.Doc
 // confirmMassRemoval lists the database a second time, ConfirmDelay later,
 // when the plan would remove more than half of the indexed notes, and keeps
 // only the removals both listings agree on; the second listing is the one
-// written. Mass removals are warned of, with the count. A database whose
-// second listing holds no notes at all is an *emptyDatabaseError, and
-// nothing is written.
+// written. Mass removals are warned of, with the count.
 func (r *Reconciler) confirmMassRemoval(ctx context.Context, l *Listing, res *ReconcileResult) error {
 	n, of := len(res.Plan.Remove), res.Plan.Indexed
 	if 2*n <= of {
@@ -241,26 +239,16 @@ func (r *Reconciler) confirmMassRemoval(ctx context.Context, l *Listing, res *Re
 	again.Plan.Remove = intersect(again.Plan.Remove, res.Plan.Remove)
 	if len(second.Notes)+len(second.Incomplete) == 0 {
 		// No vault has no notes at all: this is a database being rebuilt,
-		// or the wrong one. Nothing is written, and a follower reconciles
-		// again, with backoff, until notes appear.
-		return &emptyDatabaseError{database: r.couch.database(), indexed: of}
+		// or the wrong one. The index is kept until notes appear.
+		r.log.Warn("the database lists no notes at all: keeping the indexed notes until it does (to start over, delete the index file)",
+			keyTotal, of, keyDB, r.couch.source)
+		again.Plan.Remove = nil
 	}
 	*l, res.Since, res.Identity, res.Docs, res.Plan, res.Kept = second, again.Since, again.Identity, again.Docs, again.Plan, append(res.Kept, again.Kept...)
 	if n := len(res.Plan.Remove); 2*n > of {
 		r.log.Warn("removing more than half of the indexed notes: two listings agree they are gone", keyRemoved, n, keyTotal, of)
 	}
 	return nil
-}
-
-// emptyDatabaseError is a reconcile that found a database listing no notes
-// at all, twice, while the index holds some: it writes nothing.
-type emptyDatabaseError struct {
-	database string
-	indexed  int
-}
-
-func (e *emptyDatabaseError) Error() string {
-	return fmt.Sprintf("database %q lists no notes at all: the %d indexed notes are kept until it does (is LiveSync rebuilding it? To start over, delete the index file)", e.database, e.indexed)
 }
 
 // recheck re-reads, just before the writes, the notes the plan would write

@@ -487,11 +487,10 @@ func TestFollowerChecksTheDatabaseEveryTenSeconds(t *testing.T) {
 }
 
 // A database recreated and still empty when the follower reconciles it
-// (LiveSync's "rebuild remote" between deleting and uploading) keeps the
-// index as it is and says so, and the follower reconciles again until the
-// database has notes: then the old notes go and the new ones come. Here the
-// reconcile of the empty database is waited for, which in the other
-// recreation tests is a race with the upload.
+// (LiveSync's "rebuild remote" between deleting and uploading) leaves the
+// index as it is; once notes appear, the old notes go and the new ones come.
+// Here the reconcile of the empty database is waited for, which in the
+// other recreation tests is a race with the upload.
 func TestFollowerWaitsOutAnEmptyRecreatedDatabase(t *testing.T) {
 	srv := couchtest.Start(t)
 	db := srv.NewDB(t)
@@ -506,22 +505,11 @@ func TestFollowerWaitsOutAnEmptyRecreatedDatabase(t *testing.T) {
 	old := mustSnapshot(t, store).Docs
 
 	recreate(t, srv, db)
-	empty := "lists no notes at all"
-	waitFor(t, 10*time.Second, "the follower to find the database empty, twice", func() bool { return logs.count(empty) >= 2 })
+	waitFor(t, 10*time.Second, "a reconcile to find the database empty", func() bool {
+		return strings.Contains(logs.String(), "lists no notes at all")
+	})
 	if diff := cmp.Diff(old, mustSnapshot(t, store).Docs); diff != "" {
 		t.Errorf("the index changed while the database was empty (-before +after):\n%s", diff)
-	}
-	if st := f.Stats(); !st.Failing || !strings.Contains(st.LastError, empty) || !strings.Contains(st.LastError, "3 indexed notes") {
-		t.Errorf("stats while the database is empty: failing %v, last error %q; want it failing with why", st.Failing, st.LastError)
-	}
-	warned := 0
-	for line := range strings.Lines(logs.String()) {
-		if strings.Contains(line, "level=WARN") && strings.Contains(line, empty) {
-			warned++
-		}
-	}
-	if warned != 1 {
-		t.Errorf("the empty database was warned of %d times over %d reconciles, want once:\n%s", warned, logs.count(empty), logs.String())
 	}
 
 	n, c := liveNote("New/Only.md", "the rebuilt vault\n")
@@ -530,8 +518,7 @@ func TestFollowerWaitsOutAnEmptyRecreatedDatabase(t *testing.T) {
 	waitFor(t, 10*time.Second, "the rebuilt database's notes, and only those", func() bool {
 		return cmp.Equal(want, mustSnapshot(t, store).Docs)
 	})
-	waitFor(t, 10*time.Second, "the recovery", func() bool { return !f.Stats().Failing })
 	if !strings.Contains(logs.String(), "two listings agree") {
-		t.Errorf("the old notes went without a second listing:\n%s", logs.String())
+		t.Errorf("the old notes went without a second listing")
 	}
 }
