@@ -29,6 +29,7 @@ const (
 	failDropped      = "dropped"
 	failSilent       = "silent"
 	failServer       = "server error"
+	failEmpty        = "empty database"
 	failOther        = "other"
 )
 
@@ -54,7 +55,10 @@ func (c *Couch) describe(err error) failure {
 	}
 	var netErr net.Error
 	var opErr *net.OpError
+	var empty *emptyDatabaseError
 	switch {
+	case errors.As(err, &empty):
+		return failure{failEmpty, empty.Error()}
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return failure{failUnreachable, fmt.Sprintf("CouchDB at %s is unreachable: connection refused (not running, or another port?)", c.root)}
 	case errors.As(err, &opErr) && opErr.Op == "dial":

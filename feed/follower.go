@@ -323,7 +323,9 @@ func (f *Follower) reconcile(ctx context.Context) error {
 			f.opts.OnScanProgress(f.Stats())
 		}
 	}
-	res, err := f.rec.Run(ctx, ReconcileOptions{ResetCheckpoint: true,
+	// With a checkpoint, the database is the one it was taken in, or one
+	// recreated under the follower: an empty one is waited out.
+	res, err := f.rec.Run(ctx, ReconcileOptions{ResetCheckpoint: true, AwaitNotes: f.since != "",
 		Listed: func(listed, total int) {
 			progress(func(s *FollowerStats) { s.ScanListed, s.ScanDocuments = listed, total })
 		},

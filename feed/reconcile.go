@@ -53,6 +53,13 @@ type ReconcileOptions struct {
 	// ResetCheckpoint saves the scan's starting sequence as the feed's
 	// checkpoint even when one exists: the server rejected the old one.
 	ResetCheckpoint bool
+	// AwaitNotes makes a database that lists no notes at all, while the
+	// index holds some, an *emptyDatabaseError that writes nothing, rather
+	// than a reconcile that keeps the index and completes: a follower's
+	// database recreated under it, still being uploaded, is reconciled
+	// again until notes appear. A first scan leaves it unset: it must end,
+	// with its checkpoint, even on an empty database.
+	AwaitNotes bool
 	// Progress, when set, is told how many of the listed notes are written:
 	// 0 of them once listed, then after each transaction. Listed is told,
 	// after each _all_docs page, how many documents are listed of the
@@ -107,7 +114,7 @@ func (r *Reconciler) Run(ctx context.Context, opts ReconcileOptions) (ReconcileR
 		if err := r.recheck(ctx, &l, &res); err != nil {
 			return res, err
 		}
-		if err := r.confirmMassRemoval(ctx, &l, &res); err != nil {
+		if err := r.confirmMassRemoval(ctx, &l, &res, opts.AwaitNotes); err != nil {
 			return res, err
 		}
 	}
@@ -214,8 +221,10 @@ func (r *Reconciler) alive(ctx context.Context, remove []string) ([]livesync.Doc
 // confirmMassRemoval lists the database a second time, ConfirmDelay later,
 // when the plan would remove more than half of the indexed notes, and keeps
 // only the removals both listings agree on; the second listing is the one
-// written. Mass removals are warned of, with the count.
-func (r *Reconciler) confirmMassRemoval(ctx context.Context, l *Listing, res *ReconcileResult) error {
+// written. Mass removals are warned of, with the count. A second listing
+// with no notes at all removes nothing, and with awaitNotes is an
+// *emptyDatabaseError.
+func (r *Reconciler) confirmMassRemoval(ctx context.Context, l *Listing, res *ReconcileResult, awaitNotes bool) error {
 	n, of := len(res.Plan.Remove), res.Plan.Indexed
 	if 2*n <= of {
 		return nil
@@ -240,6 +249,9 @@ func (r *Reconciler) confirmMassRemoval(ctx context.Context, l *Listing, res *Re
 	if len(second.Notes)+len(second.Incomplete) == 0 {
 		// No vault has no notes at all: this is a database being rebuilt,
 		// or the wrong one. The index is kept until notes appear.
+		if awaitNotes {
+			return &emptyDatabaseError{database: r.couch.database(), indexed: of}
+		}
 		r.log.Warn("the database lists no notes at all: keeping the indexed notes until it does (to start over, delete the index file)",
 			keyTotal, of, keyDB, r.couch.source)
 		again.Plan.Remove = nil
@@ -249,6 +261,17 @@ func (r *Reconciler) confirmMassRemoval(ctx context.Context, l *Listing, res *Re
 		r.log.Warn("removing more than half of the indexed notes: two listings agree they are gone", keyRemoved, n, keyTotal, of)
 	}
 	return nil
+}
+
+// emptyDatabaseError is a reconcile that found a database listing no notes
+// at all, twice, while the index holds some, and wrote nothing.
+type emptyDatabaseError struct {
+	database string
+	indexed  int
+}
+
+func (e *emptyDatabaseError) Error() string {
+	return fmt.Sprintf("database %q lists no notes at all: the %d indexed notes are kept until it does (is LiveSync rebuilding it? To start over, delete the index file)", e.database, e.indexed)
 }
 
 // recheck re-reads, just before the writes, the notes the plan would write

@@ -120,7 +120,9 @@ func TestFollowerNoticesRecreatedDatabase(t *testing.T) {
 
 // A database LiveSync rebuilt carries a new milestone: even when its
 // sequence is already past the checkpoint, the follower sees another
-// database and reconciles.
+// database and reconciles. The follower is stopped while the database is
+// rebuilt, so that its milestone, not a check in the middle of the rebuild
+// (which may see the old milestone and the new revisions), gives it away.
 func TestFollowerNoticesNewLiveSyncIdentity(t *testing.T) {
 	srv := couchtest.Start(t)
 	db := srv.NewDB(t)
@@ -130,11 +132,16 @@ func TestFollowerNoticesNewLiveSyncIdentity(t *testing.T) {
 	opts := couchOptions(srv, db)
 	opts.Logger, opts.Heartbeat = logs.logger(), recreateHeartbeat
 	store := mustStore(t)
-	f := mustFollow(t, mustConnect(t, opts), store, checkingOptions())
+	c := mustConnect(t, opts)
+	f := NewFollower(c, store, checkingOptions())
+	if err := f.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	waitCaughtUp(t, srv, db, f)
 	if n := len(mustSnapshot(t, store).Docs); n != 2 {
 		t.Fatalf("fixture indexed to %d notes, want 2", n)
 	}
+	closeFollower(t, f)
 
 	// The rebuilt remote: a fresh milestone, and more documents than
 	// before, so the sequence alone says nothing.
@@ -161,6 +168,7 @@ func TestFollowerNoticesNewLiveSyncIdentity(t *testing.T) {
 	}
 	bulk(t, srv, db, docs...)
 
+	mustFollow(t, c, store, checkingOptions())
 	waitFor(t, 10*time.Second, "the rebuilt database's notes, and only those", func() bool {
 		return cmp.Equal(want, mustSnapshot(t, store).Docs)
 	})
@@ -488,9 +496,11 @@ func TestFollowerChecksTheDatabaseEveryTenSeconds(t *testing.T) {
 
 // A database recreated and still empty when the follower reconciles it
 // (LiveSync's "rebuild remote" between deleting and uploading) leaves the
-// index as it is; once notes appear, the old notes go and the new ones come.
-// Here the reconcile of the empty database is waited for, which in the
-// other recreation tests is a race with the upload.
+// index as it is: the reconcile writes nothing and fails with why, warned
+// of once, and the follower reconciles again, with backoff, until notes
+// appear; then the old notes go and the new ones come. Here the reconcile
+// of the empty database is waited for, which in the other recreation tests
+// is a race with the upload.
 func TestFollowerWaitsOutAnEmptyRecreatedDatabase(t *testing.T) {
 	srv := couchtest.Start(t)
 	db := srv.NewDB(t)
@@ -505,11 +515,33 @@ func TestFollowerWaitsOutAnEmptyRecreatedDatabase(t *testing.T) {
 	old := mustSnapshot(t, store).Docs
 
 	recreate(t, srv, db)
-	waitFor(t, 10*time.Second, "a reconcile to find the database empty", func() bool {
-		return strings.Contains(logs.String(), "lists no notes at all")
+	empty := "lists no notes at all"
+	waitFor(t, 10*time.Second, "the follower to report the database empty", func() bool {
+		st := f.Stats()
+		return st.Failing && strings.Contains(st.LastError, empty)
+	})
+	if st := f.Stats(); !strings.Contains(st.LastError, "the 3 indexed notes are kept") {
+		t.Errorf("the failure does not say what is kept: %q", st.LastError)
+	}
+	waitFor(t, 10*time.Second, "a second reconcile to find it empty", func() bool {
+		for line := range strings.Lines(logs.String()) {
+			if strings.Contains(line, "changes feed still failing") && strings.Contains(line, empty) {
+				return true
+			}
+		}
+		return false
 	})
 	if diff := cmp.Diff(old, mustSnapshot(t, store).Docs); diff != "" {
 		t.Errorf("the index changed while the database was empty (-before +after):\n%s", diff)
+	}
+	warned := 0
+	for line := range strings.Lines(logs.String()) {
+		if strings.Contains(line, "level=WARN") && strings.Contains(line, empty) {
+			warned++
+		}
+	}
+	if warned != 1 {
+		t.Errorf("the empty database was warned of %d times, want once", warned)
 	}
 
 	n, c := liveNote("New/Only.md", "the rebuilt vault\n")
@@ -518,7 +550,31 @@ func TestFollowerWaitsOutAnEmptyRecreatedDatabase(t *testing.T) {
 	waitFor(t, 10*time.Second, "the rebuilt database's notes, and only those", func() bool {
 		return cmp.Equal(want, mustSnapshot(t, store).Docs)
 	})
+	waitFor(t, 10*time.Second, "the recovery", func() bool { return !f.Stats().Failing })
 	if !strings.Contains(logs.String(), "two listings agree") {
 		t.Errorf("the old notes went without a second listing")
+	}
+}
+
+// A first scan of a database that lists no notes, into an index that holds
+// some, keeps them and ends, with its checkpoint (the benchmark's follower
+// starts so, beside an index of other notes).
+func TestFirstScanOfAnEmptyDatabaseEnds(t *testing.T) {
+	srv := couchtest.Start(t)
+	full, empty := srv.NewDB(t), srv.NewDB(t)
+	threeOldNotes(t, srv, full)
+	store := mustStore(t)
+	if _, err := NewReconciler(mustConnect(t, couchOptions(srv, full)), store).Run(context.Background(), ReconcileOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	old := mustSnapshot(t, store).Docs
+	var logs logBuffer
+	logs.dumpOnFailure(t)
+	opts := couchOptions(srv, empty)
+	opts.Logger = logs.logger()
+	f := mustFollow(t, mustConnect(t, opts), store, checkingOptions())
+	waitFor(t, 10*time.Second, "the first scan to end", func() bool { return f.Stats().Reconciles >= 1 })
+	if diff := cmp.Diff(old, mustSnapshot(t, store).Docs); diff != "" {
+		t.Errorf("the first scan of an empty database changed the index (-before +after):\n%s", diff)
 	}
 }
