@@ -210,6 +210,9 @@ func (f *Follower) run(ctx context.Context) error {
 		default:
 			healthy, err = f.follow(ctx)
 		}
+		if healthy {
+			bo.Reset()
+		}
 		var fe *fatalError
 		switch {
 		case ctx.Err() != nil:
@@ -225,9 +228,6 @@ func (f *Follower) run(ctx context.Context) error {
 			f.log.Warn("the server rejected the checkpoint; running a full reconcile for a fresh one", keySeq, f.since, keyErr, err)
 			f.needScan = true
 			continue
-		}
-		if healthy {
-			bo.Reset()
 		}
 		wait := bo.Next()
 		fl := f.couch.describe(err)

@@ -229,7 +229,11 @@ func (r *Reconciler) confirmMassRemoval(ctx context.Context, l *Listing, res *Re
 	if 2*n <= of {
 		return nil
 	}
-	r.log.Warn("a reconcile would remove more than half of the indexed notes; listing the database again to confirm",
+	level := slog.LevelWarn
+	if awaitNotes && len(l.Notes)+len(l.Incomplete) == 0 {
+		level = slog.LevelDebug // a database waited out: its failure is warned of once
+	}
+	r.log.Log(ctx, level, "a reconcile would remove more than half of the indexed notes; listing the database again to confirm",
 		keyRemoved, n, keyTotal, of, keyWait, r.ConfirmDelay)
 	if err := r.Clock.Sleep(ctx, r.ConfirmDelay); err != nil {
 		return err

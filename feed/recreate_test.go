@@ -137,6 +137,7 @@ func TestFollowerNoticesNewLiveSyncIdentity(t *testing.T) {
 	if err := f.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = f.Close(context.Background()) }) // when the test stops before closeFollower
 	waitCaughtUp(t, srv, db, f)
 	if n := len(mustSnapshot(t, store).Docs); n != 2 {
 		t.Fatalf("fixture indexed to %d notes, want 2", n)
@@ -542,6 +543,9 @@ func TestFollowerWaitsOutAnEmptyRecreatedDatabase(t *testing.T) {
 	}
 	if warned != 1 {
 		t.Errorf("the empty database was warned of %d times, want once", warned)
+	}
+	if n := logs.count("level=WARN msg=\"a reconcile would remove more than half"); n != 0 {
+		t.Errorf("the reconciles of the empty database warned %d times of a mass removal; its failure is the one warning", n)
 	}
 
 	n, c := liveNote("New/Only.md", "the rebuilt vault\n")
