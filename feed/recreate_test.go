@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/internal/retry"
 	"github.com/vaultask/vaultask/internal/testsupport/couchtest"
 )
@@ -46,6 +48,21 @@ func recreate(tb testing.TB, srv *couchtest.Server, db string) {
 // recreateHeartbeat is the heartbeat of a follower whose database is
 // recreated under it.
 const recreateHeartbeat = 200 * time.Millisecond
+
+// followCaughtUp starts a follower of db, whose database the test recreates,
+// into a fresh index with its log kept (and printed if the test fails), and
+// waits until it has caught up.
+func followCaughtUp(tb testing.TB, srv *couchtest.Server, db string) (*Follower, *index.Store, *logBuffer) {
+	tb.Helper()
+	logs := &logBuffer{}
+	logs.dumpOnFailure(tb)
+	opts := couchOptions(srv, db)
+	opts.Logger, opts.Heartbeat = logs.logger(), recreateHeartbeat
+	store := mustStore(tb)
+	f := mustFollow(tb, mustConnect(tb, opts), store, checkingOptions())
+	waitCaughtUp(tb, srv, db, f)
+	return f, store, logs
+}
 
 // tryRequest sends a request without a body as the test server's admin and
 // returns an error for a status of 400 or more.
@@ -83,19 +100,8 @@ func checkingOptions() FollowerOptions {
 func TestFollowerNoticesRecreatedDatabase(t *testing.T) {
 	srv := couchtest.Start(t)
 	db := srv.NewDB(t)
-	var docs []map[string]any
-	for _, p := range []string{"Old/One.md", "Old/Two.md", "Old/Three.md"} {
-		n, c := liveNote(p, "old note "+p+"\n")
-		docs = append(docs, c, n)
-	}
-	bulk(t, srv, db, docs...)
-	var logs logBuffer
-	logs.dumpOnFailure(t)
-	opts := couchOptions(srv, db)
-	opts.Logger, opts.Heartbeat = logs.logger(), recreateHeartbeat
-	store := mustStore(t)
-	f := mustFollow(t, mustConnect(t, opts), store, checkingOptions())
-	waitCaughtUp(t, srv, db, f)
+	threeOldNotes(t, srv, db)
+	f, store, logs := followCaughtUp(t, srv, db)
 
 	recreate(t, srv, db)
 	n, c := liveNote("New/Only.md", "the rebuilt vault\n")
@@ -320,6 +326,17 @@ func TestDescribeFailures(t *testing.T) {
 }
 
 // logLine is the first line of logs holding msg, "" when there is none.
+// logLines counts the lines of logs that hold every one of parts.
+func logLines(logs string, parts ...string) int {
+	n := 0
+	for line := range strings.Lines(logs) {
+		if !slices.ContainsFunc(parts, func(p string) bool { return !strings.Contains(line, p) }) {
+			n++
+		}
+	}
+	return n
+}
+
 func logLine(logs, msg string) string {
 	for line := range strings.Lines(logs) {
 		if strings.Contains(line, msg) {
@@ -506,13 +523,7 @@ func TestFollowerWaitsOutAnEmptyRecreatedDatabase(t *testing.T) {
 	srv := couchtest.Start(t)
 	db := srv.NewDB(t)
 	threeOldNotes(t, srv, db)
-	var logs logBuffer
-	logs.dumpOnFailure(t)
-	opts := couchOptions(srv, db)
-	opts.Logger, opts.Heartbeat = logs.logger(), recreateHeartbeat
-	store := mustStore(t)
-	f := mustFollow(t, mustConnect(t, opts), store, checkingOptions())
-	waitCaughtUp(t, srv, db, f)
+	f, store, logs := followCaughtUp(t, srv, db)
 	old := mustSnapshot(t, store).Docs
 
 	recreate(t, srv, db)
@@ -525,23 +536,12 @@ func TestFollowerWaitsOutAnEmptyRecreatedDatabase(t *testing.T) {
 		t.Errorf("the failure does not say what is kept: %q", st.LastError)
 	}
 	waitFor(t, 10*time.Second, "a second reconcile to find it empty", func() bool {
-		for line := range strings.Lines(logs.String()) {
-			if strings.Contains(line, "changes feed still failing") && strings.Contains(line, empty) {
-				return true
-			}
-		}
-		return false
+		return logLines(logs.String(), "changes feed still failing", empty) > 0
 	})
 	if diff := cmp.Diff(old, mustSnapshot(t, store).Docs); diff != "" {
 		t.Errorf("the index changed while the database was empty (-before +after):\n%s", diff)
 	}
-	warned := 0
-	for line := range strings.Lines(logs.String()) {
-		if strings.Contains(line, "level=WARN") && strings.Contains(line, empty) {
-			warned++
-		}
-	}
-	if warned != 1 {
+	if warned := logLines(logs.String(), "level=WARN", empty); warned != 1 {
 		t.Errorf("the empty database was warned of %d times, want once", warned)
 	}
 	if n := logs.count("level=WARN msg=\"a reconcile would remove more than half"); n != 0 {
