@@ -1,10 +1,12 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 
 	sqlite_vec "github.com/asg017/sqlite-vec-go-bindings/cgo"
@@ -114,43 +116,100 @@ func (s *Store) NearestChunks(ctx context.Context, docIDs []string, vec []float3
 // Neighbours returns the notes one hop from each of docIDs: its topic notes,
 // the notes it clips when it is a topic note (members), the other notes its
 // topic notes clip (siblings), the notes it links to and the notes that link
-// to it. Everything on the way is read under scope:
-// with ScopeOpen a personal note is never a start, an end or the topic note
-// a sibling is reached through, and a link whose target names a personal
-// note is resolved again among open notes only, so the name of a personal
-// note can neither hide nor reveal anything. Each note's neighbours come in
-// a stable order: by relation, then path.
+// to it. Everything on the way is read under scope (see Hops), and the hops
+// and their notes in one snapshot. Each note's neighbours come in a stable
+// order: by relation, then path.
 func (s *Store) Neighbours(ctx context.Context, docIDs []string, scope vault.Scope) ([]vault.Neighbour, error) {
 	if len(docIDs) == 0 {
 		return nil, nil
 	}
-	type row struct {
-		from, via, rel string
-		d              vault.Doc
-	}
-	rows, err := queryAll(ctx, s.prepared, func(r *row) []any { return append([]any{&r.from, &r.via, &r.rel}, docFields(&r.d)...) },
-		neighboursSQL, idList(docIDs), scope.OpenOnly())
+	var out []vault.Neighbour
+	err := s.read(ctx, "neighbours", func(tx *sql.Tx) error {
+		hops, err := readHops(ctx, tx, docIDs, scope)
+		if err != nil || len(hops) == 0 {
+			return err
+		}
+		var ids []string
+		seen := map[string]bool{}
+		for _, h := range hops {
+			if !seen[h.To] {
+				seen[h.To] = true
+				ids = append(ids, h.To)
+			}
+		}
+		docs, err := readDocs(ctx, tx, ids, scope)
+		if err != nil {
+			return err
+		}
+		byID := make(map[string]vault.Doc, len(docs))
+		for _, d := range docs {
+			byID[d.DocID] = d
+		}
+		for _, h := range hops {
+			if d, ok := byID[h.To]; ok {
+				out = append(out, vault.Neighbour{From: h.From, Relation: h.Relation, Via: h.Via, Doc: d})
+			}
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("neighbours: %w", err)
-	}
-	out := make([]vault.Neighbour, len(rows))
-	for i, r := range rows {
-		out[i] = vault.Neighbour{From: r.from, Relation: vault.Relation(r.rel), Via: r.via, Doc: r.d}
+		return nil, err
 	}
 	sortNeighbours(out)
 	return out, nil
 }
 
-// neighboursSQL reads the neighbours of ?1 (a JSON list of doc_ids) under
-// scope ?2 (1: open only) in one statement, so in one snapshot: each CTE is
-// one step of the walk, every read under the scope before it goes on.
+// Hops returns the hops Neighbours follows from each of docIDs, by doc id,
+// without reading a note: graph expansion reads only the notes it may keep.
+// Everything on the way is read under scope: with ScopeOpen a personal note
+// is never a start, an end or the topic note a sibling is reached through,
+// and a link whose target names a personal note is resolved again among
+// open notes only, so the name of a personal note can neither hide nor
+// reveal anything. Each note's hops come in a stable order: by relation,
+// then the doc id reached, then the topic note a sibling is reached through.
+func (s *Store) Hops(ctx context.Context, docIDs []string, scope vault.Scope) ([]vault.Hop, error) {
+	hops, err := readHops(ctx, s.prepared, docIDs, scope)
+	if err != nil {
+		return nil, fmt.Errorf("hops: %w", err)
+	}
+	return hops, nil
+}
+
+func readHops(ctx context.Context, q rowQuerier, docIDs []string, scope vault.Scope) ([]vault.Hop, error) {
+	if len(docIDs) == 0 {
+		return nil, nil
+	}
+	type row struct{ from, via, rel, to string }
+	rows, err := queryAll(ctx, q, func(r *row) []any { return []any{&r.from, &r.via, &r.rel, &r.to} },
+		hopsSQL, idList(docIDs), scope.OpenOnly())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]vault.Hop, len(rows))
+	for i, r := range rows {
+		out[i] = vault.Hop{From: r.from, Relation: vault.Relation(r.rel), Via: r.via, To: r.to}
+	}
+	slices.SortFunc(out, func(a, b vault.Hop) int {
+		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(relationOrder[a.Relation], relationOrder[b.Relation]),
+			cmp.Compare(a.To, b.To), cmp.Compare(a.Via, b.Via))
+	})
+	return out, nil
+}
+
+// hopsSQL reads the hops from ?1 (a JSON list of doc_ids) under scope ?2
+// (1: open only) in one statement, so in one snapshot: each CTE is one step
+// of the walk, every read under the scope before it goes on, and each hop's
+// end checked on the way, so no note is read at the end.
 //
 // A link's destination is the one the index resolved, but under ScopeOpen a
 // link resolved to a personal note is resolved again among open notes
 // (resolveSQL): out of a note, by its own target; into a start, the links
 // whose target names a start (a name or an alias) and that resolve to it
-// among open notes.
-var neighboursSQL = `WITH
+// among open notes. The end of a hop out of a note is a note that exists
+// and that scope may see: the one resolved, checked on its row, or the one
+// resolved again among open notes. A topic note is one of visible_topics and
+// a linking note is checked on its row.
+var hopsSQL = `WITH
 	starts(id) AS MATERIALIZED (
 		SELECT d.doc_id FROM docs d
 		WHERE d.doc_id IN (SELECT value FROM json_each(?1)) AND (?2 = 0 OR d.sensitivity = 'open')),
@@ -168,7 +227,8 @@ var neighboursSQL = `WITH
 		WHERE dst IN (SELECT id FROM starts)),
 	topics(topic, start) AS MATERIALIZED (
 		SELECT src, dst FROM incoming WHERE kind = '` + markdown.KindTopic + `'),
-	-- A topic note is a start of the sibling hop only if scope may see it.
+	-- A topic note is a neighbour, and a start of the sibling hop, only if
+	-- scope may see it.
 	visible_topics(id) AS MATERIALIZED (
 		SELECT DISTINCT t.topic FROM topics t JOIN docs d ON d.doc_id = t.topic
 		WHERE ?2 = 0 OR d.sensitivity = 'open'),
@@ -181,8 +241,9 @@ var neighboursSQL = `WITH
 			SELECT e.src, CASE WHEN ?2 = 0 OR t.sensitivity = 'open' THEN e.dst ELSE ` + resolveSQL("e.target", "e.target_name", "1") + ` END AS dst, e.kind
 			FROM sources s CROSS JOIN edges e ON e.src = s.id AND e.kind = s.kind JOIN docs t ON t.doc_id = e.dst)
 		WHERE dst IS NOT NULL),
-	steps(start, via, dst, rel) AS MATERIALIZED (
-		SELECT start, '', topic, '` + string(vault.RelationTopic) + `' FROM topics
+	steps(start, via, dst, rel) AS (
+		SELECT t.start, '', t.topic, '` + string(vault.RelationTopic) + `' FROM topics t
+		JOIN visible_topics v ON v.id = t.topic
 		UNION ALL
 		SELECT o.src, '', o.dst, '` + string(vault.RelationMember) + `' FROM outgoing o
 		WHERE o.kind = '` + markdown.KindTopic + `' AND o.src IN (SELECT id FROM starts)
@@ -194,21 +255,22 @@ var neighboursSQL = `WITH
 		SELECT o.src, '', o.dst, '` + string(vault.RelationLink) + `' FROM outgoing o
 		WHERE o.kind = '` + markdown.KindWikilink + `' AND o.src IN (SELECT id FROM starts)
 		UNION ALL
-		SELECT dst, '', src, '` + string(vault.RelationBacklink) + `' FROM incoming WHERE kind = '` + markdown.KindWikilink + `')
-	SELECT DISTINCT s.start, s.via, s.rel, ` + docColumns + `
-	FROM steps s CROSS JOIN docs d ON d.doc_id = s.dst
-	WHERE s.dst != s.start AND (?2 = 0 OR d.sensitivity = 'open')`
+		SELECT i.dst, '', i.src, '` + string(vault.RelationBacklink) + `' FROM incoming i JOIN docs d ON d.doc_id = i.src
+		WHERE i.kind = '` + markdown.KindWikilink + `' AND (?2 = 0 OR d.sensitivity = 'open'))
+	SELECT DISTINCT start, via, rel, dst FROM steps WHERE dst != start`
+
+// relationOrder orders a note's neighbours by relation.
+var relationOrder = map[vault.Relation]int{vault.RelationTopic: 0, vault.RelationMember: 1, vault.RelationSibling: 2, vault.RelationLink: 3, vault.RelationBacklink: 4}
 
 // sortNeighbours orders each start's neighbours by relation, then path.
 func sortNeighbours(out []vault.Neighbour) {
-	order := map[vault.Relation]int{vault.RelationTopic: 0, vault.RelationMember: 1, vault.RelationSibling: 2, vault.RelationLink: 3, vault.RelationBacklink: 4}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if a.From != b.From {
 			return a.From < b.From
 		}
 		if a.Relation != b.Relation {
-			return order[a.Relation] < order[b.Relation]
+			return relationOrder[a.Relation] < relationOrder[b.Relation]
 		}
 		if a.Doc.Path != b.Doc.Path {
 			return a.Doc.Path < b.Doc.Path

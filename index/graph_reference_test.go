@@ -65,6 +65,13 @@ func TestGraphReadsMatchReference(t *testing.T) {
 				t.Fatalf("Neighbours(%q) under %s (-reference +got):\n%s", start, scope, diff)
 			}
 			reached += len(got)
+			hops, err := s.Hops(ctx, start, scope)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := gocmp.Diff(ref.hops(want), hops, cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("Hops(%q) under %s (-reference +got):\n%s", start, scope, diff)
+			}
 			if scope.OpenOnly() {
 				for _, n := range got {
 					if ref.docs[n.Doc.DocID].Sensitivity != vault.SensitivityOpen || (n.Via != "" && ref.docs[n.Via].Sensitivity != vault.SensitivityOpen) {
@@ -319,6 +326,21 @@ func (r *graphReference) neighbours(tb testing.TB, ids []string, scope vault.Sco
 	slices.SortFunc(out, func(a, b vault.Neighbour) int {
 		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(slices.Index(rank, a.Relation), slices.Index(rank, b.Relation)),
 			cmp.Compare(a.Doc.Path, b.Doc.Path), cmp.Compare(a.Via, b.Via))
+	})
+	return out
+}
+
+// hops are the reference's neighbours as Hops returns them: by doc id,
+// each start's in order of relation, then doc id, then the topic note.
+func (r *graphReference) hops(nb []vault.Neighbour) []vault.Hop {
+	out := make([]vault.Hop, len(nb))
+	for i, n := range nb {
+		out[i] = vault.Hop{From: n.From, Relation: n.Relation, Via: n.Via, To: n.Doc.DocID}
+	}
+	rank := []vault.Relation{vault.RelationTopic, vault.RelationMember, vault.RelationSibling, vault.RelationLink, vault.RelationBacklink}
+	slices.SortFunc(out, func(a, b vault.Hop) int {
+		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(slices.Index(rank, a.Relation), slices.Index(rank, b.Relation)),
+			cmp.Compare(a.To, b.To), cmp.Compare(a.Via, b.Via))
 	})
 	return out
 }

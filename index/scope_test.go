@@ -83,6 +83,22 @@ func TestZeroScopeSeesOpenOnly(t *testing.T) {
 		}
 		return docSens(docs, err)
 	}
+	// hopSens are the sensitivities of every note a hop names: where it
+	// starts, the topic note it goes through and where it ends.
+	hopSens := func(hs []vault.Hop, err error) []string {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, h := range hs {
+			ids = append(ids, h.From, h.To)
+			if h.Via != "" {
+				ids = append(ids, h.Via)
+			}
+		}
+		return docSens(s.Docs(ctx, ids, vault.ScopeAll))
+	}
 	linkSens := func(m map[string]vault.Doc, err error) []string {
 		t.Helper()
 		var docs []vault.Doc
@@ -131,6 +147,7 @@ func TestZeroScopeSeesOpenOnly(t *testing.T) {
 	personal("DistanceBounds", boundSens(s.DistanceBounds(ctx, ids, vec, zero)), boundSens(s.DistanceBounds(ctx, ids, vec, vault.ScopeAll)))
 	personal("Docs", docSens(s.Docs(ctx, ids, zero)), docSens(s.Docs(ctx, ids, vault.ScopeAll)))
 	personal("Neighbours", neighbourSens(s.Neighbours(ctx, ids, zero)), neighbourSens(s.Neighbours(ctx, ids, vault.ScopeAll)))
+	personal("Hops", hopSens(s.Hops(ctx, ids, zero)), hopSens(s.Hops(ctx, ids, vault.ScopeAll)))
 	personal("ResolveLinks", linkSens(s.ResolveLinks(ctx, []string{"Secret", "Bread"}, zero)),
 		linkSens(s.ResolveLinks(ctx, []string{"Secret", "Bread"}, vault.ScopeAll)))
 	personal("Topics", topicSens(s.Topics(ctx, zero)), topicSens(s.Topics(ctx, vault.ScopeAll)))

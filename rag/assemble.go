@@ -70,9 +70,9 @@ func Select(candidates []Hit, finalK int, slots Slots) (final, heldBack []Hit) {
 
 // Assemble orders the final hits for the prompt in graph order, not score
 // order: notes in the order of their best hit, except that a topic note
-// comes right before the first of its members in the context, and each
-// note's chunks adjacent in document order. topicOf maps a doc id to the
-// topic notes that clip it.
+// comes right before the first of its members in the context (a member's
+// topic notes by path), and each note's chunks adjacent in document order.
+// topicOf maps a doc id to the topic notes that clip it.
 func Assemble(final []Hit, topicOf map[string][]string) []Hit {
 	byDoc := map[string][]Hit{}
 	var notes []string
@@ -91,10 +91,15 @@ func Assemble(final []Hit, topicOf map[string][]string) []Hit {
 			return
 		}
 		placed[id] = true
+		var topics []string
 		for _, t := range topicOf[id] {
 			if _, inContext := byDoc[t]; inContext {
-				place(t)
+				topics = append(topics, t)
 			}
+		}
+		slices.SortFunc(topics, func(a, b string) int { return cmp.Compare(byDoc[a][0].Chunk.Path, byDoc[b][0].Chunk.Path) })
+		for _, t := range topics {
+			place(t)
 		}
 		chunks := byDoc[id]
 		slices.SortStableFunc(chunks, func(a, b Hit) int { return cmp.Compare(a.Chunk.Ordinal, b.Chunk.Ordinal) })

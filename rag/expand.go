@@ -39,28 +39,26 @@ type Graph struct {
 }
 
 // Expand turns the one-hop neighbours of the direct hits' notes into
-// expanded hits, one chunk per note, never recursing. neighbours come from
-// Searcher.Neighbours, chunks are the neighbours' chunks in document order
-// (each note's nearest alone, as Searcher.NearestChunks reads them, will
-// do) and dist their distances to the query (nil without a query vector).
+// expanded hits, one chunk per note, never recursing. neighbours are the
+// hops from Searcher.Hops, chunks are the neighbours' chunks in document
+// order (each note's nearest alone, as Searcher.NearestChunks reads them,
+// will do) and dist their distances to the query (nil without a query
+// vector). A note is known by its chunks: one without a chunk in chunks is
+// not expanded, and a hit's path is its chunk's.
 //
 // Each note contributes its chunk nearest the query (its first chunk when
-// none has a distance). From each hit's note every topic note is taken, and
-// up to g.MaxPerRelation siblings, linked notes and linking notes each,
-// nearest the query first. An expanded hit scores g.Discount × the score of
-// the hit that reached it, the best such when several did; a note linked
-// from a map of content scores just below the map. Notes already among the
-// direct hits are not expanded again.
-func Expand(direct []Hit, neighbours []vault.Neighbour, chunks []vault.Chunk, dist map[int64]float64, g Graph) []Hit {
+// none has a distance). From each hit's note every topic note is taken (by
+// path), and up to g.MaxPerRelation siblings, linked notes and linking
+// notes each, nearest the query first. An expanded hit scores g.Discount ×
+// the score of the hit that reached it, the best such when several did; a
+// note linked from a map of content scores just below the map. Notes
+// already among the direct hits are not expanded again.
+func Expand(direct []Hit, neighbours []vault.Hop, chunks []vault.Chunk, dist map[int64]float64, g Graph) []Hit {
 	starts := startsOf(direct)
 	best := nearestChunks(chunks, dist)
-	topicPath := map[string]string{}
 	links := map[string]int{}
 	for _, n := range neighbours {
-		switch n.Relation {
-		case vault.RelationTopic:
-			topicPath[n.Doc.DocID] = n.Doc.Path
-		case vault.RelationLink:
+		if n.Relation == vault.RelationLink {
 			links[n.From]++
 		}
 	}
@@ -68,10 +66,10 @@ func Expand(direct []Hit, neighbours []vault.Neighbour, chunks []vault.Chunk, di
 	var order []string
 	for _, ng := range groupNeighbours(neighbours, starts, best) {
 		ns := ng.neighbours
-		if ng.rel != vault.RelationTopic {
-			slices.SortStableFunc(ns, func(a, b vault.Neighbour) int {
-				return nearer(best[a.Doc.DocID], best[b.Doc.DocID], a.Doc.Path, b.Doc.Path)
-			})
+		if ng.rel == vault.RelationTopic {
+			slices.SortStableFunc(ns, func(a, b vault.Hop) int { return cmp.Compare(best[a.To].Chunk.Path, best[b.To].Chunk.Path) })
+		} else {
+			slices.SortStableFunc(ns, func(a, b vault.Hop) int { return nearer(best[a.To], best[b.To]) })
 			ns = ns[:min(len(ns), max(g.MaxPerRelation, 0))]
 		}
 		from := starts[ng.from]
@@ -84,16 +82,16 @@ func Expand(direct []Hit, neighbours []vault.Neighbour, chunks []vault.Chunk, di
 				// notes behind every direct hit, where no slot helps.
 				score = math.Nextafter(from.score, 0)
 			}
-			if cur, ok := reached[n.Doc.DocID]; ok && cur.Score >= score {
+			if cur, ok := reached[n.To]; ok && cur.Score >= score {
 				continue
 			} else if !ok {
-				order = append(order, n.Doc.DocID)
+				order = append(order, n.To)
 			}
-			h := best[n.Doc.DocID]
+			h := best[n.To]
 			h.Sources = []Source{FromGraph}
 			h.Score = score
-			h.Graph = &Reach{Relation: n.Relation, From: from.path, Via: topicPath[n.Via], Map: isMap}
-			reached[n.Doc.DocID] = h
+			h.Graph = &Reach{Relation: n.Relation, From: from.path, Via: viaPath(n.Via, starts, best), Map: isMap}
+			reached[n.To] = h
 		}
 	}
 	out := make([]Hit, 0, len(order))
@@ -102,6 +100,20 @@ func Expand(direct []Hit, neighbours []vault.Neighbour, chunks []vault.Chunk, di
 	}
 	slices.SortStableFunc(out, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
 	return out
+}
+
+// viaPath is the path of the topic note a sibling is reached through: it
+// is a topic neighbour of the same start, so a direct hit's note or a note
+// read (expansionReads always reads a topic note); its doc id when it has
+// no chunk in scope; "" for no topic note.
+func viaPath(via string, starts map[string]start, best map[string]Hit) string {
+	if h, ok := best[via]; ok {
+		return h.Chunk.Path
+	}
+	if s, ok := starts[via]; ok {
+		return s.path
+	}
+	return via
 }
 
 // start is a direct hit's note as expansion starts from it: its path and
@@ -124,14 +136,14 @@ func startsOf(direct []Hit) map[string]start {
 
 // reachedNotes are the notes expansion may add, each once, in the order
 // the neighbours first reach them: not the direct hits' own notes.
-func reachedNotes(direct []Hit, neighbours []vault.Neighbour) []string {
+func reachedNotes(direct []Hit, neighbours []vault.Hop) []string {
 	starts := startsOf(direct)
 	seen := map[string]bool{}
 	var ids []string
 	for _, n := range neighbours {
-		if _, ok := starts[n.Doc.DocID]; !ok && !seen[n.Doc.DocID] {
-			seen[n.Doc.DocID] = true
-			ids = append(ids, n.Doc.DocID)
+		if _, ok := starts[n.To]; !ok && !seen[n.To] {
+			seen[n.To] = true
+			ids = append(ids, n.To)
 		}
 	}
 	return ids
@@ -148,7 +160,7 @@ func reachedNotes(direct []Hit, neighbours []vault.Neighbour) []string {
 // where it comes among the neighbours is where Expand takes the group up,
 // and so which of two hits of one score comes first. Expand over the notes
 // read keeps what it would keep over all of them, in the same order.
-func expansionReads(ids []string, direct []Hit, neighbours []vault.Neighbour, bounds map[string]vault.DistanceBounds, g Graph) []string {
+func expansionReads(ids []string, direct []Hit, neighbours []vault.Hop, bounds map[string]vault.DistanceBounds, g Graph) []string {
 	if len(bounds) == 0 {
 		return ids
 	}
@@ -164,7 +176,7 @@ func expansionReads(ids []string, direct []Hit, neighbours []vault.Neighbour, bo
 	for _, ng := range groupNeighbours(neighbours, startsOf(direct), present) {
 		if ng.rel == vault.RelationTopic || len(ng.neighbours) <= k {
 			for _, n := range ng.neighbours {
-				needed[n.Doc.DocID] = true
+				needed[n.To] = true
 			}
 			continue
 		}
@@ -173,7 +185,7 @@ func expansionReads(ids []string, direct []Hit, neighbours []vault.Neighbour, bo
 		}
 		his := make([]float64, 0, len(ng.neighbours))
 		for _, n := range ng.neighbours {
-			if b, ok := bounds[n.Doc.DocID]; ok {
+			if b, ok := bounds[n.To]; ok {
 				his = append(his, b.Hi)
 			}
 		}
@@ -184,9 +196,9 @@ func expansionReads(ids []string, direct []Hit, neighbours []vault.Neighbour, bo
 		}
 		first := true
 		for _, n := range ng.neighbours {
-			b, ok := bounds[n.Doc.DocID]
+			b, ok := bounds[n.To]
 			if !ok || first || !(b.Lo > threshold) {
-				needed[n.Doc.DocID] = true
+				needed[n.To] = true
 			}
 			first = first && !ok
 		}
@@ -218,14 +230,14 @@ func nearestChunks(chunks []vault.Chunk, dist map[int64]float64) map[string]Hit 
 type neighbourGroup struct {
 	from       string
 	rel        vault.Relation
-	neighbours []vault.Neighbour
+	neighbours []vault.Hop
 }
 
 // groupNeighbours groups the neighbours that expansion may add by the
 // start and relation that reach them, in the order they first appear:
 // neither a direct hit's note, nor one reached from a note that is not a
 // start, nor one without a chunk the scope may see.
-func groupNeighbours(neighbours []vault.Neighbour, starts map[string]start, best map[string]Hit) []neighbourGroup {
+func groupNeighbours(neighbours []vault.Hop, starts map[string]start, best map[string]Hit) []neighbourGroup {
 	type key struct {
 		from string
 		rel  vault.Relation
@@ -233,13 +245,13 @@ func groupNeighbours(neighbours []vault.Neighbour, starts map[string]start, best
 	index := map[key]int{}
 	var out []neighbourGroup
 	for _, n := range neighbours {
-		if _, direct := starts[n.Doc.DocID]; direct {
+		if _, direct := starts[n.To]; direct {
 			continue
 		}
 		if _, ok := starts[n.From]; !ok {
 			continue
 		}
-		if _, ok := best[n.Doc.DocID]; !ok {
+		if _, ok := best[n.To]; !ok {
 			continue
 		}
 		k := key{n.From, n.Relation}
@@ -256,23 +268,23 @@ func groupNeighbours(neighbours []vault.Neighbour, starts map[string]start, best
 
 // nearer orders two notes' nearest chunks: one with a distance first, then
 // the nearer, then by path.
-func nearer(a, b Hit, pathA, pathB string) int {
+func nearer(a, b Hit) int {
 	if a.HasDistance != b.HasDistance {
 		if a.HasDistance {
 			return -1
 		}
 		return 1
 	}
-	return cmp.Or(cmp.Compare(a.Distance, b.Distance), cmp.Compare(pathA, pathB))
+	return cmp.Or(cmp.Compare(a.Distance, b.Distance), cmp.Compare(a.Chunk.Path, b.Chunk.Path))
 }
 
 // topicsOf maps each note to the topic notes that clip it, from the
 // expansion's neighbours, so assembly can put a topic note first.
-func topicsOf(neighbours []vault.Neighbour) map[string][]string {
+func topicsOf(neighbours []vault.Hop) map[string][]string {
 	out := map[string][]string{}
 	for _, n := range neighbours {
 		if n.Relation == vault.RelationTopic {
-			out[n.From] = append(out[n.From], n.Doc.DocID)
+			out[n.From] = append(out[n.From], n.To)
 		}
 	}
 	return out

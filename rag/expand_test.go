@@ -14,10 +14,10 @@ import (
 // Expand over the notes expansionReads asks for keeps what Expand over
 // every reached note keeps, on random neighbourhoods: groups larger and
 // smaller than the cut, a note in several groups and twice in one (a
-// sibling through two topic notes), topic notes, the direct hits' own
-// notes among the neighbours, notes without a distance or without a chunk
-// in scope, notes the bounds leave out, bounds as loose as the shortlist's
-// and ties. It must also read fewer notes than it is given, or it proves
+// sibling through two topic notes), topic notes (the one a sibling is
+// reached through among them), the direct hits' own notes among the
+// neighbours, notes without a distance or without a chunk in scope, notes
+// the bounds leave out, bounds as loose as the shortlist's and ties. It must also read fewer notes than it is given, or it proves
 // nothing.
 func TestExpansionReadsKeepWhatExpandKeeps(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(22, 7))
@@ -32,12 +32,15 @@ func TestExpansionReadsKeepWhatExpandKeeps(t *testing.T) {
 		for i := range 1 + rnd.IntN(4) {
 			direct = append(direct, Hit{Chunk: chunk(int64(1000+i), doc(i).Path, 0, 0), Score: 1 / float64(i+1)})
 		}
-		var nb []vault.Neighbour
+		var nb []vault.Hop
 		for range rnd.IntN(120) {
 			from := doc(rnd.IntN(len(direct) + 1)) // now and then a note that is not a start
-			n := vault.Neighbour{From: from.DocID, Relation: rels[rnd.IntN(len(rels))], Doc: doc(rnd.IntN(notes))}
+			n := vault.Hop{From: from.DocID, Relation: rels[rnd.IntN(len(rels))], To: doc(rnd.IntN(notes)).DocID}
 			if n.Relation == vault.RelationSibling {
+				// The topic note a sibling is reached through is a topic
+				// neighbour of the same note, as Hops reads them.
 				n.Via = doc(rnd.IntN(notes)).DocID
+				nb = append(nb, vault.Hop{From: n.From, Relation: vault.RelationTopic, To: n.Via})
 			}
 			nb = append(nb, n)
 			if rnd.IntN(8) == 0 {

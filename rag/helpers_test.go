@@ -312,9 +312,9 @@ type countingSearcher struct {
 	neighbours atomic.Int32
 }
 
-func (c *countingSearcher) Neighbours(ctx context.Context, ids []string, scope vault.Scope) ([]vault.Neighbour, error) {
+func (c *countingSearcher) Hops(ctx context.Context, ids []string, scope vault.Scope) ([]vault.Hop, error) {
 	c.neighbours.Add(1)
-	return c.Store.Neighbours(ctx, ids, scope)
+	return c.Store.Hops(ctx, ids, scope)
 }
 
 // stageHits are the hits the trace shows for the named stage.

@@ -20,7 +20,9 @@ type Searcher interface {
 	SearchVector(ctx context.Context, vec []float32, k int, scope vault.Scope) ([]vault.Chunk, error)
 	SearchFTS(ctx context.Context, text string, k int, scope vault.Scope, w vault.FieldWeights) ([]vault.Chunk, error)
 	Docs(ctx context.Context, docIDs []string, scope vault.Scope) ([]vault.Doc, error)
-	Neighbours(ctx context.Context, docIDs []string, scope vault.Scope) ([]vault.Neighbour, error)
+	// Hops reads the notes one hop from each of docIDs, by doc id alone:
+	// expansion reads only the notes it may keep.
+	Hops(ctx context.Context, docIDs []string, scope vault.Scope) ([]vault.Hop, error)
 	// DistanceBounds bounds the distance of each note's chunk nearest vec,
 	// cheaply, for the notes it can: expansion reads exactly only those
 	// that may be among the nearest it keeps (see expansionReads).
@@ -429,8 +431,8 @@ func (p *Pipeline) contentHashes(ctx context.Context, hits []Hit, scope vault.Sc
 
 // expand reads the one-hop neighbourhood of the hits' notes under scope and
 // scores it (see Expand).
-func (p *Pipeline) expand(ctx context.Context, direct []Hit, vec []float32, s Settings, scope vault.Scope) ([]Hit, []vault.Neighbour, error) {
-	nb, err := p.opts.Searcher.Neighbours(ctx, graphSources(direct, s.FinalTopK), scope)
+func (p *Pipeline) expand(ctx context.Context, direct []Hit, vec []float32, s Settings, scope vault.Scope) ([]Hit, []vault.Hop, error) {
+	nb, err := p.opts.Searcher.Hops(ctx, graphSources(direct, s.FinalTopK), scope)
 	if err != nil || len(nb) == 0 {
 		return nil, nil, err
 	}

@@ -301,6 +301,22 @@ func TestAssembleGraphOrder(t *testing.T) {
 	golden(t, "context.golden", RenderContext(got))
 }
 
+// A note's topic notes come before it by path, in whatever order topicOf
+// lists them (Hops lists them by doc id, which puts "apples" before
+// "Baking").
+func TestAssembleTopicNotesByPath(t *testing.T) {
+	t.Parallel()
+	final := []Hit{{Chunk: chunk(10, "Notes/Bread.md", 0, 0)}, {Chunk: chunk(20, "99 topics/apples.md", 0, 0)}, {Chunk: chunk(30, "99 topics/Baking.md", 0, 0)}}
+	topicOf := map[string][]string{"notes/bread.md": {"99 topics/apples.md", "99 topics/baking.md"}}
+	var order []int64
+	for _, h := range Assemble(final, topicOf) {
+		order = append(order, h.Chunk.RowID)
+	}
+	if diff := cmp.Diff([]int64{30, 20, 10}, order); diff != "" {
+		t.Fatalf("assembly order (-want +got):\n%s", diff)
+	}
+}
+
 func TestPlainLinks(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{

@@ -55,6 +55,15 @@ type Neighbour struct {
 	Doc      Doc
 }
 
+// Hop is a note one hop from the note From, by doc id alone: what graph
+// expansion walks before it reads a note.
+type Hop struct {
+	From     string // doc id of the note the hop starts at
+	Relation Relation
+	Via      string // for a sibling, the doc id of the topic note both share
+	To       string // doc id of the note reached
+}
+
 // Topic is a topic note and how many notes its clippings region links to.
 type Topic struct {
 	Doc
