@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/vaultask/vaultask/index/quant"
 	"github.com/vaultask/vaultask/vault"
 )
 
@@ -57,11 +58,13 @@ func cosineSlack(dim int) float64 {
 // whose chunks have no vector yet has both bounds +Inf.
 //
 // The approximate distance of a chunk is the cosine distance between vec
-// (in float64, not quantised) and its dequantised vector scale·row, over
-// the float vector's own norm. Each component of the dequantised vector is
-// off by at most quantSlack·scale, so the dot product by at most
-// quantSlack·scale·‖vec‖₁, the distance by that over ‖vec‖·‖v‖; cosineSlack
-// adds sqlite-vec's own rounding. A write between this read and
+// and its dequantised vector scale·row, over the float vector's own norm.
+// Each component of the dequantised vector is off by at most
+// quantSlack·scale, so the dot product by at most quantSlack·scale·‖vec‖₁,
+// the distance by that over ‖vec‖·‖v‖. The dot product of vec with row is
+// taken in two int8 passes (see queryParts), off by at most the query's
+// remainder times the row's norm, which the slack adds too; cosineSlack adds
+// sqlite-vec's own rounding. A write between this read and
 // NearestChunks' may move a note's distance out of its bounds: expansion
 // then keeps notes that a read in one snapshot would not, never a note
 // scope may not see (NearestChunks checks the scope again).
@@ -90,42 +93,47 @@ func (s *Store) DistanceBounds(ctx context.Context, docIDs []string, vec []float
 // bounds bounds each note of listed (its chunks, grouped by note) whose
 // every chunk with a vector the shortlist holds with a usable one.
 func (sl *shortlist) bounds(vec []float32, listed []listedChunk) map[string]vault.DistanceBounds {
-	var qnorm, ql1 float64
-	q := make([]float64, len(vec))
-	for i, x := range vec {
-		q[i] = float64(x)
-		qnorm += q[i] * q[i]
-		ql1 += math.Abs(q[i])
-	}
-	qnorm = math.Sqrt(qnorm)
+	q := splitQuery(vec)
 	fp := cosineSlack(sl.dim)
+	// The most the query's remainder can add to a row's dot product:
+	// ‖rest‖₂·‖row‖₂, a row's norm at most 127·√dim.
+	restDot := q.rest * 127 * math.Sqrt(float64(sl.dim))
 
-	out := map[string]vault.DistanceBounds{}
 	sl.mu.RLock()
 	defer sl.mu.RUnlock()
+	slots := make([]int, len(listed)) // -1: no vector; -2: none usable
+	for i, c := range listed {
+		slots[i] = -1
+		if !c.embedded {
+			continue
+		}
+		slot, held := sl.slots[c.id]
+		if !held || sl.scale[slot] == 0 || sl.norm[slot] == 0 || math.IsInf(sl.norm[slot], 0) {
+			slots[i] = -2
+			continue
+		}
+		slots[i] = slot
+	}
+	dots := sl.dots(q, slots)
+
+	out := map[string]vault.DistanceBounds{}
 	for start := 0; start < len(listed); {
 		doc := listed[start].docID
 		b := vault.DistanceBounds{Lo: math.Inf(1), Hi: math.Inf(1)}
 		ok := true
 		end := start
 		for ; end < len(listed) && listed[end].docID == doc; end++ {
-			c := listed[end]
-			if !c.embedded || !ok {
-				continue
-			}
-			slot, held := sl.slots[c.id]
-			if !held || sl.scale[slot] == 0 || sl.norm[slot] == 0 || math.IsInf(sl.norm[slot], 0) {
+			slot := slots[end]
+			if slot == -2 {
 				ok = false
-				continue
 			}
-			var dot float64
-			for j, x := range sl.row(slot) {
-				dot += q[j] * float64(x)
+			if slot < 0 || !ok {
+				continue
 			}
 			scale := float64(sl.scale[slot])
-			den := qnorm * sl.norm[slot]
-			d := 1 - scale*dot/den
-			slack := quantSlack*scale*ql1/den + fp + 1e-12
+			den := q.norm * sl.norm[slot]
+			d := 1 - scale*dots[end]/den
+			slack := (quantSlack*q.l1+restDot)*scale/den + fp + 1e-12
 			if math.IsNaN(d) || math.IsInf(d, 0) || math.IsNaN(slack) || math.IsInf(slack, 0) {
 				ok = false
 				continue
@@ -138,4 +146,75 @@ func (sl *shortlist) bounds(vec []float32, listed []listedChunk) map[string]vaul
 		start = end
 	}
 	return out
+}
+
+// dots are q's dot products with the rows of slots (none for a slot < 0),
+// through the SIMD kernel: the rows copied a batch at a time next to one
+// another, as it takes them. The caller holds sl.mu.
+func (sl *shortlist) dots(q queryParts, slots []int) []float64 {
+	const batch = 64
+	out := make([]float64, len(slots))
+	buf := make([]int8, batch*sl.dim)
+	hi, lo := make([]int32, batch), make([]int32, batch)
+	at := make([]int, 0, batch)
+	flush := func() {
+		n := len(at)
+		quant.Dots(q.hi, buf[:n*sl.dim], hi[:n])
+		quant.Dots(q.lo, buf[:n*sl.dim], lo[:n])
+		for j, i := range at {
+			out[i] = q.hiScale*float64(hi[j]) + q.loScale*float64(lo[j])
+		}
+		at = at[:0]
+	}
+	for i, slot := range slots {
+		if slot < 0 {
+			continue
+		}
+		copy(buf[len(at)*sl.dim:], sl.row(slot))
+		at = append(at, i)
+		if len(at) == batch {
+			flush()
+		}
+	}
+	if len(at) > 0 {
+		flush()
+	}
+	return out
+}
+
+// queryParts is a query vector q as the bounds take it: two int8 vectors,
+// hi for q and lo for what hi leaves of it, so that
+// q = hiScale·hi + loScale·lo + r, and rest is r's Euclidean norm. A row's
+// dot product with q is then two int8 dot products through the SIMD kernel,
+// exact in int32, and at most rest·‖row‖₂ off: rest is about 1/30,000 of
+// q's norm, far below what the rows' own quantisation allows. norm and l1
+// are q's Euclidean and L1 norms, from its float values.
+type queryParts struct {
+	hi, lo           []int8
+	hiScale, loScale float64
+	rest             float64
+	norm, l1         float64
+}
+
+// splitQuery splits vec into its queryParts.
+func splitQuery(vec []float32) queryParts {
+	q := queryParts{hi: make([]int8, len(vec)), lo: make([]int8, len(vec))}
+	q.hiScale = float64(quant.Quantize(q.hi, vec))
+	left := make([]float32, len(vec))
+	for i, x := range vec {
+		left[i] = float32(float64(x) - q.hiScale*float64(q.hi[i]))
+	}
+	q.loScale = float64(quant.Quantize(q.lo, left))
+	var rest float64
+	for i, x := range vec {
+		f := float64(x)
+		q.norm += f * f
+		q.l1 += math.Abs(f)
+		r := f - q.hiScale*float64(q.hi[i]) - q.loScale*float64(q.lo[i])
+		rest += r * r
+	}
+	q.norm = math.Sqrt(q.norm)
+	// Rounded up: the float64 sums above are off by far less than this.
+	q.rest = math.Sqrt(rest) * (1 + 1e-9)
+	return q
 }

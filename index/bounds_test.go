@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"github.com/vaultask/vaultask/index/quant"
 	"github.com/vaultask/vaultask/vault"
 )
 
@@ -181,6 +183,54 @@ func TestBoundsWorstCase(t *testing.T) {
 		}
 		if mid := (b.Lo + b.Hi) / 2; math.Abs(mid-exact) < (b.Hi-b.Lo)/4 {
 			t.Fatalf("exact %v, bounds %+v: the quantised distance should be off by most of the bound", exact, b)
+		}
+	}
+}
+
+// A row's dot product with a query split into two int8 vectors is within
+// the remainder's bound of the exact one, for queries of every shape: the
+// remainder is tiny for each, so the bounds stay as tight as the rows'
+// own quantisation makes them.
+func TestSplitQueryDot(t *testing.T) {
+	const dim = 512
+	rnd := rand.New(rand.NewPCG(22, 9))
+	shapes := map[string]func(i int) float32{
+		"normal": func(int) float32 { return float32(rnd.NormFloat64()) },
+		"one spike": func(i int) float32 {
+			if i == 7 {
+				return 1000
+			}
+			return float32(rnd.NormFloat64()) * 1e-3
+		},
+		"tiny":     func(int) float32 { return float32(rnd.NormFloat64()) * 1e-30 },
+		"mixed":    func(i int) float32 { return float32(rnd.NormFloat64() * math.Pow(10, float64(i%7-3))) },
+		"integers": func(i int) float32 { return float32(i%255 - 127) },
+	}
+	row := make([]int8, dim)
+	for name, shape := range shapes {
+		vec := make([]float32, dim)
+		for i := range vec {
+			vec[i] = shape(i)
+		}
+		q := splitQuery(vec)
+		if q.rest > q.norm/10_000 {
+			t.Fatalf("%s: remainder %g of a query of norm %g", name, q.rest, q.norm)
+		}
+		for range 200 {
+			var exact, rowNorm float64
+			for i := range row {
+				row[i] = int8(rnd.IntN(255) - 127)
+				exact += float64(vec[i]) * float64(row[i])
+				rowNorm += float64(row[i]) * float64(row[i])
+			}
+			d := make([]int32, 1)
+			quant.Dots(q.hi, row, d)
+			got := q.hiScale * float64(d[0])
+			quant.Dots(q.lo, row, d)
+			got += q.loScale * float64(d[0])
+			if err := math.Abs(got - exact); err > q.rest*math.Sqrt(rowNorm)+1e-12*math.Abs(exact) {
+				t.Fatalf("%s: dot %g, exact %g: off by %g, more than the remainder allows (%g)", name, got, exact, err, q.rest*math.Sqrt(rowNorm))
+			}
 		}
 	}
 }
