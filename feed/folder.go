@@ -2,6 +2,7 @@ package feed
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -28,7 +29,11 @@ type FolderListing struct {
 // ScanFolder reads every note of a vault folder that corpus selects. Paths
 // are vault-relative with forward slashes; a note's revision is its
 // modification time, so a touched file is a new revision of the same text.
-// A file whose name cannot be a vault path (a line break in it) is skipped.
+// A file whose name cannot be a vault path (a line break in it) is skipped,
+// and so is one that is gone by the time it is read (deleted or renamed
+// while the scan runs): the next scan sees the folder as it is then. Any
+// other error fails the scan, so that nothing is removed from the index on
+// a listing that may be short.
 func ScanFolder(dir string, corpus index.Corpus) (FolderListing, error) {
 	var l FolderListing
 	root, err := filepath.Abs(dir)
@@ -40,7 +45,7 @@ func ScanFolder(dir string, corpus index.Corpus) (FolderListing, error) {
 	}
 	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return err
+			return goneOr(p != root, err)
 		}
 		if d.IsDir() || !d.Type().IsRegular() {
 			return nil
@@ -55,7 +60,7 @@ func ScanFolder(dir string, corpus index.Corpus) (FolderListing, error) {
 		}
 		info, err := d.Info()
 		if err != nil {
-			return err
+			return goneOr(true, err)
 		}
 		rev := strconv.FormatInt(info.ModTime().UnixNano(), 10)
 		if _, err := vault.CleanPath(rel); err != nil {
@@ -64,7 +69,7 @@ func ScanFolder(dir string, corpus index.Corpus) (FolderListing, error) {
 		}
 		text, err := os.ReadFile(p)
 		if err != nil {
-			return err
+			return goneOr(true, err)
 		}
 		l.Notes = append(l.Notes, vault.NoteInput{Path: rel, Rev: rev, Text: string(text), MTime: info.ModTime()})
 		return nil
@@ -74,6 +79,15 @@ func ScanFolder(dir string, corpus index.Corpus) (FolderListing, error) {
 	}
 	sort.Slice(l.Notes, func(i, j int) bool { return l.Notes[i].Path < l.Notes[j].Path })
 	return l, nil
+}
+
+// goneOr is nil for an error that says a file or folder of the vault is
+// gone, when it may be (not the vault folder itself), else err.
+func goneOr(mayBeGone bool, err error) error {
+	if mayBeGone && errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
 }
 
 // SyncFolder makes the index equal the folder dir, as the Reconciler does
@@ -111,6 +125,10 @@ type FolderFollower struct {
 	// Debounce is how long the folder must be quiet before a rescan.
 	// Default 500ms.
 	Debounce time.Duration
+	// Retry is how long after a failed rescan (the folder unmounted, a
+	// file it cannot read) the next one runs, if no change comes first.
+	// The index is left as it was. Default 10s.
+	Retry time.Duration
 	// OnSync, when set, is called from the follower's goroutine after each
 	// rescan that changed the index.
 	OnSync func(index.SyncResult)
@@ -143,7 +161,8 @@ func NewFolderFollower(dir string, corpus index.Corpus, store *index.Store, log 
 	if log == nil {
 		log = slog.Default()
 	}
-	return &FolderFollower{dir: dir, corpus: corpus, store: store, log: log.With(logComponent, "feed"), Debounce: 500 * time.Millisecond}
+	return &FolderFollower{dir: dir, corpus: corpus, store: store, log: log.With(logComponent, "feed"),
+		Debounce: 500 * time.Millisecond, Retry: 10 * time.Second}
 }
 
 // Open starts watching the folder, then indexes it whole and keeps it
@@ -168,10 +187,13 @@ func (f *FolderFollower) Open(ctx context.Context) error {
 }
 
 func (f *FolderFollower) run(ctx context.Context, w *fsnotify.Watcher) error {
-	if err := f.sync(ctx); err != nil {
-		return err
-	}
 	var quiet <-chan time.Time
+	rescan := func() {
+		if err := f.sync(ctx); err != nil && ctx.Err() == nil {
+			quiet = time.After(f.Retry)
+		}
+	}
+	rescan()
 	for {
 		select {
 		case <-ctx.Done():
@@ -197,21 +219,18 @@ func (f *FolderFollower) run(ctx context.Context, w *fsnotify.Watcher) error {
 			quiet = time.After(f.Debounce)
 		case <-quiet:
 			quiet = nil
-			if err := f.sync(ctx); err != nil {
-				if ctx.Err() != nil {
-					return nil
-				}
-				return err
-			}
+			rescan()
 		}
 	}
 }
 
-// sync makes the index equal the folder.
+// sync makes the index equal the folder. A failed rescan leaves the index
+// as it was and is logged when it starts failing and when it recovers.
 func (f *FolderFollower) sync(ctx context.Context) error {
 	_, res, err := SyncFolder(ctx, f.store, f.dir, f.corpus, false)
 	now := time.Now()
 	f.mu.Lock()
+	failing := f.stats.LastError != ""
 	f.stats.LastSync, f.stats.LastError = now, ""
 	if err != nil {
 		f.stats.LastError = err.Error()
@@ -223,7 +242,13 @@ func (f *FolderFollower) sync(ctx context.Context) error {
 	}
 	f.mu.Unlock()
 	if err != nil {
+		if !failing && ctx.Err() == nil {
+			f.log.Warn("vault folder rescan failed: the index is kept as it was; retrying", keyPath, f.dir, keyErr, err, "retry", f.Retry)
+		}
 		return err
+	}
+	if failing {
+		f.log.Info("vault folder readable again", keyPath, f.dir)
 	}
 	if res.Written() {
 		f.log.Info("vault folder indexed", keyPath, f.dir, keyAdded, res.Added, keyChanged, res.Changed, keyRemoved, res.Deleted)

@@ -158,6 +158,9 @@ type folderFollower struct{ *feed.FolderFollower }
 func (f folderFollower) status(st *transport.Status) {
 	fs := f.Stats()
 	st.Feed.Connected, st.Feed.CaughtUp, st.Feed.LastChangeAt, st.Feed.LastError = fs.CaughtUp, fs.CaughtUp, fs.LastChangeAt, fs.LastError
+	if st.Feed.Failing = fs.LastError != ""; st.Feed.Failing {
+		st.Feed.LastErrorAt = fs.LastSync
+	}
 	st.Reconcile.LastRun = fs.LastSync
 }
 
