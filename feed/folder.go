@@ -243,7 +243,7 @@ func (f *FolderFollower) sync(ctx context.Context) error {
 	f.mu.Unlock()
 	if err != nil {
 		if !failing && ctx.Err() == nil {
-			f.log.Warn("vault folder rescan failed: the index is kept as it was; retrying", keyPath, f.dir, keyErr, err, "retry", f.Retry)
+			f.log.Warn("vault folder rescan failed: the index is kept as it was; retrying", keyPath, f.dir, keyErr, err, keyWait, f.Retry)
 		}
 		return err
 	}
