@@ -29,13 +29,15 @@ type FolderListing struct {
 // ScanFolder reads every note of a vault folder that corpus selects. Paths
 // are vault-relative with forward slashes; a note's revision is its
 // modification time, so a touched file is a new revision of the same text.
-// A file whose name cannot be a vault path (a line break in it) is skipped,
-// and so is one that is gone by the time it is read (deleted or renamed
-// while the scan runs): the next scan sees the folder as it is then. Any
-// other error fails the scan, so that nothing is removed from the index on
-// a listing that may be short.
+// A file whose name cannot be a vault path (a line break in it) is skipped.
+// A scan that finds a file or folder gone by the time it reads it (deleted
+// or renamed while the scan ran, or the share going away under it) fails
+// with errFolderChanged, as any other error fails it: nothing is removed
+// from the index on a listing that may be short, and the next scan sees
+// the folder as it is then.
 func ScanFolder(dir string, corpus index.Corpus) (FolderListing, error) {
 	var l FolderListing
+	gone := false
 	root, err := filepath.Abs(dir)
 	if err != nil {
 		return l, err
@@ -45,7 +47,7 @@ func ScanFolder(dir string, corpus index.Corpus) (FolderListing, error) {
 	}
 	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return goneOr(p != root, err)
+			return goneOr(&gone, p != root, err)
 		}
 		if d.IsDir() || !d.Type().IsRegular() {
 			return nil
@@ -60,7 +62,7 @@ func ScanFolder(dir string, corpus index.Corpus) (FolderListing, error) {
 		}
 		info, err := d.Info()
 		if err != nil {
-			return goneOr(true, err)
+			return goneOr(&gone, true, err)
 		}
 		rev := strconv.FormatInt(info.ModTime().UnixNano(), 10)
 		if _, err := vault.CleanPath(rel); err != nil {
@@ -69,11 +71,14 @@ func ScanFolder(dir string, corpus index.Corpus) (FolderListing, error) {
 		}
 		text, err := os.ReadFile(p)
 		if err != nil {
-			return goneOr(true, err)
+			return goneOr(&gone, true, err)
 		}
 		l.Notes = append(l.Notes, vault.NoteInput{Path: rel, Rev: rev, Text: string(text), MTime: info.ModTime()})
 		return nil
 	})
+	if err == nil && gone {
+		err = errFolderChanged
+	}
 	if err != nil {
 		return l, fmt.Errorf("scan vault folder %s: %w", dir, err)
 	}
@@ -81,10 +86,15 @@ func ScanFolder(dir string, corpus index.Corpus) (FolderListing, error) {
 	return l, nil
 }
 
+// errFolderChanged fails a scan that found part of the folder gone.
+var errFolderChanged = errors.New("a file or folder went away while it was read; the next scan reads it again")
+
 // goneOr is nil for an error that says a file or folder of the vault is
-// gone, when it may be (not the vault folder itself), else err.
-func goneOr(mayBeGone bool, err error) error {
+// gone, when it may be (not the vault folder itself), and notes that in
+// gone; else it is err.
+func goneOr(gone *bool, mayBeGone bool, err error) error {
 	if mayBeGone && errors.Is(err, fs.ErrNotExist) {
+		*gone = true
 		return nil
 	}
 	return err
@@ -127,7 +137,7 @@ type FolderFollower struct {
 	Debounce time.Duration
 	// Retry is how long after a failed rescan (the folder unmounted, a
 	// file it cannot read) the next one runs, if no change comes first.
-	// The index is left as it was. Default 10s.
+	// The index is left as it was. Default (and when not above 0) 10s.
 	Retry time.Duration
 	// OnSync, when set, is called from the follower's goroutine after each
 	// rescan that changed the index.
@@ -188,10 +198,26 @@ func (f *FolderFollower) Open(ctx context.Context) error {
 
 func (f *FolderFollower) run(ctx context.Context, w *fsnotify.Watcher) error {
 	var quiet <-chan time.Time
+	retry := f.Retry
+	if retry <= 0 {
+		retry = 10 * time.Second
+	}
+	failed := false
 	rescan := func() {
-		if err := f.sync(ctx); err != nil && ctx.Err() == nil {
-			quiet = time.After(f.Retry)
+		// After a failure the folder may be another one (a share mounted
+		// again), whose watches went with the old one: watched again
+		// before the rescan, so no change after it is missed.
+		var werr error
+		if failed {
+			werr = watchTree(w, f.dir)
 		}
+		err := f.sync(ctx)
+		if err != nil && ctx.Err() == nil {
+			quiet = time.After(retry)
+		} else if err == nil && werr != nil {
+			f.log.Warn("cannot watch the vault folder again", keyPath, f.dir, keyErr, werr)
+		}
+		failed = err != nil
 	}
 	rescan()
 	for {

@@ -59,7 +59,8 @@ func TestFolderFollower(t *testing.T) {
 
 // A rescan that fails (here the vault folder is gone, as when a share is
 // unmounted) leaves the index as it was and does not stop the follower: it
-// says why in its stats and retries until the folder is back.
+// says why in its stats and retries until the folder is back, and watches
+// the folder that came back.
 func TestFolderFollowerOutlivesAMissingFolder(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "vault")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -110,10 +111,26 @@ func TestFolderFollowerOutlivesAMissingFolder(t *testing.T) {
 		t.Fatalf("while the folder is gone the index changed (-want +got):\n%s", diff)
 	}
 
-	if err := os.Rename(away, dir); err != nil {
+	// Back as another folder (a share mounted again): its notes are
+	// indexed, and so is a note written in it after that, so it is watched.
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	for _, name := range []string{"Home.md", "Bread.md"} {
+		text, err := os.ReadFile(filepath.Join(away, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), text, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	want["Bread.md"] = "# Bread\n"
+	waitIndexed(t, store, want)
+	if err := os.WriteFile(filepath.Join(dir, "Cake.md"), []byte("# Cake\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want["Cake.md"] = "# Cake\n"
 	waitIndexed(t, store, want)
 	deadline = time.Now().Add(10 * time.Second)
 	for f.Stats().LastError != "" {
