@@ -172,7 +172,7 @@ func NewFolderFollower(dir string, corpus index.Corpus, store *index.Store, log 
 		log = slog.Default()
 	}
 	return &FolderFollower{dir: dir, corpus: corpus, store: store, log: log.With(logComponent, "feed"),
-		Debounce: 500 * time.Millisecond, Retry: 10 * time.Second}
+		Debounce: 500 * time.Millisecond, Retry: defaultFolderRetry}
 }
 
 // Open starts watching the folder, then indexes it whole and keeps it
@@ -198,10 +198,6 @@ func (f *FolderFollower) Open(ctx context.Context) error {
 
 func (f *FolderFollower) run(ctx context.Context, w *fsnotify.Watcher) error {
 	var quiet <-chan time.Time
-	retry := f.Retry
-	if retry <= 0 {
-		retry = 10 * time.Second
-	}
 	failed := false
 	rescan := func() {
 		// After a failure the folder may be another one (a share mounted
@@ -213,7 +209,7 @@ func (f *FolderFollower) run(ctx context.Context, w *fsnotify.Watcher) error {
 		}
 		err := f.sync(ctx)
 		if err != nil && ctx.Err() == nil {
-			quiet = time.After(retry)
+			quiet = time.After(f.retry())
 		} else if err == nil && werr != nil {
 			f.log.Warn("cannot watch the vault folder again", keyPath, f.dir, keyErr, werr)
 		}
@@ -250,6 +246,17 @@ func (f *FolderFollower) run(ctx context.Context, w *fsnotify.Watcher) error {
 	}
 }
 
+// defaultFolderRetry is FolderFollower.Retry when it is not above 0.
+const defaultFolderRetry = 10 * time.Second
+
+// retry is how long after a failed rescan the next one runs.
+func (f *FolderFollower) retry() time.Duration {
+	if f.Retry <= 0 {
+		return defaultFolderRetry
+	}
+	return f.Retry
+}
+
 // sync makes the index equal the folder. A failed rescan leaves the index
 // as it was and is logged when it starts failing and when it recovers.
 func (f *FolderFollower) sync(ctx context.Context) error {
@@ -269,7 +276,7 @@ func (f *FolderFollower) sync(ctx context.Context) error {
 	f.mu.Unlock()
 	if err != nil {
 		if !failing && ctx.Err() == nil {
-			f.log.Warn("vault folder rescan failed: the index is kept as it was; retrying", keyPath, f.dir, keyErr, err, keyWait, f.Retry)
+			f.log.Warn("vault folder rescan failed: the index is kept as it was; retrying", keyPath, f.dir, keyErr, err, keyWait, f.retry())
 		}
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/vaultask/vaultask/index"
 )
 
 func TestFolderFollower(t *testing.T) {
@@ -26,16 +27,7 @@ func TestFolderFollower(t *testing.T) {
 	write("Home.md", "# Home\n")
 	write("00 inbox/Draft.md", "not indexed\n")
 	store := mustStore(t)
-	f := NewFolderFollower(dir, testCorpus, store, quietLogger())
-	f.Debounce = 20 * time.Millisecond
-	if err := f.Open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := f.Close(context.Background()); err != nil {
-			t.Errorf("folder follower stopped with: %v", err)
-		}
-	})
+	openFolderFollower(t, dir, store, 0)
 	want := map[string]string{"Home.md": "# Home\n"}
 	waitIndexed(t, store, want)
 
@@ -70,16 +62,7 @@ func TestFolderFollowerOutlivesAMissingFolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := mustStore(t)
-	f := NewFolderFollower(dir, testCorpus, store, quietLogger())
-	f.Debounce, f.Retry = 20*time.Millisecond, 50*time.Millisecond
-	if err := f.Open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := f.Close(context.Background()); err != nil {
-			t.Errorf("folder follower stopped with: %v", err)
-		}
-	})
+	f := openFolderFollower(t, dir, store, 50*time.Millisecond)
 	want := map[string]string{"Home.md": "# Home\n"}
 	waitIndexed(t, store, want)
 
@@ -92,13 +75,7 @@ func TestFolderFollowerOutlivesAMissingFolder(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(away, "Bread.md"), []byte("# Bread\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for f.Stats().LastError == "" {
-		if time.Now().After(deadline) {
-			t.Fatal("no failed rescan in 10s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, 10*time.Second, "a failed rescan", func() bool { return f.Stats().LastError != "" })
 	if !strings.Contains(f.Stats().LastError, "not a readable directory") {
 		t.Errorf("LastError = %q", f.Stats().LastError)
 	}
@@ -132,11 +109,26 @@ func TestFolderFollowerOutlivesAMissingFolder(t *testing.T) {
 	}
 	want["Cake.md"] = "# Cake\n"
 	waitIndexed(t, store, want)
-	deadline = time.Now().Add(10 * time.Second)
-	for f.Stats().LastError != "" {
-		if time.Now().After(deadline) {
-			t.Fatalf("LastError still %q with the folder back", f.Stats().LastError)
-		}
-		time.Sleep(10 * time.Millisecond)
+	waitFor(t, 10*time.Second, "LastError cleared with the folder back", func() bool { return f.Stats().LastError == "" })
+}
+
+// openFolderFollower starts a follower of dir that rescans 20 ms after the
+// last change, and after retry once a rescan failed (0: the default), and
+// stops it when the test ends, failing the test if it stopped on an error.
+func openFolderFollower(t *testing.T, dir string, store *index.Store, retry time.Duration) *FolderFollower {
+	t.Helper()
+	f := NewFolderFollower(dir, testCorpus, store, quietLogger())
+	f.Debounce = 20 * time.Millisecond
+	if retry > 0 {
+		f.Retry = retry
 	}
+	if err := f.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := f.Close(context.Background()); err != nil {
+			t.Errorf("folder follower stopped with: %v", err)
+		}
+	})
+	return f
 }
