@@ -125,7 +125,7 @@ func (s *Store) Neighbours(ctx context.Context, docIDs []string, scope vault.Sco
 	}
 	var out []vault.Neighbour
 	err := s.read(ctx, "neighbours", func(tx *sql.Tx) error {
-		hops, err := readHops(ctx, tx, docIDs, scope)
+		hops, err := s.readHops(ctx, tx, docIDs, scope)
 		if err != nil || len(hops) == 0 {
 			return err
 		}
@@ -168,38 +168,133 @@ func (s *Store) Neighbours(ctx context.Context, docIDs []string, scope vault.Sco
 // reveal anything. Each note's hops come in a stable order: by relation,
 // then the doc id reached, then the topic note a sibling is reached through.
 func (s *Store) Hops(ctx context.Context, docIDs []string, scope vault.Scope) ([]vault.Hop, error) {
-	hops, err := readHops(ctx, s.prepared, docIDs, scope)
-	if err != nil {
-		return nil, fmt.Errorf("hops: %w", err)
-	}
-	return hops, nil
-}
-
-func readHops(ctx context.Context, q rowQuerier, docIDs []string, scope vault.Scope) ([]vault.Hop, error) {
 	if len(docIDs) == 0 {
 		return nil, nil
 	}
-	type row struct{ from, via, rel, to string }
-	rows, err := queryAll(ctx, q, func(r *row) []any { return []any{&r.from, &r.via, &r.rel, &r.to} },
+	var hops []vault.Hop
+	err := s.read(ctx, "hops", func(tx *sql.Tx) error {
+		var err error
+		hops, err = s.readHops(ctx, tx, docIDs, scope)
+		return err
+	})
+	return hops, err
+}
+
+// readHops reads the hops from docIDs in tx's snapshot: every hop but the
+// siblings in one statement (hopsSQL), then the members of the topic notes
+// reached (topicMembersSQL), as remembered for the snapshot's graph version
+// or read and remembered. The siblings are most of the hops (thousands
+// when a topic note is big), so they are put in order as they are made:
+// each topic's members come sorted.
+func (s *Store) readHops(ctx context.Context, tx *sql.Tx, docIDs []string, scope vault.Scope) ([]vault.Hop, error) {
+	if len(docIDs) == 0 {
+		return nil, nil
+	}
+	q := s.prepared.in(tx)
+	v, _, err := getMeta(ctx, q, graphVersionMeta)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := queryAll(ctx, q, func(h *vault.Hop) []any { return []any{&h.From, &h.Relation, &h.To} },
 		hopsSQL, idList(docIDs), scope.OpenOnly())
 	if err != nil {
 		return nil, err
 	}
-	out := make([]vault.Hop, len(rows))
-	for i, r := range rows {
-		out[i] = vault.Hop{From: r.from, Relation: vault.Relation(r.rel), Via: r.via, To: r.to}
+	slices.SortFunc(rows, compareHops)
+	var topics []string
+	for _, h := range rows {
+		if h.Relation == vault.RelationTopic && !slices.Contains(topics, h.To) {
+			topics = append(topics, h.To)
+		}
 	}
-	slices.SortFunc(out, func(a, b vault.Hop) int {
-		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(relationOrder[a.Relation], relationOrder[b.Relation]),
-			cmp.Compare(a.To, b.To), cmp.Compare(a.Via, b.Via))
-	})
+	members, err := s.topicMembers(ctx, q, graphVersion(v), topics, scope)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]vault.Hop, 0, len(rows))
+	for len(rows) > 0 {
+		from := rows[0].From
+		n := 1
+		for n < len(rows) && rows[n].From == from {
+			n++
+		}
+		// A start's topics and members, its siblings, its links and
+		// backlinks: the order of relationOrder.
+		split := n
+		for i, h := range rows[:n] {
+			if relationOrder[h.Relation] > relationOrder[vault.RelationSibling] {
+				split = i
+				break
+			}
+		}
+		out = append(out, rows[:split]...)
+		first := len(out)
+		for _, h := range rows[:split] {
+			if h.Relation != vault.RelationTopic {
+				continue
+			}
+			for _, m := range members[h.To] {
+				if m != from {
+					out = append(out, vault.Hop{From: from, Relation: vault.RelationSibling, Via: h.To, To: m})
+				}
+			}
+		}
+		if first < len(out) && out[first].Via != out[len(out)-1].Via {
+			slices.SortFunc(out[first:], compareHops) // siblings through several topic notes
+		}
+		out = append(out, rows[split:n]...)
+		rows = rows[n:]
+	}
 	return out, nil
 }
 
+// compareHops orders hops by start, relation (relationOrder), the note
+// reached and the topic note a sibling is reached through.
+func compareHops(a, b vault.Hop) int {
+	return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(relationOrder[a.Relation], relationOrder[b.Relation]),
+		cmp.Compare(a.To, b.To), cmp.Compare(a.Via, b.Via))
+}
+
+// topicMembers returns the members of each of topics under scope at the
+// graph version of q's snapshot, sorted: those s.members remembers, the
+// others read in q's snapshot and remembered.
+func (s *Store) topicMembers(ctx context.Context, q rowQuerier, version int64, topics []string, scope vault.Scope) (map[string][]string, error) {
+	if len(topics) == 0 {
+		return nil, nil
+	}
+	found, missing := s.members.lookup(version, topics, scope.OpenOnly())
+	if len(missing) == 0 {
+		return found, nil
+	}
+	type row struct{ topic, member string }
+	rows, err := queryAll(ctx, q, func(r *row) []any { return []any{&r.topic, &r.member} },
+		topicMembersSQL, idList(missing), scope.OpenOnly())
+	if err != nil {
+		return nil, fmt.Errorf("topic members: %w", err)
+	}
+	read := make(map[string][]string, len(missing))
+	for _, t := range missing {
+		read[t] = []string{} // a topic note that clips no note in scope is remembered too
+	}
+	for _, r := range rows {
+		read[r.topic] = append(read[r.topic], r.member)
+	}
+	for _, m := range read {
+		slices.Sort(m)
+	}
+	s.members.store(version, read, scope.OpenOnly())
+	for t, m := range read {
+		found[t] = m
+	}
+	return found, nil
+}
+
 // hopsSQL reads the hops from ?1 (a JSON list of doc_ids) under scope ?2
-// (1: open only) in one statement, so in one snapshot: each CTE is one step
-// of the walk, every read under the scope before it goes on, and each hop's
-// end checked on the way, so no note is read at the end.
+// (1: open only) but the siblings, as (start, relation, end) rows: each CTE
+// is one step of the walk, every read under the scope before it goes on,
+// and each hop's end checked on the way, so no note is read at the end.
+// The siblings, a topic note's members, are read apart (topicMembersSQL) by
+// the rule of a hop out of a note.
 //
 // A link's destination is the one the index resolved, but under ScopeOpen a
 // link resolved to a personal note is resolved again among open notes
@@ -234,30 +329,22 @@ var hopsSQL = `WITH
 		WHERE ?2 = 0 OR d.sensitivity = 'open'),
 	sources(id, kind) AS MATERIALIZED (
 		SELECT id, '` + markdown.KindTopic + `' FROM starts
-		UNION SELECT id, '` + markdown.KindWikilink + `' FROM starts
-		UNION SELECT id, '` + markdown.KindTopic + `' FROM visible_topics),
+		UNION SELECT id, '` + markdown.KindWikilink + `' FROM starts),
 	outgoing(src, dst, kind) AS MATERIALIZED (
 		SELECT src, dst, kind FROM (
 			SELECT e.src, CASE WHEN ?2 = 0 OR t.sensitivity = 'open' THEN e.dst ELSE ` + resolveSQL("e.target", "e.target_name", "1") + ` END AS dst, e.kind
 			FROM sources s CROSS JOIN edges e ON e.src = s.id AND e.kind = s.kind JOIN docs t ON t.doc_id = e.dst)
 		WHERE dst IS NOT NULL),
-	steps(start, via, dst, rel) AS (
-		SELECT t.start, '', t.topic, '` + string(vault.RelationTopic) + `' FROM topics t
+	steps(start, dst, rel) AS (
+		SELECT t.start, t.topic, '` + string(vault.RelationTopic) + `' FROM topics t
 		JOIN visible_topics v ON v.id = t.topic
 		UNION ALL
-		SELECT o.src, '', o.dst, '` + string(vault.RelationMember) + `' FROM outgoing o
-		WHERE o.kind = '` + markdown.KindTopic + `' AND o.src IN (SELECT id FROM starts)
+		SELECT o.src, o.dst, CASE o.kind WHEN '` + markdown.KindTopic + `' THEN '` + string(vault.RelationMember) + `' ELSE '` + string(vault.RelationLink) + `' END
+		FROM outgoing o
 		UNION ALL
-		SELECT t.start, t.topic, o.dst, '` + string(vault.RelationSibling) + `' FROM topics t
-		JOIN visible_topics v ON v.id = t.topic JOIN outgoing o ON o.src = t.topic AND o.kind = '` + markdown.KindTopic + `'
-		WHERE o.dst != t.start
-		UNION ALL
-		SELECT o.src, '', o.dst, '` + string(vault.RelationLink) + `' FROM outgoing o
-		WHERE o.kind = '` + markdown.KindWikilink + `' AND o.src IN (SELECT id FROM starts)
-		UNION ALL
-		SELECT i.dst, '', i.src, '` + string(vault.RelationBacklink) + `' FROM incoming i JOIN docs d ON d.doc_id = i.src
+		SELECT i.dst, i.src, '` + string(vault.RelationBacklink) + `' FROM incoming i JOIN docs d ON d.doc_id = i.src
 		WHERE i.kind = '` + markdown.KindWikilink + `' AND (?2 = 0 OR d.sensitivity = 'open'))
-	SELECT DISTINCT start, via, rel, dst FROM steps WHERE dst != start`
+	SELECT DISTINCT start, rel, dst FROM steps WHERE dst != start`
 
 // relationOrder orders a note's neighbours by relation.
 var relationOrder = map[vault.Relation]int{vault.RelationTopic: 0, vault.RelationMember: 1, vault.RelationSibling: 2, vault.RelationLink: 3, vault.RelationBacklink: 4}

@@ -3,8 +3,10 @@ package index
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -319,6 +321,99 @@ func BenchmarkNeighbours(b *testing.B) {
 	for range b.N {
 		if _, err := s.Neighbours(context.Background(), ids, vault.ScopeOpen); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// Hops remembers a topic note's members for as long as the graph stays as
+// it is: a write that makes a member personal, adds one or deletes one is
+// seen by the next walk, in this process and in a read-only one (another
+// process, whose cache no write here touches), and a write of vectors alone
+// keeps what is remembered.
+func TestSiblingsFollowWrites(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "index.db")
+	s := mustOpen(t, Options{Path: path})
+	mustApply(t, s, upserts(
+		note("99 topics/Kitchen.md", "<!-- begin:clippings -->\n[[Knives]] [[Pans]] [[Pots]]\n<!-- end:clippings -->\n"),
+		note("Knives.md", "knives"), note("Pans.md", "pans"), note("Pots.md", "pots"),
+	))
+	other := mustOpen(t, Options{Path: path, ReadOnly: true})
+	siblings := func(s *Store, scope vault.Scope) []string {
+		t.Helper()
+		hops, err := s.Hops(ctx, []string{"knives.md"}, scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, h := range hops {
+			if h.Relation == vault.RelationSibling {
+				out = append(out, h.To)
+			}
+		}
+		return out
+	}
+	check := func(step string, open, all []string) {
+		t.Helper()
+		for _, st := range []*Store{s, other} {
+			for i := 0; i < 2; i++ { // the second walk reads what the first remembered
+				if diff := cmp.Diff(open, siblings(st, vault.ScopeOpen), cmpopts.EquateEmpty()); diff != "" {
+					t.Fatalf("%s: siblings under ScopeOpen (-want +got):\n%s", step, diff)
+				}
+				if diff := cmp.Diff(all, siblings(st, vault.ScopeAll), cmpopts.EquateEmpty()); diff != "" {
+					t.Fatalf("%s: siblings under ScopeAll (-want +got):\n%s", step, diff)
+				}
+			}
+		}
+	}
+	check("at first", []string{"pans.md", "pots.md"}, []string{"pans.md", "pots.md"})
+
+	mustApply(t, s, upserts(note("Pans.md", "---\n"+vault.FrontmatterKey+": personal\n---\npans")))
+	check("a member made personal", []string{"pots.md"}, []string{"pans.md", "pots.md"})
+
+	mustApply(t, s, upserts(note("Bowls.md", "bowls"),
+		note("99 topics/Kitchen.md", "<!-- begin:clippings -->\n[[Knives]] [[Pans]] [[Pots]] [[Bowls]]\n<!-- end:clippings -->\n")))
+	check("a member added", []string{"bowls.md", "pots.md"}, []string{"bowls.md", "pans.md", "pots.md"})
+
+	mustApply(t, s, Batch{Deletes: []string{"Pots.md"}})
+	check("a member deleted", []string{"bowls.md"}, []string{"bowls.md", "pans.md"})
+
+	before := str(t, s, `SELECT value FROM meta WHERE key = ?`, graphVersionMeta)
+	if n := embedAll(t, s, func(string) []float32 { return []float32{1, 0, 0, 0} }); n == 0 {
+		t.Fatal("no vectors written")
+	}
+	if after := str(t, s, `SELECT value FROM meta WHERE key = ?`, graphVersionMeta); after != before {
+		t.Fatalf("writing vectors moved the graph version from %s to %s", before, after)
+	}
+}
+
+// Walks read in transactions, more of them at once than the store has
+// connections, on a store that has not walked before: each runs to the end
+// (a statement prepared on the pool inside a transaction would wait for a
+// connection that the other transactions hold, until the deadline).
+func TestConcurrentWalksOnFewConnections(t *testing.T) {
+	s := mustOpen(t, Options{Readers: 2, Sensitivity: Classifier{PersonalPaths: []string{"Private/**"}}})
+	mustApply(t, s, upserts(
+		note("99 topics/Baking.md", "<!-- begin:clippings -->\n[[Bread]] [[Starter]] [[Rye]] [[Private/Grandma]]\n<!-- end:clippings -->\n"),
+		note("Recipes/Bread.md", "Use the [[Starter]]."), note("Recipes/Starter.md", "Feed it."),
+		note("Recipes/Rye.md", "Dense, see [[Bread]]."), note("Private/Grandma.md", "Her [[Bread]]."),
+	))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	errs := make(chan error)
+	for i := range 8 {
+		go func() {
+			scope := vault.ScopeFor(i%2 == 0)
+			_, err := s.Hops(ctx, []string{"recipes/bread.md", "recipes/rye.md"}, scope)
+			if err == nil {
+				_, err = s.Neighbours(ctx, []string{"recipes/starter.md"}, scope)
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatalf("a walk failed: %v", err)
 		}
 	}
 }

@@ -114,7 +114,8 @@ type Store struct {
 	// the Vectorizer wakes without polling.
 	changed chan struct{}
 
-	ftsCounts ftsCounts // words' row counts for SearchFTS
+	ftsCounts ftsCounts   // words' row counts for SearchFTS
+	members   memberCache // topic notes' members for Hops
 
 	// vlog holds the changes to chunks_vec of the write holding mu.
 	vlog vectorLog
@@ -227,6 +228,9 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	s.reader.SetMaxOpenConns(opts.Readers)
 	s.reader.SetMaxIdleConns(opts.Readers)
 	s.prepared = newReadStmts(s.reader)
+	if err := s.prepared.prepareAll(ctx, inTxQueries); err != nil {
+		return fail(fmt.Errorf("open index %s: %w", opts.Path, err))
+	}
 	s.lock = lock
 	return s, nil
 }
@@ -294,6 +298,11 @@ func openReadOnly(ctx context.Context, s *Store, readers int) (*Store, error) {
 	if err := s.checkReadable(ctx); err != nil {
 		s.reader.Close()
 		return nil, err
+	}
+	if err := s.prepared.prepareAll(ctx, inTxQueries); err != nil {
+		s.prepared.close()
+		s.reader.Close()
+		return nil, fmt.Errorf("open index %s: %w", s.path, err)
 	}
 	return s, nil
 }
@@ -449,9 +458,12 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
+// metaSQL reads one value of meta.
+const metaSQL = `SELECT value FROM meta WHERE key = ?`
+
 func getMeta(ctx context.Context, q querier, key string) (string, bool, error) {
 	var v string
-	err := q.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
+	err := q.QueryRowContext(ctx, metaSQL, key).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
 	}

@@ -13,8 +13,22 @@ import (
 // What fn changes in chunks_vec (recorded in s.vlog) bumps the vectors'
 // version in the same transaction and reaches the shortlist once committed.
 // what names the operation in errors. A read-only store has no writer and
-// returns errReadOnly. (pocketbase's RunInTransaction is the model.)
+// returns errReadOnly. Every write bumps the graph version (see
+// memberCache) in the same transaction: what changes a note, its links or
+// its sensitivity may change a walk. (pocketbase's RunInTransaction is the
+// model.)
 func (s *Store) write(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
+	return s.writeTx(ctx, what, true, fn)
+}
+
+// writeVectors is write for a transaction that changes nothing a graph
+// walk reads (docs, edges, aliases, chunks' sensitivity), only vectors:
+// the background embedder's writes leave the remembered members be.
+func (s *Store) writeVectors(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
+	return s.writeTx(ctx, what, false, fn)
+}
+
+func (s *Store) writeTx(ctx context.Context, what string, graph bool, fn func(tx *sql.Tx) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.writer == nil {
@@ -28,9 +42,14 @@ func (s *Store) write(ctx context.Context, what string, fn func(tx *sql.Tx) erro
 			return err
 		}
 		if s.vlog.changed {
-			return bumpVectorsVersion(ctx, tx)
+			if err := bumpVectorsVersion(ctx, tx); err != nil {
+				return err
+			}
 		}
-		return nil
+		if !graph {
+			return nil
+		}
+		return bumpGraphVersion(ctx, tx)
 	})
 	// The shortlist follows only what committed. A reader whose snapshot
 	// is a commit ahead of it or behind it meanwhile is still safe: its
@@ -134,6 +153,60 @@ func (c *stmtCache) QueryRowContext(ctx context.Context, query string, args ...a
 		return c.db.QueryRowContext(ctx, query, args...) // a Row carrying the same error
 	}
 	return st.QueryRowContext(ctx, args...)
+}
+
+// inTxQueries are the statements read transactions run through
+// stmtCache.in. They are prepared when the store opens: preparing one on
+// the pool inside a transaction waits for a free connection, and when
+// every connection is held by a transaction that waits the same way,
+// none comes.
+var inTxQueries = []string{metaSQL, hopsSQL, topicMembersSQL}
+
+// prepareAll prepares queries now.
+func (c *stmtCache) prepareAll(ctx context.Context, queries []string) error {
+	for _, q := range queries {
+		if _, err := c.prepare(ctx, q); err != nil {
+			return fmt.Errorf("prepare %.60q: %w", q, err)
+		}
+	}
+	return nil
+}
+
+// in runs c's statements inside tx, each prepared once on the pool: a
+// read transaction that needs several statements in one snapshot skips
+// their parse and plan too. It runs only those of inTxQueries.
+func (c *stmtCache) in(tx *sql.Tx) rowQuerier { return txStmts{c, tx} }
+
+// prepared returns the statement prepared for query, or an error when
+// it was not prepared before.
+func (c *stmtCache) prepared(query string) (*sql.Stmt, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st, ok := c.stmts[query]; ok {
+		return st, nil
+	}
+	return nil, fmt.Errorf("statement not prepared when the store opened: %.60q", query)
+}
+
+type txStmts struct {
+	c  *stmtCache
+	tx *sql.Tx
+}
+
+func (t txStmts) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := t.c.prepared(query)
+	if err != nil {
+		return nil, err
+	}
+	return t.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+}
+
+func (t txStmts) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := t.c.prepared(query)
+	if err != nil {
+		return t.tx.QueryRowContext(ctx, query, args...) // a Row carrying the same error
+	}
+	return t.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
 }
 
 // close closes every statement; the store closes its pools after.

@@ -133,7 +133,7 @@ func takeTurns(queue []waitingNote, maxChunks, slice int) []waitingNote {
 // its note has one; then the note's vectors are made searchable together.
 func (s *Store) PutVectors(ctx context.Context, vs []Vector) (int, error) {
 	taken := 0
-	err := s.write(ctx, "put vectors", func(tx *sql.Tx) error {
+	err := s.writeVectors(ctx, "put vectors", func(tx *sql.Tx) error {
 		var notes []string
 		seen := map[string]bool{}
 		for _, v := range vs {
@@ -253,7 +253,7 @@ func vectorSpace(ctx context.Context, q querier) (VectorSpace, error) {
 func (s *Store) CompactVectors(ctx context.Context, force bool) (VectorSpace, bool, error) {
 	var before VectorSpace
 	rebuilt := false
-	err := s.write(ctx, "compact vectors", func(tx *sql.Tx) error {
+	err := s.writeVectors(ctx, "compact vectors", func(tx *sql.Tx) error {
 		var err error
 		if before, err = vectorSpace(ctx, tx); err != nil {
 			return err
