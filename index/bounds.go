@@ -9,23 +9,6 @@ import (
 	"github.com/vaultask/vaultask/vault"
 )
 
-// chunkListSQL lists the chunks of each note of ?1 (a JSON list of
-// doc_ids) that scope ?2 (1: open only) may see, the note's scope and each
-// chunk's checked, and whether each has a vector, without reading one:
-// all of it from chunks_doc, which covers the chunk's columns read here.
-const chunkListSQL = `SELECT c.rowid, c.doc_id, c.embedded
-	FROM docs d CROSS JOIN chunks c INDEXED BY chunks_doc ON c.doc_id = d.doc_id
-	WHERE d.doc_id IN (SELECT value FROM json_each(?1)) AND (?2 = 0 OR (d.sensitivity = 'open' AND c.sensitivity = 'open'))
-	ORDER BY d.doc_id`
-
-// listedChunk is a chunk a note's nearest is chosen from: its rowid, its
-// note, whether it has a vector.
-type listedChunk struct {
-	id       int64
-	docID    string
-	embedded bool
-}
-
 // quantSlack is the most a component of a quantised vector, scale·row[i],
 // may be off from the float it stands for, in units of its scale: half a
 // step for the rounding, plus room for the float32 arithmetic of
@@ -46,16 +29,17 @@ func cosineSlack(dim int) float64 {
 
 // DistanceBounds bounds, for notes of docIDs, the cosine distance of the
 // chunk NearestChunks would choose for vec under scope, from the
-// shortlist's int8 copies of the vectors instead of the vectors: graph
-// expansion reads exactly only the notes that may be among the nearest it
-// keeps. Only the chunks scope may see are bounded, so a personal chunk
-// never moves an open note's bounds.
+// shortlist's int8 copies of the vectors instead of the vectors, and its
+// own list of each note's chunks with a vector: graph expansion reads
+// exactly only the notes that may be among the nearest it keeps, and
+// lists no chunk for that. Only the chunks the shortlist holds as open are
+// bounded under ScopeOpen, so a personal chunk never moves an open note's
+// bounds.
 //
-// A note is left out when it cannot be bounded: it has no chunk scope may
-// see, or a chunk with a vector the shortlist does not hold (it is a
-// commit behind), or the shortlist is still being read. Nothing is bounded
-// without a query vector or with one that is zero or not finite. A note
-// whose chunks have no vector yet has both bounds +Inf.
+// A note is left out when it cannot be bounded: the shortlist holds no
+// vector of a chunk of it in scope (it has none yet, or none scope may
+// see), or one unusable; or the shortlist is still being read. Nothing is
+// bounded without a query vector or with one that is zero or not finite.
 //
 // The approximate distance of a chunk is the cosine distance between vec
 // and its dequantised vector scale·row, over the float vector's own norm.
@@ -64,10 +48,13 @@ func cosineSlack(dim int) float64 {
 // the distance by that over ‖vec‖·‖v‖. The dot product of vec with row is
 // taken in two int8 passes (see queryParts), off by at most the query's
 // remainder times the row's norm, which the slack adds too; cosineSlack adds
-// sqlite-vec's own rounding. A write between this read and
-// NearestChunks' may move a note's distance out of its bounds: expansion
-// then keeps notes that a read in one snapshot would not, never a note
-// scope may not see (NearestChunks checks the scope again).
+// sqlite-vec's own rounding.
+//
+// The shortlist follows each write once it commits, so a reader's snapshot
+// may be a write ahead of it or behind it: a note's distance in the
+// snapshot may then be out of its bounds, and expansion keeps other notes
+// than a read of one state would. It never keeps a note or a chunk scope
+// may not see: NearestChunks reads the snapshot, under the scope.
 func (s *Store) DistanceBounds(ctx context.Context, docIDs []string, vec []float32, scope vault.Scope) (map[string]vault.DistanceBounds, error) {
 	if len(docIDs) == 0 || vec == nil {
 		return nil, nil
@@ -82,17 +69,13 @@ func (s *Store) DistanceBounds(ctx context.Context, docIDs []string, vec []float
 	if err != nil || sl == nil {
 		return nil, err
 	}
-	listed, err := queryAll(ctx, s.prepared, func(c *listedChunk) []any { return []any{&c.id, &c.docID, &c.embedded} },
-		chunkListSQL, idList(docIDs), scope.OpenOnly())
-	if err != nil {
-		return nil, fmt.Errorf("distance bounds: %w", err)
-	}
-	return sl.bounds(vec, listed), nil
+	return sl.bounds(vec, docIDs, scope.OpenOnly()), nil
 }
 
-// bounds bounds each note of listed (its chunks, grouped by note) whose
-// every chunk with a vector the shortlist holds with a usable one.
-func (sl *shortlist) bounds(vec []float32, listed []listedChunk) map[string]vault.DistanceBounds {
+// bounds bounds each note of docIDs by its chunks' vectors the shortlist
+// holds, open ones only with openOnly; a note with none, or with one
+// unusable, is left out.
+func (sl *shortlist) bounds(vec []float32, docIDs []string, openOnly bool) map[string]vault.DistanceBounds {
 	q := splitQuery(vec)
 	fp := cosineSlack(sl.dim)
 	// The most the query's remainder can add to a row's dot product:
@@ -101,56 +84,47 @@ func (sl *shortlist) bounds(vec []float32, listed []listedChunk) map[string]vaul
 
 	sl.mu.RLock()
 	defer sl.mu.RUnlock()
-	slots := make([]int, len(listed)) // -1: no vector; -2: none usable
-	for i, c := range listed {
-		slots[i] = -1
-		if !c.embedded {
-			continue
+	var slots []int
+	var notes []string // the note of each run of slots, ends[i] its end
+	var ends []int
+	for _, doc := range docIDs {
+		n := len(slots)
+		for _, slot := range sl.bydoc[doc] {
+			if !openOnly || sl.open[slot] {
+				slots = append(slots, slot)
+			}
 		}
-		slot, held := sl.slots[c.id]
-		if !held || sl.scale[slot] == 0 || sl.norm[slot] == 0 || math.IsInf(sl.norm[slot], 0) {
-			slots[i] = -2
-			continue
+		if len(slots) > n {
+			notes, ends = append(notes, doc), append(ends, len(slots))
 		}
-		slots[i] = slot
 	}
 	dots := sl.dots(q, slots)
 
-	out := map[string]vault.DistanceBounds{}
-	for start := 0; start < len(listed); {
-		doc := listed[start].docID
+	out := make(map[string]vault.DistanceBounds, len(notes))
+	start := 0
+	for i, doc := range notes {
 		b := vault.DistanceBounds{Lo: math.Inf(1), Hi: math.Inf(1)}
 		ok := true
-		end := start
-		for ; end < len(listed) && listed[end].docID == doc; end++ {
-			slot := slots[end]
-			if slot == -2 {
-				ok = false
-			}
-			if slot < 0 || !ok {
-				continue
-			}
+		for j := start; j < ends[i] && ok; j++ {
+			slot := slots[j]
 			scale := float64(sl.scale[slot])
 			den := q.norm * sl.norm[slot]
-			d := 1 - scale*dots[end]/den
+			d := 1 - scale*dots[j]/den
 			slack := (quantSlack*q.l1+restDot)*scale/den + fp + 1e-12
-			if math.IsNaN(d) || math.IsInf(d, 0) || math.IsNaN(slack) || math.IsInf(slack, 0) {
-				ok = false
-				continue
-			}
+			ok = scale != 0 && den != 0 && !math.IsInf(den, 0) && !math.IsNaN(d) && !math.IsInf(d, 0) && !math.IsNaN(slack) && !math.IsInf(slack, 0)
 			b.Lo, b.Hi = min(b.Lo, d-slack), min(b.Hi, d+slack)
 		}
 		if ok {
 			out[doc] = b
 		}
-		start = end
+		start = ends[i]
 	}
 	return out
 }
 
-// dots are q's dot products with the rows of slots (none for a slot < 0),
-// through the SIMD kernel: the rows copied a batch at a time next to one
-// another, as it takes them. The caller holds sl.mu.
+// dots are q's dot products with the rows of slots, through the SIMD
+// kernel: the rows copied a batch at a time next to one another, as it
+// takes them. The caller holds sl.mu.
 func (sl *shortlist) dots(q queryParts, slots []int) []float64 {
 	const batch = 64
 	out := make([]float64, len(slots))
@@ -167,9 +141,6 @@ func (sl *shortlist) dots(q queryParts, slots []int) []float64 {
 		at = at[:0]
 	}
 	for i, slot := range slots {
-		if slot < 0 {
-			continue
-		}
 		copy(buf[len(at)*sl.dim:], sl.row(slot))
 		at = append(at, i)
 		if len(at) == batch {

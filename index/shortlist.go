@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,11 +21,12 @@ import (
 
 // shortlist is an int8 copy of chunks_vec in memory: every vector quantised
 // (one byte a dimension, with one scale per vector), its chunk's rowid and
-// whether the chunk is open. SearchVector scans it whole with quant.Dots,
-// keeping only open chunks when the scope says so, and rescores the
-// shortlist's nearest candidates exactly, on their float vectors in
+// note and whether the chunk is open. SearchVector scans it whole with
+// quant.Dots, keeping only open chunks when the scope says so, and rescores
+// the shortlist's nearest candidates exactly, on their float vectors in
 // chunks_vec. A scan reads a quarter of the bytes brute force does, 32 at a
-// time through a SIMD kernel.
+// time through a SIMD kernel. DistanceBounds reads a note's vectors by its
+// doc_id.
 //
 // Slots are packed: a dropped vector's slot takes the last slot's vector,
 // so a scan never reads a hole. Rows live in fixed blocks, so growing never
@@ -39,7 +41,9 @@ type shortlist struct {
 	scale  []float32 // each vector's quantisation scale: v[i] ≈ scale·row[i]
 	norm   []float64 // each vector's Euclidean norm, from its float values
 	open   []bool
-	slots  map[int64]int // slot of each rowid
+	doc    []string         // doc_id of each slot's chunk's note
+	slots  map[int64]int    // slot of each rowid
+	bydoc  map[string][]int // slots of each note's chunks
 
 	// version is the vectors' version (see bumpVectorsVersion) the
 	// shortlist was read at: a read-only store, which sees another
@@ -57,7 +61,7 @@ const blockRows = 1024
 const vectorsVersionMeta = "vectors_version"
 
 func newShortlist(dim int) *shortlist {
-	return &shortlist{dim: dim, slots: map[int64]int{}}
+	return &shortlist{dim: dim, slots: map[int64]int{}, bydoc: map[string][]int{}}
 }
 
 // row is slot's quantised vector.
@@ -85,10 +89,11 @@ func weightOf(scale float32, norm float64) float32 {
 	return scale / float32(norm)
 }
 
-// put stores the vector of chunk id, replacing the one it has.
-func (sl *shortlist) put(id int64, v []float32, open bool) {
+// put stores the vector of chunk id of note doc, replacing the one it has.
+func (sl *shortlist) put(id int64, doc string, v []float32, open bool) {
 	slot, ok := sl.slots[id]
-	if !ok {
+	switch {
+	case !ok:
 		slot = len(sl.ids)
 		if slot%blockRows == 0 && slot/blockRows == len(sl.blocks) {
 			sl.blocks = append(sl.blocks, make([]int8, blockRows*sl.dim))
@@ -98,11 +103,33 @@ func (sl *shortlist) put(id int64, v []float32, open bool) {
 		sl.scale = append(sl.scale, 0)
 		sl.norm = append(sl.norm, 0)
 		sl.open = append(sl.open, false)
+		sl.doc = append(sl.doc, doc)
 		sl.slots[id] = slot
+		sl.bydoc[doc] = append(sl.bydoc[doc], slot)
+	case sl.doc[slot] != doc:
+		sl.moveSlot(sl.doc[slot], slot, -1)
+		sl.doc[slot] = doc
+		sl.bydoc[doc] = append(sl.bydoc[doc], slot)
 	}
 	scale, norm := quant.Quantize(sl.row(slot), v), norm2(v)
 	sl.weight[slot], sl.scale[slot], sl.norm[slot] = weightOf(scale, norm), scale, norm
 	sl.open[slot] = open
+}
+
+// moveSlot changes slot to to among the slots of note doc, or removes it
+// when to is below 0.
+func (sl *shortlist) moveSlot(doc string, slot, to int) {
+	list := sl.bydoc[doc]
+	i := slices.Index(list, slot)
+	switch {
+	case i < 0:
+	case to >= 0:
+		list[i] = to
+	case len(list) == 1:
+		delete(sl.bydoc, doc)
+	default:
+		sl.bydoc[doc] = slices.Delete(list, i, i+1)
+	}
 }
 
 // drop removes the vector of chunk id: the last slot moves into its place.
@@ -112,14 +139,16 @@ func (sl *shortlist) drop(id int64) {
 		return
 	}
 	delete(sl.slots, id)
+	sl.moveSlot(sl.doc[slot], slot, -1)
 	last := len(sl.ids) - 1
 	if slot != last {
 		copy(sl.row(slot), sl.row(last))
-		sl.ids[slot], sl.weight[slot], sl.open[slot] = sl.ids[last], sl.weight[last], sl.open[last]
+		sl.ids[slot], sl.weight[slot], sl.open[slot], sl.doc[slot] = sl.ids[last], sl.weight[last], sl.open[last], sl.doc[last]
 		sl.scale[slot], sl.norm[slot] = sl.scale[last], sl.norm[last]
 		sl.slots[sl.ids[slot]] = slot
+		sl.moveSlot(sl.doc[slot], last, slot)
 	}
-	sl.ids, sl.weight, sl.open = sl.ids[:last], sl.weight[:last], sl.open[:last]
+	sl.ids, sl.weight, sl.open, sl.doc = sl.ids[:last], sl.weight[:last], sl.open[:last], sl.doc[:last]
 	sl.scale, sl.norm = sl.scale[:last], sl.norm[:last]
 	if last%blockRows == 0 {
 		sl.blocks = sl.blocks[:last/blockRows]
@@ -133,7 +162,7 @@ func (sl *shortlist) apply(changes []vectorChange) {
 	for _, c := range changes {
 		switch {
 		case c.vec != nil:
-			sl.put(c.id, c.vec, c.open)
+			sl.put(c.id, c.doc, c.vec, c.open)
 		case c.dropped:
 			sl.drop(c.id)
 		default:
@@ -219,10 +248,12 @@ func siftDown(h []candidate, i int) {
 }
 
 // vectorChange is one change a write makes to chunks_vec: a vector put
-// (vec set), dropped, or its chunk's sensitivity changed. The write's
-// changes are replayed on the shortlist once it commits.
+// (vec set, of a chunk of note doc), dropped, or its chunk's sensitivity
+// changed. The write's changes are replayed on the shortlist once it
+// commits.
 type vectorChange struct {
 	id      int64
+	doc     string
 	vec     []float32
 	dropped bool
 	open    bool
@@ -372,6 +403,10 @@ func (s *Store) readShortlist(ctx context.Context) (*shortlist, error) {
 		if err != nil {
 			return err
 		}
+		docOf, err := embeddedNotes(ctx, tx)
+		if err != nil {
+			return err
+		}
 		rows, err := tx.QueryContext(ctx, `SELECT v.rowid, v.vectors, m.data FROM chunks_vec_vector_chunks00 v
 			JOIN chunks_vec_metadatachunks00 m ON m.rowid = v.rowid ORDER BY v.rowid`)
 		if err != nil {
@@ -397,7 +432,11 @@ func (s *Store) readShortlist(ctx context.Context) (*shortlist, error) {
 				}
 				m := meta[p.offset*entry : (p.offset+1)*entry]
 				open := binary.LittleEndian.Uint32(m) == uint32(len(vault.SensitivityOpen)) && string(m[4:4+len(vault.SensitivityOpen)]) == vault.SensitivityOpen
-				sl.put(p.id, vec, open)
+				// A vector without its chunk is never a hit: the
+				// rescore reads the chunk.
+				if doc, ok := docOf[p.id]; ok {
+					sl.put(p.id, doc, vec, open)
+				}
 			}
 		}
 		if err := rows.Err(); err != nil {
@@ -409,6 +448,31 @@ func (s *Store) readShortlist(ctx context.Context) (*shortlist, error) {
 		return nil
 	})
 	return sl, err
+}
+
+// embeddedNotes maps each chunk with a vector to its note, from chunks_doc
+// alone (the chunks' rows hold their text first), each note's doc_id one
+// string however many chunks it has.
+func embeddedNotes(ctx context.Context, tx *sql.Tx) (map[int64]string, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT rowid, doc_id FROM chunks INDEXED BY chunks_doc WHERE embedded = 1 ORDER BY doc_id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[int64]string{}
+	var doc string
+	for rows.Next() {
+		var id int64
+		var d sql.RawBytes
+		if err := rows.Scan(&id, &d); err != nil {
+			return nil, err
+		}
+		if string(d) != doc {
+			doc = string(d)
+		}
+		out[id] = doc
+	}
+	return out, rows.Err()
 }
 
 // decodeVector reads a float32 vector as sqlite-vec stores it (little-endian)

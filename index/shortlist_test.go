@@ -115,12 +115,12 @@ func TestShortlistRecall(t *testing.T) {
 	}
 }
 
-// shortlistState is a shortlist as rowid → whether open and its quantised
-// vector, whatever the slots' order.
+// shortlistState is a shortlist as rowid → its note, whether open and its
+// quantised vector, whatever the slots' order.
 func shortlistState(sl *shortlist) map[int64]string {
 	out := map[int64]string{}
 	for slot, id := range sl.ids {
-		out[id] = fmt.Sprint(sl.open[slot], sl.weight[slot], sl.row(slot))
+		out[id] = fmt.Sprint(sl.doc[slot], sl.open[slot], sl.weight[slot], sl.row(slot))
 	}
 	return out
 }
@@ -169,6 +169,21 @@ func mustMatchIndex(t *testing.T, s *Store) {
 	}
 	if len(sl.ids) != len(sl.slots) || len(sl.blocks) != (len(sl.ids)+blockRows-1)/blockRows {
 		t.Fatalf("%d slots, %d in the map, %d blocks", len(sl.ids), len(sl.slots), len(sl.blocks))
+	}
+	listed := 0
+	for doc, slots := range sl.bydoc {
+		if len(slots) == 0 {
+			t.Fatalf("note %s is listed with no slot", doc)
+		}
+		for _, slot := range slots {
+			if slot >= len(sl.ids) || sl.doc[slot] != doc {
+				t.Fatalf("note %s lists slot %d, which is not its", doc, slot)
+			}
+		}
+		listed += len(slots)
+	}
+	if listed != len(sl.ids) {
+		t.Fatalf("the notes list %d slots, the shortlist has %d", listed, len(sl.ids))
 	}
 }
 

@@ -211,7 +211,7 @@ func (s *Store) recordStaged(ctx context.Context, tx *sql.Tx, docID string) erro
 	}
 	defer rows.Close()
 	for rows.Next() {
-		c := vectorChange{vec: make([]float32, s.space.Dim)}
+		c := vectorChange{doc: docID, vec: make([]float32, s.space.Dim)}
 		var blob []byte
 		if err := rows.Scan(&c.id, &blob, &c.open); err != nil {
 			return err
