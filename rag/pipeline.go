@@ -1,6 +1,7 @@
 package rag
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -270,23 +271,33 @@ func (p *Pipeline) RankNotes(ctx context.Context, q Question) (ranked, inContext
 // search is then full text only).
 func (p *Pipeline) direct(ctx context.Context, r *Retrieval, s Settings) ([]float32, error) {
 	tr := &r.Trace
-	// Full text first: the two searches read separate snapshots, and a note
-	// the embedder finishes between them must not look embedded to the
-	// fusion (which then gives it no vector vote) while the vector search
-	// ran before its vectors were there. Embedding only ever goes from not
-	// done to done, so the later vector search never misses what full text
-	// saw embedded. The query is not embedded while full text searches
-	// either: on two cores shared with other work that gained nothing
-	// (BenchmarkRetrieve on the hub index, graph off: p50 23.4 ms
-	// overlapped against 19.7 ms in turn, CPU 21.3 against 18.0 ms a
-	// question), and under many clients no core is idle to overlap on.
+	// The two arms run side by side, full text in SQLite and the vector
+	// arm (the query's embedding, the shortlist's scan, the rescore) beside
+	// it. BenchmarkRetrieve, two interleaved pairs of runs, p50 in turn →
+	// side by side: on the hub index 8.3–8.8 → 6.1–6.4 ms under ScopeAll
+	// and 9.6–10.2 → 7.9–8.6 ms under ScopeOpen, for ~0.5 ms more CPU a
+	// question; at 100k chunks 27.2–28.0 → 23.3–23.5 ms and 30.5–31.2 →
+	// 27.0–31.3 ms. The arms read separate states of the index: a chunk the
+	// embedder finishes in between may look embedded to full text (which
+	// then gives it no vector vote in the fusion) and be missing from the
+	// vector search, for that one question; the next sees it whole.
 	ftsText := FTSText(r.Query)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var vec []float32
+	var vecHits []vault.Chunk
+	var vecErr error
+	vecDone := make(chan struct{})
+	go func() {
+		defer close(vecDone)
+		vec, vecHits, vecErr = p.vectorArm(ctx, r, s)
+	}()
 	ftsHits, err := p.opts.Searcher.SearchFTS(ctx, ftsText, s.FTSTopK, r.Scope, s.FTSFields)
 	if err != nil {
-		return nil, err
+		cancel()
 	}
-	vec, vecHits, err := p.vectorArm(ctx, r, s)
-	if err != nil {
+	<-vecDone
+	if err = cmp.Or(err, vecErr); err != nil {
 		return nil, err
 	}
 	r.FullTextOnly = vec == nil
