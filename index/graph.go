@@ -227,7 +227,11 @@ func (s *Store) readHops(ctx context.Context, tx *sql.Tx, docIDs []string, scope
 				break
 			}
 		}
-		out = append(out, rows[:split]...)
+		for _, h := range rows[:split] {
+			if h.To != from {
+				out = append(out, h)
+			}
+		}
 		first := len(out)
 		for _, h := range rows[:split] {
 			if h.Relation != vault.RelationTopic {
@@ -294,7 +298,8 @@ func (s *Store) topicMembers(ctx context.Context, q rowQuerier, version int64, t
 // is one step of the walk, every read under the scope before it goes on,
 // and each hop's end checked on the way, so no note is read at the end.
 // The siblings, a topic note's members, are read apart (topicMembersSQL) by
-// the rule of a hop out of a note.
+// the rule of a hop out of a note; so a topic note that clips itself is its
+// own topic row here, a start of the sibling hop but no hop.
 //
 // A link's destination is the one the index resolved, but under ScopeOpen a
 // link resolved to a personal note is resolved again among open notes
@@ -344,7 +349,7 @@ var hopsSQL = `WITH
 		UNION ALL
 		SELECT i.dst, i.src, '` + string(vault.RelationBacklink) + `' FROM incoming i JOIN docs d ON d.doc_id = i.src
 		WHERE i.kind = '` + markdown.KindWikilink + `' AND (?2 = 0 OR d.sensitivity = 'open'))
-	SELECT DISTINCT start, rel, dst FROM steps WHERE dst != start`
+	SELECT DISTINCT start, rel, dst FROM steps WHERE dst != start OR rel = '` + string(vault.RelationTopic) + `'`
 
 // relationOrder orders a note's neighbours by relation.
 var relationOrder = map[vault.Relation]int{vault.RelationTopic: 0, vault.RelationMember: 1, vault.RelationSibling: 2, vault.RelationLink: 3, vault.RelationBacklink: 4}

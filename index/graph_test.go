@@ -388,9 +388,11 @@ func TestSiblingsFollowWrites(t *testing.T) {
 }
 
 // Walks read in transactions, more of them at once than the store has
-// connections, on a store that has not walked before: each runs to the end
-// (a statement prepared on the pool inside a transaction would wait for a
-// connection that the other transactions hold, until the deadline).
+// connections, beside reads of the pool, on a store that has not read
+// before: each runs to the end (a statement prepared on the pool inside a
+// transaction, or behind the lock of a first prepare waiting for a
+// connection, would wait for one that the transactions hold, until the
+// deadline).
 func TestConcurrentWalksOnFewConnections(t *testing.T) {
 	s := mustOpen(t, Options{Readers: 2, Sensitivity: Classifier{PersonalPaths: []string{"Private/**"}}})
 	mustApply(t, s, upserts(
@@ -404,7 +406,17 @@ func TestConcurrentWalksOnFewConnections(t *testing.T) {
 	for i := range 8 {
 		go func() {
 			scope := vault.ScopeFor(i%2 == 0)
-			_, err := s.Hops(ctx, []string{"recipes/bread.md", "recipes/rye.md"}, scope)
+			ids := []string{"recipes/bread.md", "recipes/rye.md"}
+			var err error
+			if i%3 == 0 {
+				_, err = s.Docs(ctx, ids, scope)
+			}
+			if err == nil {
+				_, err = s.Hops(ctx, ids, scope)
+			}
+			if err == nil {
+				_, _, err = s.NearestChunks(ctx, ids, nil, scope)
+			}
 			if err == nil {
 				_, err = s.Neighbours(ctx, []string{"recipes/starter.md"}, scope)
 			}
@@ -415,5 +427,29 @@ func TestConcurrentWalksOnFewConnections(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Fatalf("a walk failed: %v", err)
 		}
+	}
+}
+
+// A topic note that clips itself, and is a start: its other members are
+// its siblings through itself as well as its members, as for any note of
+// the topic (the walk through the topic note's own row is no hop).
+func TestTopicNoteClippingItself(t *testing.T) {
+	s := mustOpen(t, Options{})
+	mustApply(t, s, upserts(
+		note("99 topics/Tools.md", "<!-- begin:clippings -->\n[[Tools]] [[Saw]] [[Drill]]\n<!-- end:clippings -->\n"),
+		note("Saw.md", "saw"), note("Drill.md", "drill"),
+	))
+	got, err := s.Hops(context.Background(), []string{"99 topics/tools.md"}, vault.ScopeAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []vault.Hop{
+		{From: "99 topics/tools.md", Relation: vault.RelationMember, To: "drill.md"},
+		{From: "99 topics/tools.md", Relation: vault.RelationMember, To: "saw.md"},
+		{From: "99 topics/tools.md", Relation: vault.RelationSibling, Via: "99 topics/tools.md", To: "drill.md"},
+		{From: "99 topics/tools.md", Relation: vault.RelationSibling, Via: "99 topics/tools.md", To: "saw.md"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("hops from a topic note that clips itself (-want +got):\n%s", diff)
 	}
 }

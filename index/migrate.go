@@ -86,6 +86,9 @@ func applyMigration(ctx context.Context, db *sql.DB, name string) error {
 		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
 			return err
 		}
+		if err := bumpGraphVersion(ctx, tx); err != nil { // a migration may change what a walk reads
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations(name, applied_at) VALUES (?, ?)`, name, time.Now().UnixMilli()); err != nil {
 			return err
 		}

@@ -228,7 +228,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	s.reader.SetMaxOpenConns(opts.Readers)
 	s.reader.SetMaxIdleConns(opts.Readers)
 	s.prepared = newReadStmts(s.reader)
-	if err := s.prepared.prepareAll(ctx, inTxQueries); err != nil {
+	if err := s.prepared.prepareInTx(ctx); err != nil {
 		return fail(fmt.Errorf("open index %s: %w", opts.Path, err))
 	}
 	s.lock = lock
@@ -299,7 +299,7 @@ func openReadOnly(ctx context.Context, s *Store, readers int) (*Store, error) {
 		s.reader.Close()
 		return nil, err
 	}
-	if err := s.prepared.prepareAll(ctx, inTxQueries); err != nil {
+	if err := s.prepared.prepareInTx(ctx); err != nil {
 		s.prepared.close()
 		s.reader.Close()
 		return nil, fmt.Errorf("open index %s: %w", s.path, err)

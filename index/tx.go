@@ -112,6 +112,7 @@ type stmtCache struct {
 	}
 	mu    sync.Mutex // the reader pool's is shared by concurrent questions
 	stmts map[string]*sql.Stmt
+	inTx  map[string]*sql.Stmt // see in; written once, before any read
 }
 
 func newTxStmts(tx *sql.Tx) *stmtCache   { return &stmtCache{db: tx, stmts: map[string]*sql.Stmt{}} }
@@ -155,58 +156,51 @@ func (c *stmtCache) QueryRowContext(ctx context.Context, query string, args ...a
 	return st.QueryRowContext(ctx, args...)
 }
 
-// inTxQueries are the statements read transactions run through
+// inTxQueries are the statements read transactions run prepared through
 // stmtCache.in. They are prepared when the store opens: preparing one on
 // the pool inside a transaction waits for a free connection, and when
 // every connection is held by a transaction that waits the same way,
 // none comes.
 var inTxQueries = []string{metaSQL, hopsSQL, topicMembersSQL}
 
-// prepareAll prepares queries now.
-func (c *stmtCache) prepareAll(ctx context.Context, queries []string) error {
-	for _, q := range queries {
-		if _, err := c.prepare(ctx, q); err != nil {
+// prepareInTx prepares inTxQueries, before the store is used: c.inTx is
+// read without a lock after.
+func (c *stmtCache) prepareInTx(ctx context.Context) error {
+	c.inTx = map[string]*sql.Stmt{}
+	for _, q := range inTxQueries {
+		st, err := c.prepare(ctx, q)
+		if err != nil {
 			return fmt.Errorf("prepare %.60q: %w", q, err)
 		}
+		c.inTx[q] = st
 	}
 	return nil
 }
 
-// in runs c's statements inside tx, each prepared once on the pool: a
-// read transaction that needs several statements in one snapshot skips
-// their parse and plan too. It runs only those of inTxQueries.
-func (c *stmtCache) in(tx *sql.Tx) rowQuerier { return txStmts{c, tx} }
-
-// prepared returns the statement prepared for query, or an error when
-// it was not prepared before.
-func (c *stmtCache) prepared(query string) (*sql.Stmt, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if st, ok := c.stmts[query]; ok {
-		return st, nil
-	}
-	return nil, fmt.Errorf("statement not prepared when the store opened: %.60q", query)
-}
+// in runs queries inside tx: those of inTxQueries through the statements
+// prepared on the pool when the store opened (a read transaction that
+// needs several statements in one snapshot skips their parse and plan),
+// any other as it is. It never takes a connection of the pool, nor c.mu,
+// which a first-time prepare holds while it waits for one.
+func (c *stmtCache) in(tx *sql.Tx) rowQuerier { return txStmts{c.inTx, tx} }
 
 type txStmts struct {
-	c  *stmtCache
-	tx *sql.Tx
+	prepared map[string]*sql.Stmt
+	tx       *sql.Tx
 }
 
 func (t txStmts) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	st, err := t.c.prepared(query)
-	if err != nil {
-		return nil, err
+	if st, ok := t.prepared[query]; ok {
+		return t.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
 	}
-	return t.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	return t.tx.QueryContext(ctx, query, args...)
 }
 
 func (t txStmts) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	st, err := t.c.prepared(query)
-	if err != nil {
-		return t.tx.QueryRowContext(ctx, query, args...) // a Row carrying the same error
+	if st, ok := t.prepared[query]; ok {
+		return t.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
 	}
-	return t.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	return t.tx.QueryRowContext(ctx, query, args...)
 }
 
 // close closes every statement; the store closes its pools after.

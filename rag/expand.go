@@ -156,7 +156,7 @@ func reachedNotes(direct []Hit, neighbours []vault.Hop) []string {
 // group is farther than that many others and is left out of it; a note is
 // not read when every group it is in leaves it out. A topic note is always
 // read, and so is a note bounds leave out: it cannot be ruled out. So is
-// each group's first note that has a chunk in scope (the first bounded):
+// each group's first bounded note:
 // where it comes among the neighbours is where Expand takes the group up,
 // and so which of two hits of one score comes first. Expand over the notes
 // read keeps what it would keep over all of them, in the same order.

@@ -290,6 +290,13 @@ func (p *Pipeline) direct(ctx context.Context, r *Retrieval, s Settings) ([]floa
 	vecDone := make(chan struct{})
 	go func() {
 		defer close(vecDone)
+		// A panic here would end the process; in the request's own
+		// goroutine the server recovers it.
+		defer func() {
+			if v := recover(); v != nil {
+				vecErr = fmt.Errorf("vector search: panic: %v", v)
+			}
+		}()
 		vec, vecHits, vecErr = p.vectorArm(ctx, r, s)
 	}()
 	ftsHits, err := p.opts.Searcher.SearchFTS(ctx, ftsText, s.FTSTopK, r.Scope, s.FTSFields)

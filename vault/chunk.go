@@ -89,8 +89,8 @@ var DefaultFieldWeights = FieldWeights{Title: 0.5, Headings: 0.5, Path: 0.5, Top
 
 // DistanceBounds bound the cosine distance from a query to a note's chunk
 // nearest it: Lo ≤ distance ≤ Hi. A note none of whose chunks has a vector
-// has no distance and sorts after every note that has one: both bounds are
-// +Inf.
+// has no distance and sorts after every note that has one: bounds for it,
+// where given, are +Inf both.
 type DistanceBounds struct {
 	Lo, Hi float64
 }
