@@ -187,9 +187,6 @@ func (s *Store) Hops(ctx context.Context, docIDs []string, scope vault.Scope) ([
 // when a topic note is big), so they are put in order as they are made:
 // each topic's members come sorted.
 func (s *Store) readHops(ctx context.Context, tx *sql.Tx, docIDs []string, scope vault.Scope) ([]vault.Hop, error) {
-	if len(docIDs) == 0 {
-		return nil, nil
-	}
 	q := s.prepared.in(tx)
 	v, _, err := getMeta(ctx, q, graphVersionMeta)
 	if err != nil {

@@ -2,7 +2,6 @@ package index
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"sync"
 
@@ -17,12 +16,7 @@ const graphVersionMeta = "graph_version"
 
 // bumpGraphVersion counts one more commit that may change the graph.
 func bumpGraphVersion(ctx context.Context, e execer) error {
-	_, err := e.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES (?, '1')
-		ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)`, graphVersionMeta)
-	if err != nil {
-		return fmt.Errorf("bump graph version: %w", err)
-	}
-	return nil
+	return countMeta(ctx, e, graphVersionMeta)
 }
 
 // topicMembersSQL reads the notes each topic note of ?1 (a JSON list of

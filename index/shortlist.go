@@ -276,12 +276,7 @@ func (l *vectorLog) record(c vectorChange) {
 
 // bumpVectorsVersion counts one more commit that changed chunks_vec.
 func bumpVectorsVersion(ctx context.Context, e execer) error {
-	_, err := e.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES (?, '1')
-		ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)`, vectorsVersionMeta)
-	if err != nil {
-		return fmt.Errorf("bump vectors version: %w", err)
-	}
-	return nil
+	return countMeta(ctx, e, vectorsVersionMeta)
 }
 
 // currentShortlist returns the shortlist if it is current, or nil while

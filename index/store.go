@@ -480,6 +480,17 @@ func deleteMeta(ctx context.Context, e execer, key string) error {
 	return nil
 }
 
+// countMeta adds one to the counter meta holds under key (1 when it holds
+// none yet).
+func countMeta(ctx context.Context, e execer, key string) error {
+	_, err := e.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES (?, '1')
+		ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)`, key)
+	if err != nil {
+		return fmt.Errorf("count meta %s: %w", key, err)
+	}
+	return nil
+}
+
 func setMeta(ctx context.Context, e execer, key, value string) error {
 	_, err := e.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, value)
 	if err != nil {
