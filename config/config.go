@@ -164,8 +164,20 @@ type API struct {
 	// ObsidianVault is the vault's name in Obsidian: /chat then opens a cited
 	// note in Obsidian and offers to save a conversation there.
 	ObsidianVault string `yaml:"obsidian_vault"`
-	// MaxConcurrent bounds the answers generated at once (429 beyond).
+	// MaxConcurrent bounds the answers generated and MCP tool calls run at
+	// once, together.
 	MaxConcurrent int `yaml:"max_concurrent" validate:"min=1,max=256"`
+	// ReservedForAnswers are slots of MaxConcurrent that MCP tool calls
+	// never take, and ReservedForTools slots that answers never take: six
+	// agents looping long searches once held every slot and chat got 429s.
+	ReservedForAnswers int `yaml:"reserved_for_answers" validate:"min=0,max=256"`
+	ReservedForTools   int `yaml:"reserved_for_tools" validate:"min=0,max=256"`
+	// SlotWait is how long a request waits for a slot before its 429 or
+	// tool error; 0 refuses at once.
+	SlotWait time.Duration `yaml:"slot_wait"`
+	// MaxWaiting bounds the answers, and apart the tool calls, waiting for
+	// a slot at once; beyond it a request is refused at once.
+	MaxWaiting int `yaml:"max_waiting" validate:"min=0,max=4096"`
 	// MaxRequestBytes bounds a request body (413 beyond).
 	MaxRequestBytes int `yaml:"max_request_bytes" validate:"min=1024"`
 	// MaxQuestionBytes bounds the question searched (400 beyond): 16 KiB
@@ -256,7 +268,7 @@ func Default() Config {
 			ThinHits:     3,
 			ThinDistance: 0.65,
 		},
-		API: API{Listen: ":8080", MaxConcurrent: 4, MaxRequestBytes: 1 << 20, MaxQuestionBytes: 16 << 10, MaxTranscriptBytes: 128 << 10, CORSOrigins: []string{}, TrustedHosts: []string{}},
+		API: API{Listen: ":8080", MaxConcurrent: 4, ReservedForAnswers: 1, ReservedForTools: 1, SlotWait: 5 * time.Second, MaxWaiting: 16, MaxRequestBytes: 1 << 20, MaxQuestionBytes: 16 << 10, MaxTranscriptBytes: 128 << 10, CORSOrigins: []string{}, TrustedHosts: []string{}},
 		Log: Log{Level: "info", Format: "text"},
 	}
 }

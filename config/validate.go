@@ -126,6 +126,10 @@ const MinReconcileInterval = time.Minute
 // that long for a rerank model that does not answer.
 const MaxRerankBudget = time.Minute
 
+// MaxSlotWait is the longest api.slot_wait: a client whose request waits
+// longer for a slot is better told to come back.
+const MaxSlotWait = time.Minute
+
 func (c Config) crossFieldErrors() []error {
 	var errs []error
 	add := func(format string, args ...any) {
@@ -187,6 +191,13 @@ func (c Config) crossFieldErrors() []error {
 		add("retrieval.bm25_* are all 0: full-text search would search no field (set fts_top_k to 0 to switch it off)")
 	}
 
+	if a := c.API; a.ReservedForAnswers+a.ReservedForTools > a.MaxConcurrent {
+		add("api.reserved_for_answers + api.reserved_for_tools (%d + %d) must be <= api.max_concurrent (%d): raise api.max_concurrent, or keep fewer slots (0 keeps none)",
+			a.ReservedForAnswers, a.ReservedForTools, a.MaxConcurrent)
+	}
+	if w := c.API.SlotWait; w < 0 || w > MaxSlotWait {
+		add("api.slot_wait (%v) must be from 0 to %v: a request waits that long for a slot before its 429", w, MaxSlotWait)
+	}
 	if c.API.Listen != "" && !isListenAddr(c.API.Listen) {
 		add("api.listen %q is not host:port, like :8080 or 127.0.0.1:8080", c.API.Listen)
 	}

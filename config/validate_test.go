@@ -251,6 +251,30 @@ func TestValidate(t *testing.T) {
 			change: func(c *Config) { c.API.Listen = "127.0.0.1:0" },
 		},
 		{
+			name:   "more slots kept than there are",
+			change: func(c *Config) { c.API.MaxConcurrent = 1 },
+			want:   []string{"api.reserved_for_answers + api.reserved_for_tools (1 + 1) must be <= api.max_concurrent (1)"},
+		},
+		{
+			name:   "one slot, none kept",
+			change: func(c *Config) { c.API.MaxConcurrent, c.API.ReservedForAnswers, c.API.ReservedForTools = 1, 0, 0 },
+		},
+		{
+			name:   "negative reservation",
+			change: func(c *Config) { c.API.ReservedForTools = -1 },
+			want:   []string{"api.reserved_for_tools (-1) must be >= 0"},
+		},
+		{
+			name:   "slot wait too long",
+			change: func(c *Config) { c.API.SlotWait = 2 * time.Minute },
+			want:   []string{"api.slot_wait (2m0s) must be from 0 to 1m0s"},
+		},
+		{
+			name:   "negative slot wait",
+			change: func(c *Config) { c.API.SlotWait = -time.Second },
+			want:   []string{"api.slot_wait (-1s) must be from 0 to 1m0s"},
+		},
+		{
 			name:   "empty listen",
 			change: func(c *Config) { c.API.Listen = "" },
 			want:   []string{"api.listen must not be empty"},

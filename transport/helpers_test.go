@@ -78,9 +78,8 @@ func upstream(t *testing.T) *fakellm.Server {
 	return up
 }
 
-// testServer serves store through a real pipeline whose generation model is
-// up, with opts over the defaults.
-func testServer(t *testing.T, store *index.Store, up *fakellm.Server, opts Options) (*httptest.Server, *Server) {
+// testPipeline is a real pipeline over store whose generation model is up.
+func testPipeline(t *testing.T, store *index.Store, up *fakellm.Server) *rag.Pipeline {
 	t.Helper()
 	gen, err := llm.NewClient("ollama/fake", llm.Options{BaseURL: up.URL(), Getenv: func(string) string { return "" }})
 	if err != nil {
@@ -93,7 +92,17 @@ func testServer(t *testing.T, store *index.Store, up *fakellm.Server, opts Optio
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.Answerer, opts.Vault = p, store
+	return p
+}
+
+// testServer serves store through testPipeline, with opts over the
+// defaults; opts.Answerer, when set, answers in its place.
+func testServer(t *testing.T, store *index.Store, up *fakellm.Server, opts Options) (*httptest.Server, *Server) {
+	t.Helper()
+	if opts.Answerer == nil {
+		opts.Answerer = testPipeline(t, store, up)
+	}
+	opts.Vault = store
 	if opts.Status == nil {
 		opts.Status = func(context.Context) Status {
 			return Status{Version: "test", Feed: FeedStatus{Source: "folder", CaughtUp: true}}

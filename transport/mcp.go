@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 
@@ -93,16 +94,22 @@ func (s *Server) newMCP() http.Handler {
 	})
 }
 
-// toolSlot runs a tool call in one of the answer slots, so that MCP
-// searches count against api.max_concurrent as answers do: six long
-// searches beside the slots once held a normal answer up thirtyfold. With
-// every slot taken the call is a tool error the model can read, as a chat
-// request is a 429.
+// toolSlot runs a tool call in one of the slots, so that MCP searches
+// count against api.max_concurrent as answers do: six long searches beside
+// the slots once held a normal answer up thirtyfold. Tool calls may not
+// take the slots kept for answers (api.reserved_for_answers): six clients
+// looping long searches once held every slot, and chat got 429s. When no
+// slot comes free within api.slot_wait the call is a tool error the model
+// can read, as a chat request is a 429.
 func (s *Server) toolSlot(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		release, ok := s.acquire()
-		if !ok {
-			return mcp.NewToolResultError(busyMessage(cap(s.slots))), nil
+		release, err := s.slots.acquire(ctx, kindTool)
+		var busy *busyError
+		switch {
+		case errors.As(err, &busy):
+			return mcp.NewToolResultError(busy.Error()), nil
+		case err != nil:
+			return nil, err // the client went away
 		}
 		defer release()
 		return next(ctx, req)

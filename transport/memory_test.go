@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"context"
 	"testing"
 	"time"
 )
@@ -11,26 +12,31 @@ import (
 func TestHeapReturnedAfterABurst(t *testing.T) {
 	t.Parallel()
 	freed := make(chan struct{}, 4)
-	s := &Server{slots: make(chan struct{}, 3), heap: newHeapReturn()}
-	s.heap.idleFor, s.heap.every = time.Millisecond, 0
-	s.heap.free = func() { freed <- struct{}{} }
+	heap := newHeapReturn()
+	heap.idleFor, heap.every = time.Millisecond, 0
+	heap.free = func() { freed <- struct{}{} }
+	slots, err := newSlotPool(3, SlotOptions{}, heap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
 
 	var releases []func()
-	for range 3 {
-		release, ok := s.acquire()
-		if !ok {
-			t.Fatal("a free slot was refused")
+	for _, kind := range []slotKind{kindAnswer, kindTool, kindAnswer} {
+		release, err := slots.acquire(ctx, kind)
+		if err != nil {
+			t.Fatal(err)
 		}
 		releases = append(releases, release)
 	}
-	if _, ok := s.acquire(); ok {
+	if _, err := slots.acquire(ctx, kindTool); err == nil {
 		t.Fatal("a fourth slot was taken out of three")
 	}
 	releases[0]()
 	releases[1]()
-	s.heap.mu.Lock()
-	waiting := s.heap.timer != nil
-	s.heap.mu.Unlock()
+	heap.mu.Lock()
+	waiting := heap.timer != nil
+	heap.mu.Unlock()
 	if waiting {
 		t.Fatal("the heap is to be returned while an answer still runs")
 	}
@@ -41,15 +47,17 @@ func TestHeapReturnedAfterABurst(t *testing.T) {
 		t.Fatal("the heap was not returned after the burst")
 	}
 
-	s.heap.idleFor = time.Hour
-	release, _ := s.acquire()
+	heap.mu.Lock()
+	heap.idleFor = time.Hour
+	heap.mu.Unlock()
+	release, _ := slots.acquire(ctx, kindTool)
 	release()
-	if _, ok := s.acquire(); !ok {
-		t.Fatal("a free slot was refused")
+	if _, err := slots.acquire(ctx, kindAnswer); err != nil {
+		t.Fatal(err)
 	}
-	s.heap.mu.Lock()
-	defer s.heap.mu.Unlock()
-	if s.heap.timer != nil {
+	heap.mu.Lock()
+	defer heap.mu.Unlock()
+	if heap.timer != nil {
 		t.Error("a new answer did not call off the return planned when the server fell idle")
 	}
 	if len(freed) != 0 {

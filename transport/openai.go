@@ -263,10 +263,8 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		s.refuseTooLong(w, err)
 		return
 	}
-	release, ok := s.acquire()
+	release, ok := s.answerSlot(w, r)
 	if !ok {
-		w.Header().Set("Retry-After", retryAfter)
-		writeError(w, http.StatusTooManyRequests, apiError{Type: rateLimited, Code: "busy", Message: busyMessage(cap(s.slots))})
 		return
 	}
 	defer release()

@@ -53,9 +53,11 @@ type Options struct {
 	// /v1/*, /mcp, /events, /status* and /chat/config.
 	APIKey string
 	// MaxConcurrent bounds the answers generated and MCP tool calls run at
-	// once; beyond it a request is answered 429, a tool call a tool error.
-	// Default 4.
+	// once, together; beyond it a request waits for a slot as Slots says,
+	// then is answered 429, a tool call a tool error. Default 4.
 	MaxConcurrent int
+	// Slots keep slots for each kind and say how long a request waits.
+	Slots SlotOptions
 	// MaxBodyBytes bounds a request body. Default 1 MiB.
 	MaxBodyBytes int64
 	// CORSOrigins are the browser origins allowed to call the API (CORS),
@@ -88,8 +90,7 @@ type Options struct {
 type Server struct {
 	opts   Options
 	mux    *http.ServeMux
-	slots  chan struct{}
-	heap   *heapReturn
+	slots  *slotPool
 	events *Events
 	log    *slog.Logger
 	mcp    http.Handler
@@ -118,8 +119,12 @@ func New(opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{opts: opts, mux: http.NewServeMux(), slots: make(chan struct{}, opts.MaxConcurrent),
-		heap: newHeapReturn(), events: opts.Events, log: opts.Logger.With(logComponent, "http"), admin: newAdminGate(opts.Admin.Key, opts.Admin.Now)}
+	slots, err := newSlotPool(opts.MaxConcurrent, opts.Slots, newHeapReturn())
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{opts: opts, mux: http.NewServeMux(), slots: slots,
+		events: opts.Events, log: opts.Logger.With(logComponent, "http"), admin: newAdminGate(opts.Admin.Key, opts.Admin.Now)}
 	s.crossOrigin = http.NewCrossOriginProtection()
 	for _, origin := range opts.CORSOrigins {
 		if err := s.crossOrigin.AddTrustedOrigin(origin); err != nil {
@@ -307,29 +312,6 @@ func isLoopback(hostport string) bool {
 func isLocalhost(host string) bool {
 	host = strings.ToLower(strings.TrimSuffix(host, "."))
 	return host == "localhost" || strings.HasSuffix(host, ".localhost")
-}
-
-// acquire takes one of the answer slots, or reports none free. When the
-// last slot taken is given back, the heap the burst grew goes back to the
-// operating system (heapReturn).
-func (s *Server) acquire() (release func(), ok bool) {
-	select {
-	case s.slots <- struct{}{}:
-		s.heap.busy()
-		return func() {
-			<-s.slots
-			if len(s.slots) == 0 {
-				s.heap.idle()
-			}
-		}, true
-	default:
-		return nil, false
-	}
-}
-
-// busyMessage says that every slot is taken.
-func busyMessage(slots int) string {
-	return fmt.Sprintf("%d answers or searches are running, the most this server runs at once (api.max_concurrent): retry shortly", slots)
 }
 
 // apiError is an error as every endpoint answers it, in the OpenAI API's

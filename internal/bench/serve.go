@@ -267,7 +267,7 @@ func concurrency(ctx context.Context, r *run, s *Section) error {
 	}
 	r.upstream.SetDelays(300*time.Millisecond, 10*time.Millisecond)
 	s.Notes = append(s.Notes,
-		fmt.Sprintf("N clients each stream answers back to back for %v through `vaultask serve` (api.max_concurrent set to 64; the default of 4 answers 429 beyond four), the upstream as in section 5 but 10 ms per word (20 words). Baseline: the same N clients against the upstream directly, in the same run. An error is a refused request, a stream without the first word or without [DONE].", r.sz.clientFor))
+		fmt.Sprintf("N clients each stream answers back to back for %v through `vaultask serve` (api.max_concurrent set to 64, of which answers may hold 63; by default answers hold at most 3 of 4 slots and wait up to api.slot_wait for one), the upstream as in section 5 but 10 ms per word (20 words). Baseline: the same N clients against the upstream directly, in the same run. An error is a refused request, a stream without the first word or without [DONE].", r.sz.clientFor))
 	for _, n := range r.sz.clients {
 		via := clientLoad(ctx, n, r.sz.clientFor, r.serve.URL+"/v1", "vault-ask", r.questions())
 		direct := clientLoad(ctx, n, r.sz.clientFor, r.upstream.URL(), "fake", r.questions())
