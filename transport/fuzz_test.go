@@ -26,6 +26,11 @@ func FuzzDecodeChat(f *testing.F) {
 		`{"model":"m","tools":[],"tool_choice":{"type":"function","function":{"name":"f"}},"messages":[{"role":"user","content":"q"}]}`,
 		`{"model":"m","tool_choice":"auto","response_format":{"type":"text"},"messages":[{"role":"user","content":"q"}]}`,
 		`{"model":"m","response_format":{"type":"json_schema","json_schema":{}},"n":null,"messages":[{"role":"user","content":"q"}]}`,
+		`{"model":"m","functions":[{"name":"f"}],"function_call":{"name":"f"},"messages":[{"role":"user","content":"q"}]}`,
+		`{"model":"m","functions":[],"function_call":"auto","logprobs":false,"top_logprobs":0,"messages":[{"role":"user","content":"q"}]}`,
+		`{"model":"m","logprobs":true,"top_logprobs":5,"messages":[{"role":"user","content":"q"}]}`,
+		`{"model":"m","modalities":["text","audio"],"audio":{"voice":"alloy","format":"wav"},"messages":[{"role":"user","content":"q"}]}`,
+		`{"model":"m","modalities":"audio","functions":{},"messages":[{"role":"user","content":"q"}]}`,
 	} {
 		f.Add([]byte(s))
 	}

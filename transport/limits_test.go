@@ -71,11 +71,22 @@ func TestChatOptions(t *testing.T) {
 		{"response_format json_schema", map[string]any{"response_format": map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": "x"}}}, "response_format"},
 		{"max_tokens -5", map[string]any{"max_tokens": -5}, "max_tokens"},
 		{"max_completion_tokens 0", map[string]any{"max_completion_tokens": 0}, "max_completion_tokens"},
+		{"legacy functions", map[string]any{"functions": []any{map[string]any{"name": "lookup", "parameters": map[string]any{"type": "object"}}}}, "functions"},
+		{"legacy function_call a function", map[string]any{"function_call": map[string]string{"name": "lookup"}}, "function_call"},
+		{"logprobs", map[string]any{"logprobs": true}, "logprobs"},
+		{"top_logprobs", map[string]any{"top_logprobs": 3}, "top_logprobs"},
+		{"modalities with audio", map[string]any{"modalities": []string{"text", "audio"}}, "modalities"},
+		{"audio", map[string]any{"audio": map[string]string{"voice": "alloy", "format": "wav"}}, "audio"},
 		{"n 1", map[string]any{"n": 1}, ""},
+		{"function_call auto", map[string]any{"functions": []any{}, "function_call": "auto"}, ""},
+		{"function_call none", map[string]any{"function_call": "none"}, ""},
+		{"no logprobs", map[string]any{"logprobs": false, "top_logprobs": 0}, ""},
+		{"modalities text", map[string]any{"modalities": []string{"text"}}, ""},
 		{"tools with tool_choice auto", map[string]any{"tools": tools, "tool_choice": "auto"}, ""},
 		{"tools alone", map[string]any{"tools": tools}, ""},
 		{"response_format text", map[string]any{"response_format": map[string]string{"type": "text"}}, ""},
-		{"nulls", map[string]any{"n": nil, "tool_choice": nil, "response_format": nil, "max_tokens": nil}, ""},
+		{"nulls", map[string]any{"n": nil, "tool_choice": nil, "response_format": nil, "max_tokens": nil, "functions": nil, "function_call": nil,
+			"logprobs": nil, "top_logprobs": nil, "modalities": nil, "audio": nil}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resp := do(t, http.MethodPost, hs.URL+"/v1/chat/completions", chatBody(question, tc.extra))

@@ -32,7 +32,8 @@ func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
 
 // chatRequest is the part of an OpenAI chat completion request vaultask
 // reads. The fields that change what a reply must be (n, tool_choice,
-// response_format, max_tokens) are honoured or refused (see checkOptions);
+// response_format, max_tokens, functions, function_call, logprobs,
+// modalities, audio) are honoured or refused (see checkOptions);
 // the others (temperature, user, …) only tune sampling and are ignored.
 type chatRequest struct {
 	Model         string        `json:"model"`
@@ -47,6 +48,13 @@ type chatRequest struct {
 	ResponseFormat      json.RawMessage `json:"response_format"`
 	MaxTokens           *int            `json:"max_tokens"`
 	MaxCompletionTokens *int            `json:"max_completion_tokens"`
+	// Read only to refuse what they ask for (see refuseOutputs).
+	Functions    json.RawMessage `json:"functions"`
+	FunctionCall json.RawMessage `json:"function_call"`
+	Logprobs     *bool           `json:"logprobs"`
+	TopLogprobs  *int            `json:"top_logprobs"`
+	Modalities   []string        `json:"modalities"`
+	Audio        json.RawMessage `json:"audio"`
 	// AllowWeb is vaultask's own field: the answer may fall back to the web
 	// and then sees open notes only. Default false: the model a client
 	// configures holds the transcript, personal notes included.
@@ -131,6 +139,9 @@ func decodeChat(body []byte) (chatRequest, rag.Question, error) {
 // vaultask's does. A valid max_tokens or max_completion_tokens (the
 // smaller, when both) is the answer's bound upstream.
 func checkOptions(req chatRequest) (maxTokens int, err error) {
+	if err := refuseOutputs(req); err != nil {
+		return 0, err
+	}
 	if req.N != nil && *req.N != 1 {
 		return 0, badRequest("n", "n is %d: vaultask gives one answer per request (n 1, or leave it out)", *req.N)
 	}

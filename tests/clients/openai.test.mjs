@@ -76,6 +76,19 @@ await assert.rejects(
   client.chat.completions.create({ model: "vault-ask", messages: [] }),
   (e) => e instanceof OpenAI.BadRequestError && e.param === "messages",
 );
+// What vaultask never gives is refused, naming the field.
+for (const [param, asked] of Object.entries({
+  functions: { functions: [{ name: "lookup", parameters: { type: "object" } }] },
+  function_call: { function_call: { name: "lookup" } },
+  logprobs: { logprobs: true, top_logprobs: 2 },
+  modalities: { modalities: ["text", "audio"], audio: { voice: "alloy", format: "wav" } },
+})) {
+  await assert.rejects(
+    client.chat.completions.create({ model: "vault-ask", messages: [{ role: "user", content: question }], ...asked }),
+    (e) => e instanceof OpenAI.BadRequestError && e.param === param && e.message.includes(param),
+    `a request with ${param} is refused naming it`,
+  );
+}
 const wrongKey = new OpenAI({ baseURL, apiKey: "not-the-key", maxRetries: 0 });
 await assert.rejects(wrongKey.models.list(), (e) => e instanceof OpenAI.AuthenticationError && e.status === 401);
 
