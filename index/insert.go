@@ -50,15 +50,15 @@ func (w *applier) insertDoc(ctx context.Context, docID, hash string, n vault.Not
 	// Keep topics already known for this note (from topic notes indexed
 	// earlier) so its prelude is right without waiting for refreshTopics.
 	_ = w.q.QueryRowContext(ctx, `SELECT topics FROM docs WHERE doc_id = ?`, docID).Scan(&topics)
-	_, err = w.q.ExecContext(ctx, `INSERT INTO docs(doc_id, path, name, source_id, title, rev, content_hash, sensitivity, sensitivity_override, topics, mtime, frontmatter, indexed_at, text, plain_text, sensitivity_problem)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	_, err = w.q.ExecContext(ctx, `INSERT INTO docs(doc_id, path, name, source_id, title, rev, content_hash, sensitivity, sensitivity_override, topics, mtime, frontmatter, indexed_at, text, plain_text, sensitivity_problem, sensitivity_ignored)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(doc_id) DO UPDATE SET path = excluded.path, name = excluded.name, source_id = excluded.source_id,
 			title = excluded.title, rev = excluded.rev, content_hash = excluded.content_hash, sensitivity = excluded.sensitivity,
 			sensitivity_override = excluded.sensitivity_override, mtime = excluded.mtime, frontmatter = excluded.frontmatter,
 			indexed_at = excluded.indexed_at, text = excluded.text, plain_text = excluded.plain_text,
-			sensitivity_problem = excluded.sensitivity_problem`,
+			sensitivity_problem = excluded.sensitivity_problem, sensitivity_ignored = excluded.sensitivity_ignored`,
 		docID, n.Path, noteName(n.Path), n.SourceID, note.Title, n.Rev, hash, sens, note.Sensitivity, topics,
-		n.MTime.UnixMilli(), string(fm), time.Now().UnixMilli(), n.Text, note.PlainText, note.SensitivityProblem)
+		n.MTime.UnixMilli(), string(fm), time.Now().UnixMilli(), n.Text, note.PlainText, note.SensitivityProblem, note.SensitivityIgnored)
 	if err != nil {
 		return "", fmt.Errorf("insert doc: %w", err)
 	}
@@ -74,7 +74,7 @@ func (w *applier) warnParse(path string, note markdown.Note) {
 		w.s.log.Warn("note made personal: its frontmatter's sensitivity override is malformed", keyPath, path, keyProblem, note.SensitivityProblem)
 	}
 	if note.SensitivityIgnored != "" {
-		w.s.log.Warn("sensitivity override ignored: the note's frontmatter is not closed", keyPath, path, keyProblem, note.SensitivityIgnored)
+		w.s.log.Warn("sensitivity override ignored: Obsidian reads the note's frontmatter as text", keyPath, path, keyProblem, note.SensitivityIgnored)
 	}
 }
 

@@ -155,7 +155,7 @@ func (s *Store) NoteList(ctx context.Context, q vault.NoteQuery) ([]vault.NoteEn
 	open := q.Scope.OpenOnly()
 	pattern := "%" + strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(strings.ToLower(q.Path)) + "%"
 	const listing = `
-		SELECT d.path, d.title, 'indexed', d.sensitivity, d.rev, trim(d.plain_text || ' ' || d.sensitivity_problem), d.indexed_at, 0,
+		SELECT d.path, d.title, 'indexed', d.sensitivity, d.rev, trim(d.plain_text || ' ' || d.sensitivity_problem || d.sensitivity_ignored), d.indexed_at, 0,
 			(SELECT count(*) FROM chunks c WHERE c.doc_id = d.doc_id),
 			(SELECT count(*) FROM chunks c WHERE c.doc_id = d.doc_id AND c.embedded = 1)
 		FROM docs d

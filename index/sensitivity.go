@@ -282,8 +282,9 @@ func (s *Store) rereadOverrides(ctx context.Context) error {
 			return err
 		}
 		for _, n := range notes {
-			value, problem := markdown.Sensitivity([]byte(n.text), s.frontmatterKey)
-			if _, err := tx.ExecContext(ctx, `UPDATE docs SET sensitivity_override = ?, sensitivity_problem = ? WHERE doc_id = ?`, value, problem, n.id); err != nil {
+			value, problem, ignored := markdown.Sensitivity([]byte(n.text), s.frontmatterKey)
+			if _, err := tx.ExecContext(ctx, `UPDATE docs SET sensitivity_override = ?, sensitivity_problem = ?, sensitivity_ignored = ? WHERE doc_id = ?`,
+				value, problem, ignored, n.id); err != nil {
 				return err
 			}
 		}

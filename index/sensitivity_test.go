@@ -470,18 +470,29 @@ func TestNewSettingsApplyBeforeAnyAnswer(t *testing.T) {
 	}
 }
 
-// Frontmatter that never closes, or closes with "...", is text to Obsidian,
-// so its override does nothing: the note stays open, as Obsidian shows it,
-// but the log warns, naming the note, once per indexing of it. A note that
-// merely starts with a rule, or whose unclosed block does not mention the
-// key, is not warned about.
-func TestUnclosedFrontmatterOverrideWarns(t *testing.T) {
+// Frontmatter that Obsidian reads as text — never closed, closed with
+// "...", after a blank line, with an indented or a longer dash line — sets
+// nothing, so the note stays open, as Obsidian shows it; but the log warns,
+// naming the note, once per indexing of it, and /status/notes gives the
+// reason. A note that merely starts with a rule, or whose would-be block
+// does not mention the key, is not warned about.
+func TestIgnoredFrontmatterOverrideWarns(t *testing.T) {
 	var logs strings.Builder
 	s := mustOpen(t, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	ctx := context.Background()
+	ignored := map[string]string{
+		"Notes/Unclosed.md": "has no closing '---' line",
+		"Notes/Dotted.md":   "is closed with '...'",
+		"Notes/Blank.md":    "starts after a blank line",
+		"Notes/Indented.md": "opens with an indented",
+		"Notes/Fences.md":   "instead of '---'",
+	}
 	mustApply(t, s, upserts(
 		note("Notes/Unclosed.md", "---\nsensitivity: personal\ntitle: Plans\n\nOrchard plans for the spring.\n"),
 		note("Notes/Dotted.md", "---\nSensitivity: personal\n...\nOrchard plans, dotted.\n"),
+		note("Notes/Blank.md", "\n---\nsensitivity: personal\n---\nOrchard plans after a blank line.\n"),
+		note("Notes/Indented.md", " ---\nsensitivity: personal\n ---\nOrchard plans, indented.\n"),
+		note("Notes/Fences.md", "----\nsensitivity: personal\n----\nOrchard plans in longer fences.\n"),
 		note("Notes/Rule.md", "---\nOrchard plans under a rule; sensitivity: is discussed here.\n"),
 		note("Notes/After.md", "---\ntitle: x\n...\nsensitivity: personal\nOrchard plans after the block.\n"),
 	))
@@ -489,26 +500,57 @@ func TestUnclosedFrontmatterOverrideWarns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(hits) != 4 {
-		t.Errorf("open search found %v, want all four notes open", paths(hits))
+	if len(hits) != 7 {
+		t.Errorf("open search found %v, want all seven notes open", paths(hits))
 	}
-	for _, p := range []string{"Notes/Unclosed.md", "Notes/Dotted.md"} {
+	for p, why := range ignored {
 		n := 0
 		for _, line := range strings.Split(logs.String(), "\n") {
-			if strings.Contains(line, "level=WARN") && strings.Contains(line, "frontmatter is not closed") && strings.Contains(line, " path="+p+" ") {
+			if strings.Contains(line, "level=WARN") && strings.Contains(line, "Obsidian reads the note's frontmatter as text") && strings.Contains(line, " path="+p+" ") && strings.Contains(line, why) {
 				n++
 			}
 		}
 		if n != 1 {
-			t.Errorf("%d warnings naming %s, want 1:\n%s", n, p, logs.String())
+			t.Errorf("%d warnings naming %s and saying %q, want 1:\n%s", n, p, why, logs.String())
 		}
 	}
-	if !strings.Contains(logs.String(), "closed with '...'") {
-		t.Errorf("the warning for Dotted.md does not say it is closed with '...':\n%s", logs.String())
+	listed, _, err := s.NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeOpen, Path: "Notes/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range listed {
+		why, isIgnored := ignored[e.Path]
+		if isIgnored != strings.Contains(e.Reason, "is ignored") || !strings.Contains(e.Reason, why) || e.Sensitivity != vault.SensitivityOpen {
+			t.Errorf("/status/notes lists %s as %s with the reason %q; want open, the reason saying %q", e.Path, e.Sensitivity, e.Reason, why)
+		}
 	}
 	for _, p := range []string{"Notes/Rule.md", "Notes/After.md"} {
 		if strings.Contains(logs.String(), "path="+p) {
 			t.Errorf("a warning names %s, whose frontmatter-like text does not set the key:\n%s", p, logs.String())
 		}
+	}
+}
+
+// A new frontmatter key reads every note's ignored override again: the
+// reason /status/notes gives follows the key.
+func TestIgnoredOverrideFollowsTheKey(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "index.db")
+	s := mustOpen(t, Options{Path: path})
+	mustApply(t, s, upserts(
+		note("Notes/Blank.md", "\n---\nvisibility: personal\n---\nOrchard plans.\n"),
+		note("Notes/Fences.md", "----\nsensitivity: personal\n----\nOrchard plans.\n"),
+	))
+	s.Close()
+	s = mustOpen(t, Options{Path: path, FrontmatterKey: "visibility"})
+	listed, _, err := s.NoteList(context.Background(), vault.NoteQuery{Scope: vault.ScopeAll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reasons := map[string]string{}
+	for _, e := range listed {
+		reasons[e.Path] = e.Reason
+	}
+	if !strings.Contains(reasons["Notes/Blank.md"], `its "visibility" is ignored`) || reasons["Notes/Fences.md"] != "" {
+		t.Errorf("reasons under the key visibility: %q", reasons)
 	}
 }

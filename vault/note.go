@@ -72,8 +72,9 @@ type NoteEntry struct {
 	Sensitivity string `json:"sensitivity,omitempty"`
 	Rev         string `json:"rev"`
 	// Reason says why a note is not indexed, or for an indexed one what
-	// is off: read as plain text, or made personal by a malformed
-	// frontmatter override.
+	// is off: read as plain text, made personal by a malformed frontmatter
+	// override, or an override ignored because Obsidian reads its
+	// frontmatter as text.
 	Reason    string    `json:"reason,omitempty"`
 	IndexedAt time.Time `json:"indexed_at,omitzero"`
 	Since     time.Time `json:"since,omitzero"`

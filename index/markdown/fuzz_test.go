@@ -1,6 +1,7 @@
 package markdown
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -18,6 +19,10 @@ var ordinaryNotes = []string{
 	"---\nsensitivity: open\nbad: : :\n---\nx",
 	"---\nsensitivity: personal\ntitle: T\n\nno closing line",
 	"---\r\n'Sensitivity' : personal\r\n... \r\nclosed with dots\r\nsensitivity: open\r\n",
+	"\n---\nsensitivity: personal\n---\nafter a blank line",
+	" ---\nsensitivity: personal\n ---\nindented",
+	"----\nSensitivity: personal\n-----\nlonger fences",
+	"---\ntitle: T\n  ---  \nsensitivity: personal\n",
 	"## A\n```\n[[no]] #no\n## no\n```\n### B\n- [[x\\|y]] `[[no]]` [m](M%20N.md#^b)\n",
 	"<!-- begin:clippings -->\n[[Clip]]\n<!-- end:clippings -->\n[[After]]",
 	"[[a [[b]] [[#]] [[|x]] ![[ ]] #123 #a/b/ http://x/#y [t](#h) (#p)",
@@ -27,6 +32,10 @@ var ordinaryNotes = []string{
 }
 
 var fuzzSeeds = slices.Concat(ordinaryNotes, hostileSeeds())
+
+// ignoredReason is how every Note.SensitivityIgnored starts: with the ways
+// the block misses being frontmatter.
+var ignoredReason = regexp.MustCompile(`^frontmatter (starts after a blank line|opens with|has no closing|is closed with|closes with)`)
 
 func FuzzParse(f *testing.F) {
 	for _, s := range fuzzSeeds {
@@ -74,6 +83,12 @@ func FuzzParse(f *testing.F) {
 		}
 		if n.SensitivityIgnored != "" && (n.Sensitivity != "" || n.Frontmatter != nil || n.Body != normalizeText(src)) {
 			t.Errorf("an ignored override (%s) with Sensitivity %q, frontmatter %v, or a body that is not the whole text", n.SensitivityIgnored, n.Sensitivity, n.Frontmatter)
+		}
+		if n.SensitivityIgnored != "" && !ignoredReason.MatchString(n.SensitivityIgnored) {
+			t.Errorf("an ignored override that says no miss: %s", n.SensitivityIgnored)
+		}
+		if value, problem, ignored := Sensitivity(src, "sensitivity"); value != n.Sensitivity || problem != n.SensitivityProblem || ignored != n.SensitivityIgnored {
+			t.Errorf("Sensitivity = %q, %q, %q; Parse found %q, %q, %q", value, problem, ignored, n.Sensitivity, n.SensitivityProblem, n.SensitivityIgnored)
 		}
 		chunks := checkNoteChunks(t, n, small)
 		checkChunks(t, n.Body, small, chunks)

@@ -60,12 +60,15 @@ type Note struct {
 	// followed by ':'; a value that is not a string, or none; a string
 	// other than open or personal; and the key spelled in another case.
 	SensitivityProblem string
-	// SensitivityIgnored is "" unless the text opens with a "---" line that
-	// no "---" line closes (none at all, or "..." instead) and a line of
-	// the would-be frontmatter starts with the key, in any case: then it
-	// says so and what to fix. Obsidian reads such a block as text, so the
-	// note keeps no override (Sensitivity is ""), as Obsidian shows it;
-	// this is for a warning that the key is not doing what it seems to.
+	// SensitivityIgnored is "" unless the text opens with a block that
+	// looks like frontmatter but is not as Obsidian reads it — after a
+	// blank line, opened or closed by an indented dash line or one of more
+	// than three dashes, or never closed by a "---" line (none at all, or
+	// "..." instead) — and a line of that block starts with the key, in any
+	// case: then it says how the block misses and what to fix. Obsidian
+	// reads such a block as text, so the note keeps no override
+	// (Sensitivity is ""), as Obsidian shows it; this is for a warning that
+	// the key is not doing what it seems to.
 	SensitivityIgnored string
 
 	// markup is Body as Parse parsed it, kept so that Chunks need not parse
@@ -95,7 +98,7 @@ func Parse(path string, src []byte, sensitivityKey string) Note {
 	sens, problem := sensitivity(fm, y, yamlErr, sensitivityKey)
 	var ignored string
 	if body == text {
-		ignored = unclosedOverride(text, sensitivityKey)
+		ignored = ignoredOverride(text, sensitivityKey)
 	}
 	m := parseMarkup(body, 1+strings.Count(text[:len(text)-len(body)], "\n"))
 	wikilinks := m.wikilinks()
@@ -127,13 +130,19 @@ func Parse(path string, src []byte, sensitivityKey string) Note {
 }
 
 // Sensitivity is the override a note's frontmatter gives with the key
-// sensitivityKey, and the problem when it is wrong, as Parse finds them
-// (Note.Sensitivity, Note.SensitivityProblem), reading the frontmatter only:
-// what reclassifying a note under another key needs.
-func Sensitivity(src []byte, sensitivityKey string) (value, problem string) {
-	y, _ := splitFrontmatter(normalizeText(src))
+// sensitivityKey, the problem when it is wrong, and why it is ignored when
+// Obsidian does not read it, as Parse finds them (Note.Sensitivity,
+// Note.SensitivityProblem, Note.SensitivityIgnored), reading the
+// frontmatter only: what reclassifying a note under another key needs.
+func Sensitivity(src []byte, sensitivityKey string) (value, problem, ignored string) {
+	text := normalizeText(src)
+	y, body := splitFrontmatter(text)
 	fm, yamlErr := decodeFrontmatter(y)
-	return sensitivity(fm, y, yamlErr, sensitivityKey)
+	value, problem = sensitivity(fm, y, yamlErr, sensitivityKey)
+	if body == text {
+		ignored = ignoredOverride(text, sensitivityKey)
+	}
+	return value, problem, ignored
 }
 
 // normalizeText drops a leading byte-order mark and turns line endings into
@@ -168,20 +177,44 @@ func splitFrontmatter(text string) (yamlText, body string) {
 	return "", text
 }
 
-// unclosedOverride is Note.SensitivityIgnored for a text that
-// splitFrontmatter found no frontmatter in. The would-be block ends at a
-// "..." line (YAML's end of document, which Obsidian does not take for the
-// end of frontmatter), else at the end of the text.
-func unclosedOverride(text, key string) string {
-	first, rest, ok := strings.Cut(text, "\n")
-	if key == "" || !ok || !isDelimiter(first) {
+// ignoredOverride is Note.SensitivityIgnored for a text that
+// splitFrontmatter found no frontmatter in: one that opens like frontmatter
+// but not as Obsidian reads it, whose would-be block holds the key. The
+// block opens at the first line that is not blank, a line of three dashes
+// or more, and it misses when it starts after a blank line, when its dash
+// line is indented or longer than '---', or when no '---' line closes it:
+// it ends at the next dash line (indented or longer: a miss), a "..." line
+// (YAML's end of document, which Obsidian does not take for the end of
+// frontmatter), or the end of the text.
+func ignoredOverride(text, key string) string {
+	if key == "" {
 		return ""
 	}
-	how, mentioned := "has no closing '---' line", false
-	for line, more := "", true; more; {
+	var misses []string
+	line, rest, more := strings.Cut(text, "\n")
+	for strings.TrimSpace(line) == "" && more {
+		line, rest, more = strings.Cut(rest, "\n")
+		misses = []string{"starts after a blank line"}
+	}
+	open, ok := dashLine(line)
+	if !ok || !more {
+		return ""
+	}
+	if open != "" {
+		misses = append(misses, "opens with "+open)
+	}
+	closing, mentioned := "has no closing '---' line", false
+	for more {
 		line, rest, more = strings.Cut(rest, "\n")
 		if strings.TrimRight(line, " \t") == "..." {
-			how = "is closed with '...', which Obsidian does not take for its end"
+			closing = "is closed with '...', which Obsidian does not take for its end"
+			break
+		}
+		if how, ok := dashLine(line); ok {
+			closing = ""
+			if how != "" {
+				closing = "closes with " + how
+			}
 			break
 		}
 		mentioned = mentioned || startsWithKey(line, key)
@@ -189,7 +222,28 @@ func unclosedOverride(text, key string) string {
 	if !mentioned {
 		return ""
 	}
-	return fmt.Sprintf("frontmatter %s, so Obsidian shows it as text and its %q is ignored: the note is open unless a personal_paths glob matches it; end the frontmatter with a '---' line", how, key)
+	if closing != "" {
+		misses = append(misses, closing)
+	}
+	return fmt.Sprintf("frontmatter %s, so Obsidian shows it as text and its %q is ignored: the note is open unless a personal_paths glob matches it; "+
+		"begin the note with a line of exactly '---', nothing before it, and end the frontmatter with another", strings.Join(misses, " and "), key)
+}
+
+// dashLine reports whether line is three dashes or more, indented or not,
+// and how it misses being a frontmatter delimiter: "" when it is one
+// ("---", trailing spaces allowed).
+func dashLine(line string) (miss string, ok bool) {
+	dashes := strings.Trim(line, " \t")
+	if len(dashes) < 3 || strings.Trim(dashes, "-") != "" {
+		return "", false
+	}
+	switch {
+	case isDelimiter(line):
+		return "", true
+	case strings.TrimLeft(line, " \t") != line:
+		return fmt.Sprintf("an indented %q", strings.TrimRight(line, " \t")), true
+	}
+	return fmt.Sprintf("%q instead of '---'", dashes), true
 }
 
 // startsWithKey reports whether line starts with key, in any case, quoted

@@ -311,18 +311,23 @@ func TestSensitivityMatchesParse(t *testing.T) {
 		"", "no frontmatter", "---\nsensitivity: personal\n---\nx", "\ufeff---\r\nsensitivity: OPEN\r\n---\r\n",
 		"---\nSensitivity: open\n---\n", "---\nsensitivity: [personal]\n---\n", "---\nbad: [yaml\nsensitivity: open\n---\n",
 		"---\nvisibility: personal\n---\n", "---\nsensitivity: secret\n---\nbody",
+		"\n---\nsensitivity: personal\n---\n", "----\nvisibility: personal\n----\n",
 	} {
 		for _, key := range []string{"sensitivity", "visibility", ""} {
 			n := Parse("n.md", []byte(src), key)
-			v, p := Sensitivity([]byte(src), key)
-			if v != n.Sensitivity || p != n.SensitivityProblem {
-				t.Errorf("Sensitivity(%q, %q) = %q, %q; Parse says %q, %q", src, key, v, p, n.Sensitivity, n.SensitivityProblem)
+			v, p, i := Sensitivity([]byte(src), key)
+			if v != n.Sensitivity || p != n.SensitivityProblem || i != n.SensitivityIgnored {
+				t.Errorf("Sensitivity(%q, %q) = %q, %q, %q; Parse says %q, %q, %q", src, key, v, p, i, n.Sensitivity, n.SensitivityProblem, n.SensitivityIgnored)
 			}
 		}
 	}
 }
 
-func TestParseUnclosedFrontmatterOverride(t *testing.T) {
+// A block that opens or closes as Obsidian does not read frontmatter is
+// text, so its override does nothing, and SensitivityIgnored says how it
+// misses: never closed, closed with '...', after a blank line, with an
+// indented or a longer dash line.
+func TestParseIgnoredFrontmatterOverride(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
@@ -334,6 +339,15 @@ func TestParseUnclosedFrontmatterOverride(t *testing.T) {
 		{"dots with trailing spaces", "---\ntitle: T\n'Sensitivity' : personal\n... \t\nbody", "closed with '...'"},
 		{"CRLF line endings", "---\r\nsensitivity: personal\r\n...\r\nbody", "closed with '...'"},
 		{"indented key", "---\n  sensitivity: personal\n", "no closing '---' line"},
+		{"after a blank line", "\n---\nsensitivity: personal\n---\nbody", "frontmatter starts after a blank line, so"},
+		{"after blank lines with spaces", " \n\t\n---\nsensitivity: personal\n---\nbody", "frontmatter starts after a blank line, so"},
+		{"indented opening", " ---\nsensitivity: personal\n---\nbody", `frontmatter opens with an indented " ---", so`},
+		{"indented closing", "---\nsensitivity: personal\n  ---\nbody", `frontmatter closes with an indented "  ---", so`},
+		{"four-dash fences", "----\nsensitivity: personal\n----\nbody", `frontmatter opens with "----" instead of '---' and closes with "----" instead of '---', so`},
+		{"four-dash closing", "---\nsensitivity: personal\n-----  \nbody", `frontmatter closes with "-----" instead of '---', so`},
+		{"blank line and no closing", "\n---\nsensitivity: personal\n", "frontmatter starts after a blank line and has no closing '---' line"},
+		{"CRLF after a blank line", "\r\n---\r\nsensitivity: personal\r\n---\r\n", "starts after a blank line"},
+		{"the fix", "\n---\nsensitivity: personal\n---\n", `its "sensitivity" is ignored: the note is open unless a personal_paths glob matches it; begin the note with a line of exactly '---'`},
 
 		{"no frontmatter", "sensitivity: personal\n", ""},
 		{"opening line only", "---", ""},
@@ -341,6 +355,12 @@ func TestParseUnclosedFrontmatterOverride(t *testing.T) {
 		{"key inside a longer name", "---\nhypersensitivity: personal\n", ""},
 		{"key not followed by a colon", "---\nsensitivity matters\n", ""},
 		{"key mid-line", "---\nthe sensitivity: personal\n", ""},
+		{"key after a near-miss block", "\n---\ntitle: T\n---\nsensitivity: personal\n", ""},
+		{"key after a longer closing", "---\ntitle: T\n----\nsensitivity: personal\n", ""},
+		{"a rule after text", "Text first.\n\n---\nsensitivity: personal\n---\n", ""},
+		{"two dashes", "\n--\nsensitivity: personal\n--\n", ""},
+		{"blank lines only", "\n\n \n", ""},
+		{"a spaced rule", "- - -\nsensitivity: personal\n- - -\n", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
