@@ -87,7 +87,7 @@ func (w *applier) applyUpsert(ctx context.Context, b Batch, n vault.NoteInput, r
 		res.Stale++
 		return nil
 	}
-	outcome, err := w.upsert(ctx, n, b.Force)
+	outcome, was, err := w.upsert(ctx, n, b.Force)
 	if err != nil {
 		return err
 	}
@@ -108,6 +108,9 @@ func (w *applier) applyUpsert(ctx context.Context, b Batch, n vault.NoteInput, r
 	after, err := w.noteChange(ctx, docID, kind)
 	if err != nil {
 		return err
+	}
+	if kind == ChangeChanged {
+		after.WasSensitivity = was
 	}
 	res.Notes = append(res.Notes, after)
 	return nil
@@ -289,48 +292,50 @@ func contentHash(text string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func (w *applier) upsert(ctx context.Context, n vault.NoteInput, force bool) (outcome, error) {
+// upsert writes n as its outcome says, and returns the sensitivity the
+// note had before ("" when it is new).
+func (w *applier) upsert(ctx context.Context, n vault.NoteInput, force bool) (_ outcome, was string, err error) {
 	if clean, err := vault.CleanPath(n.Path); err != nil || clean != n.Path {
 		// Sources clean paths (and skip what cannot be cleaned) before
 		// this: a note that gets here unclean is a source's bug.
-		return 0, fmt.Errorf("%w: %q (want %q, %v)", vault.ErrUncleanPath, n.Path, clean, err)
+		return 0, "", fmt.Errorf("%w: %q (want %q, %v)", vault.ErrUncleanPath, n.Path, clean, err)
 	}
 	docID := vault.DocID(n.Path)
 	hash := contentHash(n.Text)
 	var oldRev, oldHash, oldPath string
-	err := w.q.QueryRowContext(ctx, `SELECT rev, content_hash, path FROM docs WHERE doc_id = ?`, docID).Scan(&oldRev, &oldHash, &oldPath)
+	err = w.q.QueryRowContext(ctx, `SELECT rev, content_hash, path, sensitivity FROM docs WHERE doc_id = ?`, docID).Scan(&oldRev, &oldHash, &oldPath, &was)
 	exists := err == nil
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return 0, err
+		return 0, "", err
 	}
 	if exists && !force && oldHash == hash && oldPath == n.Path {
 		if oldRev == n.Rev {
-			return outcomeUnchanged, nil
+			return outcomeUnchanged, was, nil
 		}
 		_, err := w.q.ExecContext(ctx, `UPDATE docs SET rev = ?, mtime = ?, source_id = ? WHERE doc_id = ?`, n.Rev, n.MTime.UnixMilli(), n.SourceID, docID)
-		return outcomeTouched, err
+		return outcomeTouched, was, err
 	}
 	if exists {
 		if err := w.markAffected(ctx, docID); err != nil {
-			return 0, err
+			return 0, "", err
 		}
 		if err := w.markTargets(ctx, docID); err != nil {
-			return 0, err
+			return 0, "", err
 		}
 		if err := w.deleteVectors(ctx, docID); err != nil {
-			return 0, err
+			return 0, "", err
 		}
 		for _, q := range []string{`DELETE FROM chunks WHERE doc_id = ?`, `DELETE FROM edges WHERE src = ?`, `DELETE FROM aliases WHERE doc_id = ?`} {
 			if _, err := w.q.ExecContext(ctx, q, docID); err != nil {
-				return 0, err
+				return 0, "", err
 			}
 		}
 	}
 	if err := w.insert(ctx, docID, hash, n); err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	if exists {
-		return outcomeChanged, nil
+		return outcomeChanged, was, nil
 	}
-	return outcomeAdded, nil
+	return outcomeAdded, "", nil
 }

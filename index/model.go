@@ -64,6 +64,10 @@ type NoteChange struct {
 	Path        string
 	Title       string
 	Sensitivity string
+	// WasSensitivity is, for ChangeChanged, the sensitivity the note had
+	// before: a note that changed scope is new to, or gone from, a view of
+	// open notes only. "" for the other changes.
+	WasSensitivity string
 }
 
 // What a NoteChange did.

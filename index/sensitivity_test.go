@@ -554,3 +554,25 @@ func TestIgnoredOverrideFollowsTheKey(t *testing.T) {
 		t.Errorf("reasons under the key visibility: %q", reasons)
 	}
 }
+
+// Apply reports each note it wrote with its sensitivity, and for a changed
+// one the sensitivity it had before: what tells a view of open notes only
+// that a note came into it or left it.
+func TestApplyReportsScopeChanges(t *testing.T) {
+	s := mustOpen(t, Options{})
+	open, personal := "# Risotto\n\nStir the stock in.\n", "---\nsensitivity: personal\n---\n# Risotto\n\nLess salt.\n"
+	for _, step := range []struct {
+		batch Batch
+		want  []NoteChange
+	}{
+		{upserts(note("Risotto.md", open)), []NoteChange{{Change: ChangeAdded, Path: "Risotto.md", Title: "Risotto", Sensitivity: vault.SensitivityOpen}}},
+		{upserts(note("Risotto.md", personal)), []NoteChange{{Change: ChangeChanged, Path: "Risotto.md", Title: "Risotto", Sensitivity: vault.SensitivityPersonal, WasSensitivity: vault.SensitivityOpen}}},
+		{upserts(note("Risotto.md", personal+"More.\n")), []NoteChange{{Change: ChangeChanged, Path: "Risotto.md", Title: "Risotto", Sensitivity: vault.SensitivityPersonal, WasSensitivity: vault.SensitivityPersonal}}},
+		{upserts(note("Risotto.md", open)), []NoteChange{{Change: ChangeChanged, Path: "Risotto.md", Title: "Risotto", Sensitivity: vault.SensitivityOpen, WasSensitivity: vault.SensitivityPersonal}}},
+		{Batch{Deletes: []string{"Risotto.md"}}, []NoteChange{{Change: ChangeRemoved, Path: "Risotto.md", Title: "Risotto", Sensitivity: vault.SensitivityOpen}}},
+	} {
+		if diff := cmp.Diff(step.want, mustApply(t, s, step.batch).Notes); diff != "" {
+			t.Errorf("notes written (-want +got):\n%s", diff)
+		}
+	}
+}

@@ -369,7 +369,14 @@ function citation(raw, ctx) {
   const path = known?.path || notePath(file.trim());
   let shown = alias || lastSegment(file.trim());
   if (!alias && heading && !heading.startsWith("^")) shown += " › " + heading.trim();
+  if (known?.gone) return droppedCite(shown || path);
   return citeChip(shown || path, path);
+}
+
+/** droppedCite is a citation of a note that is gone from what its answer could see: no link, marked removed. */
+function droppedCite(shown) {
+  return el("span", { class: "cite-wrap" }, el("span", { class: "cite gone" }, icon(NOTE_ICON), el("span", {}, shown)),
+    el("span", { class: "unverified", title: "This note is no longer among the notes this answer was given" }, "removed"));
 }
 
 let tipSeq = 0;
@@ -473,6 +480,7 @@ function show(conv) {
   if (location.hash.slice(1) !== conv.id) history.replaceState(null, "", conv.messages.length ? "#" + conv.id : location.pathname);
   $("include-personal").checked = conv.personal;
   scopeHint();
+  followScope();
   renderHeader();
   renderList();
   renderTranscript();
@@ -534,6 +542,7 @@ function sources(m, meta) {
   const seen = new Set();
   const chips = [];
   for (const c of meta.citations || []) {
+    if (c.gone) continue;
     const key = (c.verified ? "ok:" : "bad:") + (c.path || c.link);
     if (seen.has(key)) continue;
     seen.add(key);
@@ -871,19 +880,46 @@ function onServerEvent({ event, data, id }) {
   refreshStatusSoon();
 }
 
+/** noticeCited tells of a change to a note the conversation cites. A note
+ * removed from what the stream sees is gone for every answer of that scope:
+ * from the vault for all of them, from the open notes (it became personal,
+ * or was removed: the stream of open notes only does not say which) for the
+ * answers of open notes only. Their citations of it are dropped. */
 function noticeCited(note, event) {
-  const cited = current.messages.some((m) => (m.meta?.citations || []).some((c) => c.verified && c.path === note.path));
-  if (!cited) return;
+  const open = following?.open;
+  const removed = event === "note.removed";
+  const cited = [];
+  current.messages.forEach((m, i) => {
+    for (const c of m.meta?.citations || []) {
+      if (c.verified && !c.gone && c.path === note.path && (!removed || !open || m.scope === "open")) cited.push([i, c]);
+    }
+  });
+  if (!cited.length) return;
   const name = note.title || lastSegment(note.path).replace(/\.md$/, "");
-  toast(event === "note.removed" ? `“${name}”, cited here, was just removed from the vault.` : `“${name}”, cited here, was just re-indexed: ask again for an answer from its new text.`);
+  if (!removed) {
+    toast(`“${name}”, cited here, was just re-indexed: ask again for an answer from its new text.`);
+    return;
+  }
+  for (const [, c] of cited) c.gone = true;
+  saveConversations();
+  for (const i of new Set(cited.map(([i]) => i))) renderMessage(current, i);
+  toast(open ? `“${name}”, cited here, is no longer among your open notes: its citation is dropped.` : `“${name}”, cited here, was just removed from the vault: its citation is dropped.`);
 }
+
+// following is the /events stream the page reads: { open, controller }.
+// It follows the scope of the conversation shown, so that a conversation of
+// open notes only hears of open notes alone, and of one that leaves them.
+let following = null;
 
 async function followEvents() {
   let delay = 1000;
   for (;;) {
+    const open = !current.personal;
+    const controller = new AbortController();
+    following = { open, controller };
     try {
       const headers = fresh.lastId ? { "Last-Event-ID": fresh.lastId } : {};
-      const resp = await authed(() => api("/events", { headers }));
+      const resp = await authed(() => api(open ? "/events?allow_web=true" : "/events", { headers, signal: controller.signal }));
       if (!resp.ok) throw new Error(await errorText(resp));
       fresh.events = "live";
       delay = 1000;
@@ -892,11 +928,19 @@ async function followEvents() {
     } catch {
       // Retried below: the server restarts, the laptop sleeps, the phone changes networks.
     }
+    if (controller.signal.aborted) continue; // the scope changed: follow the new one at once
     fresh.events = "reconnecting";
     paintFreshness();
     await new Promise((r) => setTimeout(r, delay));
     delay = Math.min(delay * 2, 15000);
   }
+}
+
+/** followScope switches the stream to the scope of the conversation shown; event ids are the scope's own. */
+function followScope() {
+  if (!following || following.open === !current.personal) return;
+  fresh.lastId = null;
+  following.controller.abort();
 }
 
 // ---------- wiring ----------
@@ -929,6 +973,7 @@ $("question").addEventListener("input", autosize);
 $("include-personal").addEventListener("change", () => {
   current.personal = $("include-personal").checked;
   scopeHint();
+  followScope();
   saveConversations();
 });
 $("stop").addEventListener("click", stop);

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -33,6 +34,10 @@ type Event struct {
 	// that counts notes, the counts over open notes. Nil by default, so an
 	// event nobody thought about is never sent to such a client.
 	OpenData any
+	// OpenType, when set, is the type such a client gets in place of Type:
+	// a note that became personal is gone from its view (note.removed),
+	// one that became open is new to it (note.indexed).
+	OpenType string
 	At       time.Time
 }
 
@@ -59,7 +64,7 @@ func (p published) frame(openOnly bool) (f frame, ok bool) {
 	if !openOnly {
 		return frame{p.all, p.Type, p.Data}, true
 	}
-	return frame{p.open, p.Type, p.OpenData}, p.OpenData != nil
+	return frame{p.open, cmp.Or(p.OpenType, p.Type), p.OpenData}, p.OpenData != nil
 }
 
 // NoteEvent is the data of the note events.

@@ -176,6 +176,25 @@ func TestEventsWithoutOpenDataStayWithTheWholeVault(t *testing.T) {
 	}
 }
 
+// An event with an OpenType reaches open-only clients as that type, live
+// and resumed, and the whole vault's clients as its Type.
+func TestEventsOpenType(t *testing.T) {
+	ev := NewEvents(10, 4)
+	openSub, _, _ := ev.subscribe(0, false, true)
+	wholeSub, _, _ := ev.subscribe(0, false, false)
+	gone := NoteEvent{Path: "Recipes/Risotto.md", At: "now"}
+	ev.Publish(Event{Type: EventNoteReindexed, Data: NoteEvent{Path: gone.Path, Title: "New title", At: "now"}, OpenType: EventNoteRemoved, OpenData: gone})
+	if f := <-openSub.c; f.typ != EventNoteRemoved || f.data != gone {
+		t.Errorf("the open-only client got %+v, want note.removed with the path alone", f)
+	}
+	if f := <-wholeSub.c; f.typ != EventNoteReindexed {
+		t.Errorf("the whole vault's client got %+v, want note.reindexed", f)
+	}
+	if _, backlog, _ := ev.subscribe(0, true, true); len(backlog) != 1 || backlog[0].typ != EventNoteRemoved {
+		t.Errorf("an open-only client resuming got %+v, want the note.removed", backlog)
+	}
+}
+
 // Closing the broadcast ends every stream with a shutdown event.
 func TestEventsShutdown(t *testing.T) {
 	ev := NewEvents(10, 4)

@@ -144,3 +144,87 @@ func TestServeOpenOnlyClientsSeeNoPersonalChange(t *testing.T) {
 		t.Errorf("open-only embedding events count %d chunks embedded before the open note, want the %d open chunks", embedded, openChunks)
 	}
 }
+
+// noteData is a note event's data as a client reads it, every key kept.
+func noteData(t *testing.T, f sseFrame) map[string]any {
+	t.Helper()
+	var d map[string]any
+	if err := json.Unmarshal([]byte(f.data), &d); err != nil {
+		t.Fatalf("%s %s: %v", f.event, f.data, err)
+	}
+	return d
+}
+
+// An open note that its frontmatter makes personal is gone from the view
+// of open notes only: a client of that view gets note.removed with its path
+// alone (not its new title, nor why), and when it is open again,
+// note.indexed, as a note new to it; a client of the whole vault gets
+// note.reindexed both times.
+func TestServeOpenOnlyClientsHearAScopeFlip(t *testing.T) {
+	srv, db, lp := serveVault(t)
+	up := fakellm.New()
+	t.Cleanup(up.Close)
+	s := startServe(t, append(couchEnv(t, srv, db), `VAULTASK_SENSITIVITY__PERSONAL_PATHS=["Journal/**"]`))
+	waitUntil(t, 30*time.Second, "/readyz 200", func() bool { return getJSON(t, s.url+"/readyz", &map[string]any{}) == http.StatusOK })
+	open := followEvents(t, s.url+"/events?allow_web=true")
+	whole := followEvents(t, s.url+"/events")
+	const path = "Recipes/Risotto.md"
+	flip := func(text, wholeEvent, openEvent string) (wholeData, openData map[string]any) {
+		t.Helper()
+		if err := lp.Put(context.Background(), path, text, true); err != nil {
+			t.Fatal(err)
+		}
+		onPath := func(f sseFrame) bool { return strings.Contains(f.data, path) }
+		w := nextUntil(t, whole, wholeEvent, onPath)
+		o := nextUntil(t, open, openEvent, onPath)
+		if last := w[len(w)-1]; last.event != wholeEvent {
+			t.Errorf("the whole vault's client got %s %s, want %s", last.event, last.data, wholeEvent)
+		}
+		if last := o[len(o)-1]; last.event != openEvent {
+			t.Errorf("the open-only client got %s %s, want %s", last.event, last.data, openEvent)
+		}
+		return noteData(t, w[len(w)-1]), noteData(t, o[len(o)-1])
+	}
+
+	wholeData, openData := flip("---\nsensitivity: personal\ntitle: Risotto for the cardiologist\n---\n# Risotto\n\nLess salt in the stock.\n",
+		"note.reindexed", "note.removed")
+	if wholeData["title"] != "Risotto for the cardiologist" {
+		t.Errorf("the whole vault's client got %v, want the new title", wholeData)
+	}
+	if len(openData) != 2 || openData["path"] != path || openData["at"] == nil {
+		t.Errorf("the open-only client's removal says %v, want the path and the time alone", openData)
+	}
+	_, openData = flip("# Risotto\n\nStir the rice with warm stock, a ladle at a time.\n", "note.reindexed", "note.indexed")
+	if openData["title"] != "Risotto" || openData["seq"] != nil {
+		t.Errorf("the open-only client's note.indexed says %v, want the title without the feed's sequence", openData)
+	}
+}
+
+// A note whose frontmatter Obsidian reads as text, written through
+// LiveSync, is open; serve's log warns naming it and /status/notes says why.
+func TestServeWarnsOfIgnoredFrontmatter(t *testing.T) {
+	srv, db, lp := serveVault(t)
+	s := startServe(t, couchEnv(t, srv, db))
+	const path = "Recipes/Near miss.md"
+	if err := lp.Put(context.Background(), path, "\n---\nsensitivity: personal\n---\n# Near miss\n\nA blank line before the block.\n", false); err != nil {
+		t.Fatal(err)
+	}
+	var notes struct {
+		Notes []struct{ Path, Sensitivity, Reason string }
+	}
+	waitUntil(t, 30*time.Second, "the note indexed", func() bool {
+		getJSON(t, s.url+"/status/notes?path=near%20miss", &notes)
+		return len(notes.Notes) == 1
+	})
+	if n := notes.Notes[0]; n.Sensitivity != "open" || !strings.Contains(n.Reason, "frontmatter starts after a blank line") {
+		t.Errorf("/status/notes lists %+v, want it open with the reason", n)
+	}
+	waitUntil(t, 5*time.Second, "the warning", func() bool {
+		for line := range strings.Lines(s.stderr.String()) {
+			if strings.Contains(line, "level=WARN") && strings.Contains(line, "path=\"Recipes/Near miss.md\"") && strings.Contains(line, "starts after a blank line") {
+				return true
+			}
+		}
+		return false
+	})
+}

@@ -14,12 +14,10 @@ import (
 	"time"
 
 	"github.com/vaultask/vaultask/config"
-	"github.com/vaultask/vaultask/feed"
 	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/rag/web"
 	"github.com/vaultask/vaultask/transport"
-	"github.com/vaultask/vaultask/vault"
 )
 
 // Shutdown bounds: running answers get drainTimeout to finish once a signal
@@ -252,56 +250,6 @@ func (svc *service) close(ctx context.Context) error {
 		errs = append(errs, svc.store.Close())
 	}
 	return errors.Join(errs...)
-}
-
-// publishNotes sends an event per note a write added, changed or removed.
-func (svc *service) publishNotes(notes []index.NoteChange, seq string) {
-	for _, n := range notes {
-		typ := transport.EventNoteIndexed
-		switch n.Change {
-		case index.ChangeChanged:
-			typ = transport.EventNoteReindexed
-		case index.ChangeRemoved:
-			typ = transport.EventNoteRemoved
-		}
-		at := time.Now().UTC().Format(time.RFC3339)
-		ev := transport.Event{Type: typ, Data: transport.NoteEvent{Path: n.Path, Title: n.Title, Seq: seq, At: at}}
-		if n.Sensitivity == vault.SensitivityOpen {
-			// Without the feed's sequence, which personal notes move too.
-			ev.OpenData = transport.NoteEvent{Path: n.Path, Title: n.Title, At: at}
-		}
-		svc.events.Publish(ev)
-	}
-}
-
-// publishReconcile sends the event of a LiveSync vault's full reconcile,
-// after those of the notes it wrote.
-func (svc *service) publishReconcile(r feed.ReconcileResult) {
-	svc.publishNotes(r.Sync.Notes, r.Since)
-	svc.events.Publish(transport.Event{Type: transport.EventReconcileDone, Data: map[string]any{
-		"notes": r.Notes, "added": r.Sync.Added, "changed": r.Sync.Changed, "removed": r.Sync.Deleted,
-		"incomplete": len(r.Incomplete), "skipped": len(r.Skipped), "seq": r.Since},
-		OpenData: openChanges(r.Sync.Notes)})
-}
-
-// openChanges counts the open notes a reconcile added, changed and
-// removed: what its event tells a client of open notes only.
-func openChanges(notes []index.NoteChange) map[string]int {
-	out := map[string]int{"added": 0, "changed": 0, "removed": 0}
-	for _, n := range notes {
-		if n.Sensitivity != vault.SensitivityOpen {
-			continue
-		}
-		switch n.Change {
-		case index.ChangeChanged:
-			out["changed"]++
-		case index.ChangeRemoved:
-			out["removed"]++
-		default:
-			out["added"]++
-		}
-	}
-	return out
 }
 
 // watchFeed turns the follower's connection state into connected and

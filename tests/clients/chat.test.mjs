@@ -228,6 +228,26 @@ await run("chat", async ({ page }) => {
   await page.getByText("“Sourdough bread”, cited here, was just re-indexed").waitFor({ timeout: 5000 });
   await page.getByRole("button", { name: "Dismiss" }).first().click();
 
+  // This conversation is of open notes only, and so is what it hears: a cited note made personal is gone from
+  // them, and the open answer's citation of it is dropped, for good; the answer that included personal notes keeps its own.
+  const [wholeAnswer, openAnswer] = [answers.nth(0), answers.nth(1)];
+  const sourdough = (answer) => answer.locator(".sources .cite").getByText("Sourdough bread", { exact: true });
+  await sourdough(openAnswer).waitFor();
+  await edit("Recipes/Sourdough bread.md", "---\nsensitivity: personal\n---\n# Sourdough bread\n\nFeed the starter the night before. Knead for twelve minutes now.\n");
+  await page.getByText("“Sourdough bread”, cited here, is no longer among your open notes: its citation is dropped.").waitFor({ timeout: 5000 });
+  const dropped = async () => {
+    await openAnswer.locator(".md .cite.gone").filter({ hasText: "Sourdough bread" }).first().waitFor();
+    assert.equal(await sourdough(openAnswer).count(), 0, "the open answer lists the note among its sources no more");
+    assert.equal(await openAnswer.locator(".md .cite:not(.gone)").filter({ hasText: "Sourdough bread" }).count(), 0, "nor links it in its text");
+    assert.equal(await sourdough(wholeAnswer).count(), 1, "the answer that included personal notes keeps it");
+  };
+  await dropped();
+  taken.push(await shot(page, "chat-citation-dropped-desktop-light"));
+  await page.getByRole("button", { name: "Dismiss" }).first().click();
+  await page.reload();
+  await answered(2);
+  await dropped();
+
   // The phone: the list is a drawer, the composer stays on screen, nothing scrolls sideways.
   taken.push(...await screenshots(page, "chat", async () => {
     await page.locator(".toast").waitFor({ state: "detached" }).catch(() => {});
