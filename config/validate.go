@@ -191,10 +191,6 @@ func (c Config) crossFieldErrors() []error {
 		add("retrieval.bm25_* are all 0: full-text search would search no field (set fts_top_k to 0 to switch it off)")
 	}
 
-	if a := c.API; a.ReservedForAnswers+a.ReservedForTools > a.MaxConcurrent {
-		add("api.reserved_for_answers + api.reserved_for_tools (%d + %d) must be <= api.max_concurrent (%d): raise api.max_concurrent, or keep fewer slots (0 keeps none)",
-			a.ReservedForAnswers, a.ReservedForTools, a.MaxConcurrent)
-	}
 	if w := c.API.SlotWait; w < 0 || w > MaxSlotWait {
 		add("api.slot_wait (%v) must be from 0 to %v: a request waits that long for a slot before its 429", w, MaxSlotWait)
 	}

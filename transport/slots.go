@@ -61,10 +61,23 @@ func newSlotPool(total int, opts SlotOptions, heap *heapReturn) (*slotPool, erro
 	switch {
 	case opts.ForAnswers < 0 || opts.ForTools < 0 || opts.MaxWaiting < 0 || opts.Wait < 0:
 		return nil, fmt.Errorf("transport: slot reservations, the wait and the waiting bound must not be negative: %+v", opts)
-	case opts.ForAnswers+opts.ForTools > total:
-		return nil, fmt.Errorf("transport: %d slots kept for answers and %d for tool calls are more than the %d there are (api.max_concurrent)", opts.ForAnswers, opts.ForTools, total)
 	}
-	return &slotPool{opts: opts, total: total, heap: heap}, nil
+	return &slotPool{opts: fitReservations(opts, total), total: total, heap: heap}, nil
+}
+
+// fitReservations shrinks the slots kept for each kind until together they
+// leave each kind at least one slot it may take: a small api.max_concurrent
+// (1 on a weak NAS) keeps fewer or none, and answers and tool calls share
+// what there is first come first served, instead of refusing to start.
+func fitReservations(opts SlotOptions, total int) SlotOptions {
+	for opts.ForAnswers+opts.ForTools > total || total-opts.ForTools < 1 || total-opts.ForAnswers < 1 {
+		if opts.ForAnswers >= opts.ForTools {
+			opts.ForAnswers--
+		} else {
+			opts.ForTools--
+		}
+	}
+	return opts
 }
 
 // most is how many slots kind may hold at once: all but those kept for

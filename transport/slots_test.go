@@ -144,9 +144,41 @@ func TestSlotsWaitIsBounded(t *testing.T) {
 
 func TestSlotOptionsChecked(t *testing.T) {
 	t.Parallel()
-	for _, opts := range []SlotOptions{{ForAnswers: 2, ForTools: 3}, {ForTools: -1}, {Wait: -time.Second}, {MaxWaiting: -1}} {
+	for _, opts := range []SlotOptions{{ForTools: -1}, {Wait: -time.Second}, {MaxWaiting: -1}} {
 		if _, err := newSlotPool(4, opts, newHeapReturn()); err == nil {
 			t.Errorf("%+v of 4 slots accepted", opts)
+		}
+	}
+}
+
+// TestReservationsFitFewSlots: the default reservations (one slot each) on
+// a server that runs one or two things at once leave both kinds a slot.
+func TestReservationsFitFewSlots(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		total      int
+		opts, want SlotOptions
+	}{
+		{1, SlotOptions{ForAnswers: 1, ForTools: 1}, SlotOptions{}},
+		{2, SlotOptions{ForAnswers: 1, ForTools: 1}, SlotOptions{ForAnswers: 1, ForTools: 1}},
+		{3, SlotOptions{ForAnswers: 2, ForTools: 3}, SlotOptions{ForAnswers: 1, ForTools: 2}},
+		{4, SlotOptions{ForAnswers: 4}, SlotOptions{ForAnswers: 3}},
+		{4, SlotOptions{ForAnswers: 1, ForTools: 1}, SlotOptions{ForAnswers: 1, ForTools: 1}},
+	} {
+		p, err := newSlotPool(c.total, c.opts, newHeapReturn())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.opts != c.want {
+			t.Errorf("%+v of %d slots: kept %+v, want %+v", c.opts, c.total, p.opts, c.want)
+		}
+		for _, kind := range []slotKind{kindAnswer, kindTool} {
+			release, err := p.acquire(context.Background(), kind)
+			if err != nil {
+				t.Errorf("%+v of %d slots: kind %d gets no slot: %v", c.opts, c.total, kind, err)
+				continue
+			}
+			release()
 		}
 	}
 }
