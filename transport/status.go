@@ -207,7 +207,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	if len(missing) > 0 {
 		code = http.StatusServiceUnavailable
 		body["missing"] = missing
-		body["serving"] = fmt.Sprintf("answers come from the %d notes indexed so far", st.Index.Notes)
+		body["serving"] = fmt.Sprintf("answers come from the %s indexed so far", nounCount(st.Index.Notes, "note"))
 	}
 	writeJSON(w, code, body)
 }
