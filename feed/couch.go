@@ -57,11 +57,12 @@ type CouchOptions struct {
 
 // Couch is a read-only connection to one LiveSync database: it never writes
 // to CouchDB. It holds the vault's one Decoder, whose PBKDF2 key is derived
-// once, and the vault settings from the milestone document.
+// once, and the vault settings from the milestone document, both read by
+// Check.
 type Couch struct {
 	db         *kivik.DB
 	client     *kivik.Client
-	dec        *livesync.Decoder
+	dec        *livesync.Decoder // nil until Check succeeds
 	corpus     index.Corpus
 	settings   livesync.Settings
 	passphrase string
@@ -74,11 +75,12 @@ type Couch struct {
 	log    *slog.Logger
 }
 
-// Connect checks that the database is readable with the credentials, reads
-// the vault's _local settings documents and refuses an end-to-end encrypted
-// vault without its passphrase (ErrEncryptedVault), naming the setting to
-// provide. A 401 is ErrUnauthorized naming the user and URL.
-func Connect(ctx context.Context, opts CouchOptions) (*Couch, error) {
+// NewCouch returns the client of the database opts name, refusing options
+// that cannot work (a URL that is not http(s), no database name) without
+// asking the server anything. A Follower of it starts while CouchDB is
+// away and runs Check itself, retrying until it succeeds; anything else
+// calls Check before reading, or uses Connect.
+func NewCouch(opts CouchOptions) (*Couch, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -114,7 +116,7 @@ func Connect(ctx context.Context, opts CouchOptions) (*Couch, error) {
 	if err != nil {
 		return nil, fmt.Errorf("couchdb %s: %w", root, err)
 	}
-	c := &Couch{
+	return &Couch{
 		client:     client,
 		db:         client.DB(opts.Database),
 		corpus:     opts.Corpus,
@@ -124,38 +126,82 @@ func Connect(ctx context.Context, opts CouchOptions) (*Couch, error) {
 		root:       root,
 		user:       user,
 		log:        opts.Logger.With(logComponent, "feed"),
+	}, nil
+}
+
+// Connect is NewCouch and Check: a client of a database that is there and
+// readable now, or an error saying what is wrong (see Check), for a
+// command that reads the vault once (index, reconcile).
+func Connect(ctx context.Context, opts CouchOptions) (*Couch, error) {
+	c, err := NewCouch(opts)
+	if err != nil {
+		return nil, err
 	}
-	if _, err := c.db.Stats(ctx); err != nil {
-		c.client.Close()
-		return nil, c.startupError(err, root, opts.Database, user)
-	}
-	if err := c.readSettings(ctx); err != nil {
+	if err := c.Check(ctx); err != nil {
 		c.client.Close()
 		return nil, err
 	}
 	return c, nil
 }
 
-func (c *Couch) startupError(err error, root, db, user string) error {
-	switch kivik.HTTPStatus(err) {
-	case http.StatusUnauthorized:
-		if user == "" {
-			return fmt.Errorf("%w: couchdb at %s requires a login (401 unauthorized), and no user is given", ErrUnauthorized, root)
-		}
-		return fmt.Errorf("%w: couchdb at %s refused user %q (401 unauthorized)", ErrUnauthorized, root, user)
-	case http.StatusForbidden:
-		return fmt.Errorf("%w: user %q may not read database %q at %s (403 forbidden)", ErrUnauthorized, user, db, root)
-	case http.StatusNotFound:
-		return fmt.Errorf("%w: couchdb at %s has no database %q", ErrNoDatabase, root, db)
+// Check asks the server what must be known before reading the vault: that
+// the database is readable with the credentials (ErrUnauthorized, naming
+// the user and URL, or ErrNoDatabase), and the vault's _local settings
+// documents, refusing an end-to-end encrypted vault without its passphrase
+// or with a wrong one (ErrEncryptedVault). Once it has succeeded, it is not
+// asked again. Only the goroutine that reads the vault may call it.
+func (c *Couch) Check(ctx context.Context) error {
+	if c.checked() {
+		return nil
 	}
-	return fmt.Errorf("couchdb at %s, database %q: %w", root, db, err)
+	if _, err := c.db.Stats(ctx); err != nil {
+		return c.startupError(err)
+	}
+	return c.readSettings(ctx)
 }
+
+// checked reports whether Check has succeeded.
+func (c *Couch) checked() bool { return c.dec != nil }
+
+// startupError says which of the settings the server refused; the error
+// keeps its HTTP status for describe.
+func (c *Couch) startupError(err error) error {
+	status := kivik.HTTPStatus(err)
+	var named error
+	switch status {
+	case http.StatusUnauthorized:
+		if c.user == "" {
+			named = fmt.Errorf("%w: couchdb at %s requires a login (401 unauthorized), and no user is given", ErrUnauthorized, c.root)
+		} else {
+			named = fmt.Errorf("%w: couchdb at %s refused user %q (401 unauthorized)", ErrUnauthorized, c.root, c.user)
+		}
+	case http.StatusForbidden:
+		named = fmt.Errorf("%w: user %q may not read database %q at %s (403 forbidden)", ErrUnauthorized, c.user, c.database(), c.root)
+	case http.StatusNotFound:
+		named = fmt.Errorf("%w: couchdb at %s has no database %q", ErrNoDatabase, c.root, c.database())
+	default:
+		return fmt.Errorf("couchdb at %s, database %q: %w", c.root, c.database(), err)
+	}
+	return &statusError{err: named, status: status}
+}
+
+// statusError is an error that names what a setting got wrong and keeps
+// the HTTP status the server answered, which describe reads.
+type statusError struct {
+	err    error
+	status int
+}
+
+func (e *statusError) Error() string   { return e.err.Error() }
+func (e *statusError) Unwrap() error   { return e.err }
+func (e *statusError) HTTPStatus() int { return e.status }
 
 // readSettings GETs the milestone and sync-parameters documents (they never
 // appear in _changes or _all_docs) and builds the Decoder. The vault is
 // encrypted when the milestone says so or an encrypted chunk (id "h:+…")
 // exists, for vaults older than the milestone; decoding that chunk proves
-// the passphrase now rather than at the first note.
+// the passphrase now rather than at the first note. The Decoder is kept only
+// once it has passed that proof.
 func (c *Couch) readSettings(ctx context.Context) error {
 	dbName := c.db.Name()
 	raw, err := c.getRaw(ctx, livesync.MilestoneID)
@@ -193,12 +239,13 @@ func (c *Couch) readSettings(ctx context.Context) error {
 			salt = p.PBKDF2Salt
 		}
 	}
-	c.dec = livesync.NewDecoder(c.passphrase, salt)
+	dec := livesync.NewDecoder(c.passphrase, salt)
 	if chunk != nil {
-		if _, err := c.dec.Decode(chunk); err != nil {
+		if _, err := dec.Decode(chunk); err != nil {
 			return c.decodeError(err)
 		}
 	}
+	c.dec = dec
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptrace"
 	"time"
 
 	kivik "github.com/go-kivik/kivik/v4"
@@ -16,9 +17,16 @@ type feedRow struct {
 }
 
 // changes opens the continuous _changes feed from since and sends its rows
-// to rows until it ends or ctx is done; opened is called once the server
-// has answered.
+// to rows until it ends or ctx is done. opened is called once the request
+// is written to a connection, and again when the server answers: CouchDB
+// (and PouchDB's server) send a feed's headers with its first row or
+// heartbeat, which on a quiet vault is a whole heartbeat later.
 func (c *Couch) changes(ctx context.Context, since string, opened func(), rows chan<- feedRow) error {
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(w httptrace.WroteRequestInfo) {
+		if w.Err == nil {
+			opened()
+		}
+	}})
 	ch := c.db.Changes(ctx, kivik.Params(map[string]any{
 		"feed":         "continuous",
 		"since":        since,

@@ -30,6 +30,7 @@ const (
 	failSilent       = "silent"
 	failServer       = "server error"
 	failEmpty        = "empty database"
+	failPassphrase   = "passphrase"
 	failOther        = "other"
 )
 
@@ -59,6 +60,8 @@ func (c *Couch) describe(err error) failure {
 	switch {
 	case errors.As(err, &empty):
 		return failure{failEmpty, empty.Error()}
+	case errors.Is(err, ErrEncryptedVault):
+		return failure{failPassphrase, err.Error()}
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return failure{failUnreachable, fmt.Sprintf("CouchDB at %s is unreachable: connection refused (not running, or another port?)", c.root)}
 	case errors.As(err, &opErr) && opErr.Op == "dial":

@@ -115,6 +115,7 @@ type Follower struct {
 
 	// Loop state, owned by the goroutine Open starts.
 	since         string
+	resumed       bool // the index had a checkpoint of the database at Open
 	chunks        *chunkCache
 	idPath        map[string]string // _id → the path its note has, for tombstones
 	owner         map[string]string // vault.DocID(path) → the _id whose note is indexed there
@@ -152,10 +153,20 @@ func NewFollower(c *Couch, store *index.Store, opts FollowerOptions) *Follower {
 	}
 }
 
-// Open starts following in a goroutine owned by the Follower. It returns at
-// once; Done is closed if the follower stops by itself on an error that
-// retrying cannot fix (an index write, an undecryptable vault).
+// Open reads the index's checkpoint of the database and starts following
+// in a goroutine owned by the Follower. It returns at once, without asking
+// CouchDB anything: the follower checks the database first (Couch.Check)
+// and retries with backoff, as after any failure, while CouchDB is away,
+// refuses the credentials, has no such database or needs a passphrase.
+// Done is closed if the follower stops by itself on an error that retrying
+// cannot fix (an index write, a document the passphrase does not decrypt).
 func (f *Follower) Open(ctx context.Context) error {
+	since, ok, err := f.store.Checkpoint(ctx, f.couch.source)
+	if err != nil {
+		return err
+	}
+	f.since, f.resumed = since, ok
+	f.withStats(func(s *FollowerStats) { s.Checkpoint, s.Resumed = since, ok })
 	return f.life.Start(ctx, func(ctx context.Context) error {
 		err := f.run(ctx)
 		f.log.Info("stopped following", keySeq, f.since, keyErr, err)
@@ -200,6 +211,8 @@ func (f *Follower) run(ctx context.Context) error {
 		var err error
 		healthy := false
 		switch {
+		case !f.couch.checked():
+			err = f.couch.Check(ctx)
 		case f.needScan || f.reconcileDue():
 			err = f.reconcile(ctx)
 			healthy = err == nil
@@ -230,21 +243,31 @@ func (f *Follower) run(ctx context.Context) error {
 			continue
 		}
 		wait := bo.Next()
-		fl := f.couch.describe(err)
-		if fl.kind != f.failure {
-			f.failure = fl.kind
-			f.log.Warn("changes feed failed: "+fl.text+"; retrying from the last checkpoint", keySeq, f.since, keyWait, wait.Round(time.Millisecond), keyErr, err)
-		} else {
-			f.log.Debug("changes feed still failing", keyErr, err, keyWait, wait.Round(time.Millisecond))
-		}
-		f.withStats(func(s *FollowerStats) {
-			s.Reconnects++
-			s.LastError, s.LastErrorKind, s.LastErrorAt, s.Failing = fl.text, fl.kind, f.clock.Now(), true
-		})
+		f.failed(err, wait)
 		if err := f.clock.Sleep(ctx, wait); err != nil {
 			return nil
 		}
 	}
+}
+
+// failed reports a failure that is retried after wait: a warning when its
+// kind is new, and in the stats until the feed recovers.
+func (f *Follower) failed(err error, wait time.Duration) {
+	fl := f.couch.describe(err)
+	if fl.kind != f.failure {
+		f.failure = fl.kind
+		msg := "changes feed failed: " + fl.text + "; retrying from the last checkpoint"
+		if !f.couch.checked() {
+			msg = "cannot start following the vault: " + fl.text + "; retrying"
+		}
+		f.log.Warn(msg, keySeq, f.since, keyWait, wait.Round(time.Millisecond), keyErr, err)
+	} else {
+		f.log.Debug("changes feed still failing", keyErr, err, keyWait, wait.Round(time.Millisecond))
+	}
+	f.withStats(func(s *FollowerStats) {
+		s.Reconnects++
+		s.LastError, s.LastErrorKind, s.LastErrorAt, s.Failing = fl.text, fl.kind, f.clock.Now(), true
+	})
 }
 
 // stopErr is nil for a stop asked for through ctx.
@@ -259,19 +282,14 @@ func (f *Follower) stopErr(ctx context.Context, err error) error {
 	return err
 }
 
-// start loads the checkpoint and the index's _id → path map, and decides
-// whether a full scan comes first.
+// start loads the index's _id → path map, and decides whether a full scan
+// comes first: without a checkpoint (read by Open).
 func (f *Follower) start(ctx context.Context) error {
-	since, ok, err := f.store.Checkpoint(ctx, f.couch.source)
-	if err != nil {
-		return fatal(err)
-	}
-	f.since = since
-	f.withStats(func(s *FollowerStats) { s.Checkpoint = since })
+	var err error
 	if f.identity, err = f.store.FeedIdentity(ctx, f.couch.source); err != nil {
 		return fatal(err)
 	}
-	if !ok {
+	if !f.resumed {
 		f.log.Info("no checkpoint for this database: scanning it whole before following", keyDB, f.couch.source)
 		f.needScan = true
 		return nil

@@ -440,3 +440,16 @@ func TestFollowerFirstScanProgress(t *testing.T) {
 		t.Errorf("writing progress (-want +got):\n%s", diff)
 	}
 }
+
+// The feed counts as connected once its request is sent, not when the
+// server sends the response's headers: CouchDB and the test server hold
+// them back until the first row or heartbeat, so a quiet vault would show
+// "connecting" for a whole heartbeat after every (re)connection.
+func TestFollowerConnectedBeforeFirstHeartbeat(t *testing.T) {
+	srv := couchtest.Start(t)
+	db := srv.NewDB(t)
+	opts := couchOptions(srv, db)
+	opts.Heartbeat = 2 * time.Minute
+	f := mustFollow(t, mustConnect(t, opts), mustStore(t), fastOptions())
+	waitFor(t, 20*time.Second, "the feed connected, long before its first heartbeat", func() bool { return f.Stats().Connected })
+}

@@ -411,12 +411,11 @@ func recreateAtSeq(tb testing.TB, srv *couchtest.Server, db, seq string, paths .
 }
 
 // waitConnected waits until the follower has caught up and its feed is
-// open: its check at connecting is behind it. The test server sends the
-// feed's headers with its first heartbeat.
+// open: its check at connecting is behind it.
 func waitConnected(tb testing.TB, srv *couchtest.Server, db string, f *Follower) {
 	tb.Helper()
 	waitCaughtUp(tb, srv, db, f)
-	waitFor(tb, 30*time.Second, "the feed to open (its first heartbeat)", func() bool { return f.Stats().Connected })
+	waitFor(tb, 30*time.Second, "the feed to open", func() bool { return f.Stats().Connected })
 }
 
 // threeOldNotes writes three notes to db and returns its sequence.

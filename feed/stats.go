@@ -49,6 +49,10 @@ type FollowerStats struct {
 	// as read when a connection opened: everything written before the
 	// follower started is indexed. It stays set.
 	CaughtUp bool
+	// Resumed is set when the index held a checkpoint of the database when
+	// the follower opened: it held the whole vault as of that checkpoint,
+	// whether or not CouchDB can be reached now.
+	Resumed bool
 	// Scanning is set while a full reconcile runs. While it lists the
 	// database, ScanListed of its ScanDocuments documents (_all_docs'
 	// total_rows, chunks included) are listed; then ScanDone of the

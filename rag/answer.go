@@ -73,16 +73,21 @@ const (
 // ExtractiveHeading opens an answer made without a generation model.
 const ExtractiveHeading = "**Retrieved passages** — no generation model is configured, so this is not a generated answer: the passages of the vault closest to the question, best first, each with its source."
 
+// failedHeading opens an answer made of passages because the generation
+// model failed; the note saying why follows it.
+const failedHeading = "**Retrieved passages** — not a generated answer: the passages of the vault closest to the question, best first, each with its source."
+
 // extractiveAnswer is the answer without a generation model: the best
 // passages, each under its path-qualified citation, plainly labelled as
-// retrieved passages; the web results, if any, under their own heading.
-func extractiveAnswer(hits []Hit, web []WebResult) (string, []Citation) {
+// retrieved passages by heading; the web results, if any, under their own
+// heading.
+func extractiveAnswer(hits []Hit, web []WebResult, heading string) (string, []Citation) {
 	var b strings.Builder
 	var cites []Citation
 	if len(hits) == 0 {
 		b.WriteString(SilentAnswer + "\n")
 	} else {
-		b.WriteString(ExtractiveHeading + "\n\n")
+		b.WriteString(heading + "\n\n")
 		seen := map[string]bool{}
 		for _, h := range hits {
 			if seen[h.Chunk.DocID] {
@@ -199,7 +204,7 @@ func (p *Pipeline) Ask(ctx context.Context, q Question, onDelta func(string) err
 
 	switch {
 	case p.opts.Generator == nil:
-		err = p.extractive(r, a, emit, "no generation model")
+		err = p.extractive(r, a, emit, ExtractiveHeading, "no generation model")
 	case a.Silent && len(a.Web) == 0:
 		r.Trace.stage("answer", nil, "nothing found: the vault is silent")
 		err = emit(SilentAnswer + "\n")
@@ -207,12 +212,13 @@ func (p *Pipeline) Ask(ctx context.Context, q Question, onDelta func(string) err
 		err = p.generate(ctx, q, r, a, emit)
 		if err != nil && text.Len() == 0 && ctx.Err() == nil {
 			p.log.Warn("generation failed: answering with retrieved passages", keyErr, err)
-			a.Notes = append(a.Notes, "The generation model failed, so these are retrieved passages.")
-			err = p.extractive(r, a, emit, fmt.Sprintf("generation failed (%v)", err))
+			note := fmt.Sprintf("The generation model failed (%s), so these are retrieved passages.", llm.FailureReason(err))
+			a.Notes = append(a.Notes, note)
+			err = p.extractive(r, a, emit, failedHeading+"\n\n_"+note+"_", fmt.Sprintf("generation failed (%v)", err))
 		}
 	}
 	for _, n := range a.Notes {
-		if err == nil {
+		if err == nil && !strings.Contains(text.String(), n) { // said under the heading already
 			err = emit("\n_" + n + "_\n")
 		}
 	}
@@ -237,12 +243,12 @@ func (p *Pipeline) searchWeb(ctx context.Context, r *Retrieval, a *Answer) {
 	r.Trace.stage("web", nil, fmt.Sprintf("the vault is silent or thin: %d results for %q", len(results), r.Query))
 }
 
-func (p *Pipeline) extractive(r *Retrieval, a *Answer, emit func(string) error, why string) error {
+func (p *Pipeline) extractive(r *Retrieval, a *Answer, emit func(string) error, heading, why string) error {
 	var hits []Hit
 	if !a.Silent {
 		hits = r.Hits
 	}
-	text, cites := extractiveAnswer(hits, a.Web)
+	text, cites := extractiveAnswer(hits, a.Web, heading)
 	a.Extractive, a.Citations = true, cites
 	r.Trace.stage("answer", nil, why+": extractive answer")
 	return emit(text)

@@ -42,7 +42,7 @@ func (s *Server) listNotes(ctx context.Context, cursor mcp.Cursor) ([]mcp.Resour
 		topics[t.Path] = true
 		if offset == 0 {
 			out = append(out, mcp.NewResource(noteURI(t.Path, scope), t.Path, mcp.WithResourceTitle(t.Title), mcp.WithMIMEType("text/markdown"),
-				mcp.WithResourceDescription(fmt.Sprintf("topic note collecting %d notes", t.Members))))
+				mcp.WithResourceDescription("topic note collecting "+nounCount(t.Members, "note"))))
 		}
 	}
 	notes, total, err := s.opts.Vault.NoteList(ctx, vault.NoteQuery{State: vault.StatusIndexed, Scope: scope, Recent: true, Offset: offset, Limit: resourcePage})

@@ -230,7 +230,7 @@ func (s *Server) vaultSearch(ctx context.Context, req mcp.CallToolRequest) (*mcp
 func searchToolResult(r *rag.Retrieval, scope vault.Scope) *mcp.CallToolResult {
 	out := searchResult{Query: r.Query, Scope: r.Trace.Scope, Silent: r.Silent, Hits: []searchHit{}}
 	var text strings.Builder
-	fmt.Fprintf(&text, "%d passages for %q (%s notes):\n", len(r.Hits), r.Query, out.Scope)
+	fmt.Fprintf(&text, "%s for %q (%s notes):\n", nounCount(len(r.Hits), "passage"), r.Query, out.Scope)
 	if r.Silent {
 		text.Reset()
 		fmt.Fprintf(&text, "The vault is silent on %q: nothing in it matches.\n", r.Query)
@@ -392,10 +392,10 @@ func (s *Server) vaultTopics(ctx context.Context, req mcp.CallToolRequest) (*mcp
 	}
 	out := topicsResult{Topics: []topicEntry{}}
 	var text strings.Builder
-	fmt.Fprintf(&text, "%d topic notes:\n", len(ts))
+	fmt.Fprintf(&text, "%s:\n", nounCount(len(ts), "topic note"))
 	for _, t := range ts {
 		out.Topics = append(out.Topics, topicEntry{noteRef: refOf(t.Doc, scope), Members: t.Members})
-		fmt.Fprintf(&text, "- %s: %d notes\n", rag.Link(t.Path, t.Title), t.Members)
+		fmt.Fprintf(&text, "- %s: %s\n", rag.Link(t.Path, t.Title), nounCount(t.Members, "note"))
 	}
 	return toolResult(out, text.String()), nil
 }

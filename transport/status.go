@@ -31,6 +31,10 @@ type FeedStatus struct {
 	// CaughtUp is set once everything the source held at the start is
 	// indexed; until then the index answers with what it has so far.
 	CaughtUp bool `json:"caught_up"`
+	// Resumed is set when the index had caught up before this process
+	// started (it has the feed's checkpoint): it is whole as of then, and
+	// ready while the feed connects and catches up.
+	Resumed bool `json:"resumed"`
 	// LastSeq is the last sequence applied, UpdateSeq the database's as
 	// last read, and Lag the number of changes between them when both are
 	// numbers (-1 when unknown).
@@ -162,11 +166,13 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 }
 
 // readyz is 200 once the index answers: it is open and the feed has caught
-// up once (its first scan is written). It stays 200 while the feed fails
-// later, since the index still answers from what it holds (a NAS's CouchDB
-// restarting must not make a container unhealthy); the body says the feed's
-// state, and the kind of its error while it fails. Until then 503 with what
-// is missing; the API answers from what is indexed so far meanwhile. It
+// up once (its first scan is written), in this process or before it
+// (Resumed: from the first second, whether or not CouchDB is there). It
+// stays 200 while the feed fails, since the index still answers from what
+// it holds (a NAS's CouchDB restarting, or starting after vaultask, must
+// not make a container unhealthy); the body says the feed's state, and the
+// kind of its error while it fails. Until then 503 with what is missing
+// and why; the API answers from what is indexed so far meanwhile. It
 // answers without the API key, so what it counts is counted over open notes
 // and the feed's error is only its kind (feedErrorKind): the follower's own
 // description names the server, the database and the user.
@@ -178,7 +184,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		missing = append(missing, "index: "+st.IndexError)
 	case st.Feed.Stopped != "":
 		missing = append(missing, "feed stopped: "+st.Feed.Stopped)
-	case !st.Feed.CaughtUp:
+	case !st.Feed.CaughtUp && !st.Feed.Resumed:
 		switch {
 		case st.Feed.Scanning: // its progress counts personal notes: /status has it
 			missing = append(missing, "feed catching up: first full scan")
@@ -201,7 +207,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	if len(missing) > 0 {
 		code = http.StatusServiceUnavailable
 		body["missing"] = missing
-		body["serving"] = fmt.Sprintf("answers come from the %d notes indexed so far", st.Index.Notes)
+		body["serving"] = fmt.Sprintf("answers come from the %s indexed so far", nounCount(st.Index.Notes, "note"))
 	}
 	writeJSON(w, code, body)
 }

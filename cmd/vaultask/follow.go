@@ -20,7 +20,7 @@ func runFollow(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	defer store.Close()
-	src, err := openSource(ctx, cfg, log, "")
+	src, err := newSource(cfg, log, "")
 	if err != nil {
 		return err
 	}

@@ -23,9 +23,9 @@ func runReconcile(ctx context.Context, m *Main, args []string) error {
 	return m.index(ctx, cfg, log, "", *dryRun, false)
 }
 
-// connectCouch connects to the configured LiveSync database.
-func connectCouch(ctx context.Context, cfg config.Config, log *slog.Logger) (*feed.Couch, error) {
-	c, err := feed.Connect(ctx, feed.CouchOptions{
+// couchOptions are the configured LiveSync database's.
+func couchOptions(cfg config.Config, log *slog.Logger) feed.CouchOptions {
+	return feed.CouchOptions{
 		URL:        cfg.Vault.URL,
 		Database:   cfg.Vault.Database,
 		User:       cfg.Vault.User,
@@ -34,8 +34,7 @@ func connectCouch(ctx context.Context, cfg config.Config, log *slog.Logger) (*fe
 		CookieAuth: cfg.Vault.Auth == "cookie",
 		Corpus:     corpusOf(cfg),
 		Logger:     log,
-	})
-	return c, feedSetting(err)
+	}
 }
 
 // feedSetting says which setting fixes a feed error: the feed's errors name

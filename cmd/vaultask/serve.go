@@ -85,7 +85,7 @@ func (svc *service) open(ctx context.Context, m *Main) error {
 	if err != nil {
 		return err
 	}
-	if svc.src, err = openSource(ctx, cfg, log, ""); err != nil {
+	if svc.src, err = newSource(cfg, log, ""); err != nil {
 		return err
 	}
 	svc.feed = svc.src.follower(svc.store, feedHooks{notes: svc.publishNotes, reconciled: svc.publishReconcile})

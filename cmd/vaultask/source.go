@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -29,6 +30,9 @@ type source interface {
 	// follower keeps store equal to the source once opened, telling hooks
 	// what it wrote.
 	follower(store *index.Store, hooks feedHooks) follower
+	// check asks a LiveSync database now whether it can be read, saying
+	// which setting to fix when it cannot; a follower does it itself.
+	check(ctx context.Context) error
 	// close lets go of the source's connection, if it has one.
 	close() error
 }
@@ -84,13 +88,33 @@ func planAll(l listing) dryRun {
 	return d
 }
 
-// openSource opens the configured vault's source, connecting to a LiveSync
-// database; dir, when set, is a folder read instead (`index --from-dir`).
+// openSource opens the configured vault's source, checking now that a
+// LiveSync database can be read; dir, when set, is a folder read instead
+// (`index --from-dir`).
 func openSource(ctx context.Context, cfg config.Config, log *slog.Logger, dir string) (source, error) {
+	src, err := newSource(cfg, log, dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := src.check(ctx); err != nil {
+		src.close()
+		return nil, err
+	}
+	return src, nil
+}
+
+// newSource is the configured vault's source (the folder dir instead, when
+// set), asking a LiveSync database nothing yet: a follower (serve, follow)
+// checks it itself and keeps trying while CouchDB is away or refuses, so
+// only a setting that cannot work is an error here.
+func newSource(cfg config.Config, log *slog.Logger, dir string) (source, error) {
 	if dir == "" && cfg.Vault.Source != "folder" {
-		couch, err := connectCouch(ctx, cfg, log)
-		if err != nil {
-			return nil, err
+		couch, err := feed.NewCouch(couchOptions(cfg, log))
+		switch {
+		case errors.Is(err, feed.ErrNoDatabase):
+			return nil, feedSetting(err)
+		case err != nil:
+			return nil, fmt.Errorf("%w: check vault.url (VAULTASK_VAULT__URL)", err)
 		}
 		return &couchSource{couch: couch, database: cfg.Vault.Database, reconcileEvery: cfg.Index.ReconcileInterval}, nil
 	}
@@ -150,6 +174,8 @@ func (f *folderSource) follower(store *index.Store, hooks feedHooks) follower {
 	return folderFollower{ff}
 }
 
+func (f *folderSource) check(context.Context) error { return nil }
+
 func (f *folderSource) close() error { return nil }
 
 // folderFollower is a folder watch as serve reports it.
@@ -204,6 +230,8 @@ func (c *couchSource) follower(store *index.Store, hooks feedHooks) follower {
 	return couchFollower{feed.NewFollower(c.couch, store, opts), c.database}
 }
 
+func (c *couchSource) check(ctx context.Context) error { return feedSetting(c.couch.Check(ctx)) }
+
 func (c *couchSource) close() error { return c.couch.Close() }
 
 // couchFollower is the LiveSync _changes follower as serve reports it.
@@ -216,7 +244,7 @@ func (c couchFollower) status(st *transport.Status) {
 	fs := c.Stats()
 	f := &st.Feed
 	f.Database = c.database
-	f.Connected, f.CaughtUp, f.LastSeq, f.UpdateSeq = fs.Connected, fs.CaughtUp, fs.Checkpoint, fs.UpdateSeq
+	f.Connected, f.CaughtUp, f.Resumed, f.LastSeq, f.UpdateSeq = fs.Connected, fs.CaughtUp, fs.Resumed, fs.Checkpoint, fs.UpdateSeq
 	f.LastChangeAt, f.Scanning, f.ScanDone, f.ScanTotal = fs.LastChangeAt, fs.Scanning, fs.ScanDone, fs.ScanTotal
 	f.ScanListed, f.ScanDocuments = fs.ScanListed, fs.ScanDocuments
 	f.Failing, f.LastError, f.ErrorKind, f.LastErrorAt = fs.Failing, fs.LastError, fs.LastErrorKind, fs.LastErrorAt
