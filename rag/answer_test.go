@@ -18,7 +18,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/vaultask/vaultask/index"
-	"github.com/vaultask/vaultask/llm"
 )
 
 var wikilink = regexp.MustCompile(`\[\[([^\]\n]*)\]\]`)
@@ -36,7 +35,7 @@ func TestCitationsCheckedWhileStreaming(t *testing.T) {
 		"Black holes power them [[Space/Black holes|Black holes]]; see also ![[Space/Nebula]] ",
 		"and [[Diary/Quasar dream 03]]. Jets: [[Quasar jets]]",
 	}
-	model := newFakeModel(t, func([]llm.Message) []string { return pieces })
+	model := newFakeModel(t, func([]Message) []string { return pieces })
 	model.afterFirst = make(chan struct{})
 	p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Generator: model.client(t)})
 
@@ -277,10 +276,50 @@ func FuzzClipText(f *testing.F) {
 	})
 }
 
+// A question's MaxTokens bounds its answer only: the rewrite and the rerank
+// that the pipeline asks of the same model on its own account carry none.
+func TestMaxTokensBoundsTheAnswerOnly(t *testing.T) {
+	t.Parallel()
+	store := quasarVault(t)
+	model := newFakeModel(t, func(msgs []Message) []string {
+		switch msgs[0].Content {
+		case rewriteSystem:
+			return []string{"quasar light"}
+		case rerankSystem:
+			n := strings.Count(msgs[1].Content, "\n[")
+			return []string{"[" + strings.TrimSuffix(strings.Repeat("5,", n), ",") + "]"}
+		}
+		return []string{"Quasars are bright."}
+	})
+	gen := model.client(t)
+	p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Generator: gen, Reranker: NewChatReranker(gen, RerankOptions{})})
+	history := []Turn{{Role: "user", Text: "tell me about quasars"}, {Role: "assistant", Text: "They are far away."}}
+	a, err := p.Ask(context.Background(), Question{Text: "and their light?", History: history, MaxTokens: 42}, func(string) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Retrieval.Rerank == nil || a.Retrieval.Rerank.Requests == 0 || a.Extractive {
+		t.Fatalf("want a rerank and a generated answer; rerank %+v, extractive %v", a.Retrieval.Rerank, a.Extractive)
+	}
+	reqs, maxTokens := model.recorded(), model.recordedMaxTokens()
+	if len(reqs) < 3 {
+		t.Fatalf("%d model requests, want a rewrite, a rerank and an answer", len(reqs))
+	}
+	for i, msgs := range reqs {
+		want := 0
+		if msgs[0].Content == systemPrompt {
+			want = 42
+		}
+		if maxTokens[i] != want {
+			t.Errorf("request %d (%.30q): max_tokens %d, want %d", i, msgs[0].Content, maxTokens[i], want)
+		}
+	}
+}
+
 func TestSilentVault(t *testing.T) {
 	t.Parallel()
 	store := helpVault(t)
-	model := newFakeModel(t, func([]llm.Message) []string { return []string{"should not be asked"} })
+	model := newFakeModel(t, func([]Message) []string { return []string{"should not be asked"} })
 	for name, gen := range map[string]ChatModel{"extractive": nil, "model": model.client(t)} {
 		t.Run(name, func(t *testing.T) {
 			p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Generator: gen})
@@ -359,7 +398,7 @@ func TestWebStage(t *testing.T) {
 	})
 	t.Run("web results reach the model under their heading rule", func(t *testing.T) {
 		web := &fakeWeb{search: func(string, int) ([]WebResult, error) { return results, nil }}
-		model := newFakeModel(t, func([]llm.Message) []string {
+		model := newFakeModel(t, func([]Message) []string {
 			return []string{SilentAnswer + "\n\n" + WebHeading + "\n\nZebras migrate <https://example.org/zebra>."}
 		})
 		a := ask(t, mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Web: web, Generator: model.client(t)}), silent)
@@ -406,7 +445,7 @@ func TestDeletedNotesNeverAppear(t *testing.T) {
 	if _, err := store.Apply(context.Background(), index.Batch{Deletes: []string{"Space/Quasar light.md", "Space/Quasar redshift.md", "Space/Pulsar.md"}}); err != nil {
 		t.Fatal(err)
 	}
-	model := newFakeModel(t, func([]llm.Message) []string {
+	model := newFakeModel(t, func([]Message) []string {
 		return []string{"Bright [[Space/Quasar light|Quasar light]], pulsing [[Pulsar]]."}
 	})
 	settings := testSettings()

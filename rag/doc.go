@@ -4,6 +4,8 @@
 //
 //   - pipeline.go: the Pipeline and the interfaces it consumes; settings.go
 //     its sizes, limits.go a question's bounds.
+//   - chat.go: the generation model as rag calls it (ChatModel) and its own
+//     messages, request and usage.
 //   - question.go: the request, and its scope (vault.ScopeFor: AllowWeb sees
 //     open notes only).
 //   - retrieve.go: multi-turn rewrite, the full-text query, reciprocal rank
@@ -29,8 +31,9 @@
 // the question or its rewrite.
 //
 // It declares the interfaces it consumes (Searcher, Embedder, ChatModel,
-// WebSearcher), which *index.Store and llm's clients satisfy, and may import
-// vault (the nouns: Scope, Chunk, Doc, Neighbour), llm and internal/clip
-// (the one way text is cut to a number of runes). It never imports index, so
-// it never links SQLite.
+// CrossEncoder, WebSearcher) and the types they speak, which *index.Store and
+// llm's clients satisfy (the chat model through an adapter in cmd/vaultask),
+// and may import vault (the nouns: Scope, Chunk, Doc, Neighbour) and
+// internal/clip (the one way text is cut to a number of runes). It never
+// imports index or llm, so it links neither SQLite nor a provider's client.
 package rag

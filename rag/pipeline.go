@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/vault"
 )
 
@@ -38,12 +37,6 @@ type Searcher interface {
 // Embedder embeds the query, in the index's vector space.
 type Embedder interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
-}
-
-// ChatModel is a generation model; *llm.Client implements it.
-type ChatModel interface {
-	Chat(ctx context.Context, msgs []llm.Message) (string, error)
-	Stream(ctx context.Context, msgs []llm.Message, onDelta func(string) error) (llm.Usage, error)
 }
 
 // Options wire a Pipeline. Searcher is required; every other dependency is
@@ -419,7 +412,7 @@ func (p *Pipeline) standalone(ctx context.Context, q Question, tr *Trace) string
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.opts.ModelTimeout)
 	defer cancel()
-	reply, err := p.opts.Generator.Chat(ctx, rewriteMessages(q))
+	reply, err := p.opts.Generator.Chat(ctx, ChatRequest{Messages: rewriteMessages(q)})
 	query, perr := parseRewrite(reply)
 	if err = errors.Join(err, perr); err != nil {
 		query = concatTurns(q, p.opts.Limits.QuestionBytes)

@@ -78,6 +78,27 @@ func upstream(t *testing.T) *fakellm.Server {
 	return up
 }
 
+// llmChat is the real llm.Client as rag's ChatModel, converted as
+// cmd/vaultask's adapter converts it.
+type llmChat struct{ c *llm.Client }
+
+func (m llmChat) Chat(ctx context.Context, req rag.ChatRequest) (string, error) {
+	return m.c.Chat(ctx, llmRequest(req))
+}
+
+func (m llmChat) Stream(ctx context.Context, req rag.ChatRequest, onDelta func(string) error) (rag.Usage, error) {
+	u, err := m.c.Stream(ctx, llmRequest(req), onDelta)
+	return rag.Usage(u), err
+}
+
+func llmRequest(req rag.ChatRequest) llm.ChatRequest {
+	msgs := make([]llm.Message, len(req.Messages))
+	for i, m := range req.Messages {
+		msgs[i] = llm.Message(m)
+	}
+	return llm.ChatRequest{Messages: msgs, MaxTokens: req.MaxTokens}
+}
+
 // testServer serves store through a real pipeline whose generation model is
 // up, with opts over the defaults.
 func testServer(t *testing.T, store *index.Store, up *fakellm.Server, opts Options) (*httptest.Server, *Server) {
@@ -86,7 +107,7 @@ func testServer(t *testing.T, store *index.Store, up *fakellm.Server, opts Optio
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := rag.New(rag.Options{Searcher: store, Generator: gen, Logger: quietLog(), Settings: rag.Settings{
+	p, err := rag.New(rag.Options{Searcher: store, Generator: llmChat{gen}, Logger: quietLog(), Settings: rag.Settings{
 		VectorTopK: 10, FTSTopK: 10, FusionTopK: 10, MaxChunksPerDoc: 2, GraphEnabled: true, GraphMaxSiblings: 3,
 		GraphDiscount: 0.7, GraphMaxSlots: 1, RerankTopK: 10, FinalTopK: 4, ThinHits: 3, ThinDistance: 0.5,
 	}})
