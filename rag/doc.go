@@ -8,6 +8,8 @@
 //     messages, request and usage.
 //   - question.go: the request, and its scope (vault.ScopeFor: AllowWeb sees
 //     open notes only).
+//   - direct.go: a question's direct hits, its full-text and vector search
+//     side by side, fused and capped per note, each step in the trace.
 //   - retrieve.go: multi-turn rewrite, the full-text query, reciprocal rank
 //     fusion of vector and full-text hits, the per-note diversity cap.
 //   - expand.go: one-hop graph expansion (topic notes, siblings, links).
