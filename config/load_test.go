@@ -527,20 +527,20 @@ func TestSetMatchesEnv(t *testing.T) {
 			viaSet := Default()
 			setErr := viaSet.Set(f.path(), text)
 			if f.secret() {
-				if setErr == nil || !strings.Contains(setErr.Error(), f.path()+" is a secret") || !strings.Contains(setErr.Error(), f.envName()) {
-					t.Errorf("Set(%s) of a secret: %v, want a refusal naming %s", f.path(), setErr, f.envName())
+				if setErr == nil || !strings.Contains(setErr.Error(), f.path()+" is a secret") || !strings.Contains(setErr.Error(), EnvName(f.path())) {
+					t.Errorf("Set(%s) of a secret: %v, want a refusal naming %s", f.path(), setErr, EnvName(f.path()))
 				}
 				if viaSet.String() != Default().String() {
 					t.Errorf("Set(%s) of a secret changed the config", f.path())
 				}
 				continue
 			}
-			viaEnv, envErr := Default().WithEnv([]string{f.envName() + "=" + text})
+			viaEnv, envErr := Default().WithEnv([]string{EnvName(f.path()) + "=" + text})
 			switch {
 			case (setErr == nil) != (envErr == nil):
 				t.Errorf("%s=%q: Set error %v, env error %v", f.path(), text, setErr, envErr)
 			case setErr != nil:
-				want := strings.Replace(envErr.Error(), "environment variable "+f.envName(), f.path(), 1)
+				want := strings.Replace(envErr.Error(), "environment variable "+EnvName(f.path()), f.path(), 1)
 				if setErr.Error() != want {
 					t.Errorf("%s=%q: Set error %q, want %q", f.path(), text, setErr, want)
 				}
@@ -566,6 +566,35 @@ func TestSetMatchesEnv(t *testing.T) {
 	}
 }
 
+// EnvName spells a key's variable as the README documents it, one per key,
+// and the variable it spells for an unknown key parses back to that key in
+// the error that refuses it.
+func TestEnvName(t *testing.T) {
+	t.Parallel()
+	for path, want := range map[string]string{
+		"retrieval.final_top_k": "VAULTASK_RETRIEVAL__FINAL_TOP_K",
+		"api.admin_key":         "VAULTASK_API__ADMIN_KEY",
+		"index.path":            "VAULTASK_INDEX__PATH",
+		"nope.x":                "VAULTASK_NOPE__X",
+	} {
+		if got := EnvName(path); got != want {
+			t.Errorf("EnvName(%q) = %q, want %q", path, got, want)
+		}
+	}
+	seen := map[string]string{}
+	for _, f := range fields {
+		name := EnvName(f.path())
+		if other, dup := seen[name]; dup {
+			t.Errorf("%s and %s both read %s", other, f.path(), name)
+		}
+		seen[name] = f.path()
+	}
+	_, err := Default().WithEnv([]string{EnvName("retrieval.no_such_key") + "=1"})
+	if err == nil || !strings.Contains(err.Error(), `unknown key "retrieval.no_such_key"`) {
+		t.Errorf("WithEnv(%s=1) = %v, want an error naming the key retrieval.no_such_key", EnvName("retrieval.no_such_key"), err)
+	}
+}
+
 // Values holds every key but the secrets, as the config holds it; EnvKeys
 // names the keys the environment sets.
 func TestValuesAndEnvKeys(t *testing.T) {
@@ -583,7 +612,7 @@ func TestValuesAndEnvKeys(t *testing.T) {
 		}
 	}
 	got := EnvKeys([]string{"VAULTASK_RETRIEVAL__FINAL_TOP_K=6", "VAULTASK_CONFIG=x.yaml", "HOME=/root", "VAULTASK_RETRIEVAL__FINAL_TOP_K=7", "VAULTASK_WEB__ENABLED=true", "VAULTASK_NOPE__X=1"})
-	if diff := cmp.Diff([]string{"retrieval.final_top_k", "web.enabled"}, got); diff != "" {
+	if diff := cmp.Diff(map[string]string{"retrieval.final_top_k": "VAULTASK_RETRIEVAL__FINAL_TOP_K", "web.enabled": "VAULTASK_WEB__ENABLED"}, got); diff != "" {
 		t.Errorf("EnvKeys (-want +got):\n%s", diff)
 	}
 }
