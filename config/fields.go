@@ -45,7 +45,7 @@ func collectFields() ([]field, map[string]field, map[string]field, map[string]bo
 			}
 			all = append(all, f)
 			byPath[f.path()] = f
-			byEnv[f.envName()] = f
+			byEnv[EnvName(f.path())] = f
 		}
 	}
 	return all, byPath, byEnv, names
@@ -58,11 +58,6 @@ func yamlName(f reflect.StructField) string {
 
 // path is the key's name in errors and output: "retrieval.final_top_k".
 func (f field) path() string { return f.section + "." + f.key }
-
-// envName is the variable that sets the key: VAULTASK_RETRIEVAL__FINAL_TOP_K.
-func (f field) envName() string {
-	return EnvPrefix + strings.ToUpper(f.section) + envSeparator + strings.ToUpper(f.key)
-}
 
 func (f field) secret() bool { return f.typ == secretType }
 

@@ -42,6 +42,16 @@ const DefaultOverridesFile = "/data/overrides.json"
 // envSeparator splits a variable name into section and key.
 const envSeparator = "__"
 
+// EnvName is the environment variable that sets the key at path:
+// VAULTASK_RETRIEVAL__FINAL_TOP_K for "retrieval.final_top_k", the section
+// and the key upper-cased and joined by a double underscore. It is the one
+// spelling of that rule: the variables read, the errors and /admin's page
+// all name a key's variable through it. It spells one for an unknown path
+// too, for a message that names where a key would go.
+func EnvName(path string) string {
+	return EnvPrefix + strings.ToUpper(strings.Replace(path, ".", envSeparator, 1))
+}
+
 // reservedEnv is the one list of VAULTASK_ variables that are not
 // configuration keys.
 var reservedEnv = []string{
@@ -148,7 +158,7 @@ func (c *Config) Set(path, value string) error {
 	case !known:
 		return fmt.Errorf("unknown key %q", path)
 	case f.secret():
-		return fmt.Errorf("%s is a secret, and secrets are read only from the environment: set %s instead", path, f.envName())
+		return fmt.Errorf("%s is a secret, and secrets are read only from the environment: set %s instead", path, EnvName(path))
 	}
 	if err := f.setFromEnv(c, value); err != nil {
 		return fmt.Errorf("%s=%q: %w", path, value, err)
@@ -240,7 +250,7 @@ func (c *Config) applySection(section string, body *yaml.Node, source string) er
 			errs = append(errs, fmt.Errorf("%s: key %q repeated (first at line %d)", at, path, first))
 		case f.secret():
 			seen[path] = name.Line
-			errs = append(errs, fmt.Errorf("%s: %s is a secret, and secrets are read only from the environment: set %s instead", at, path, f.envName()))
+			errs = append(errs, fmt.Errorf("%s: %s is a secret, and secrets are read only from the environment: set %s instead", at, path, EnvName(path)))
 		default:
 			seen[path] = name.Line
 			if err := f.setFromNode(c, value); err != nil {
@@ -421,15 +431,15 @@ func (c Config) Values() map[string]any {
 	return out
 }
 
-// EnvKeys returns the paths of the keys that the VAULTASK_<SECTION>__<KEY>
-// variables in env set: an overrides file cannot change those, since the
-// environment wins.
-func EnvKeys(env []string) []string {
-	var out []string
+// EnvKeys returns the keys that the VAULTASK_<SECTION>__<KEY> variables in
+// env set, each path with the variable that sets it: an overrides file
+// cannot change those, since the environment wins.
+func EnvKeys(env []string) map[string]string {
+	out := map[string]string{}
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
-		if f, ok := fieldsByEnv[name]; ok && !slices.Contains(out, f.path()) {
-			out = append(out, f.path())
+		if f, ok := fieldsByEnv[name]; ok {
+			out[f.path()] = name
 		}
 	}
 	return out

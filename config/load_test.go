@@ -527,20 +527,20 @@ func TestSetMatchesEnv(t *testing.T) {
 			viaSet := Default()
 			setErr := viaSet.Set(f.path(), text)
 			if f.secret() {
-				if setErr == nil || !strings.Contains(setErr.Error(), f.path()+" is a secret") || !strings.Contains(setErr.Error(), f.envName()) {
-					t.Errorf("Set(%s) of a secret: %v, want a refusal naming %s", f.path(), setErr, f.envName())
+				if setErr == nil || !strings.Contains(setErr.Error(), f.path()+" is a secret") || !strings.Contains(setErr.Error(), EnvName(f.path())) {
+					t.Errorf("Set(%s) of a secret: %v, want a refusal naming %s", f.path(), setErr, EnvName(f.path()))
 				}
 				if viaSet.String() != Default().String() {
 					t.Errorf("Set(%s) of a secret changed the config", f.path())
 				}
 				continue
 			}
-			viaEnv, envErr := Default().WithEnv([]string{f.envName() + "=" + text})
+			viaEnv, envErr := Default().WithEnv([]string{EnvName(f.path()) + "=" + text})
 			switch {
 			case (setErr == nil) != (envErr == nil):
 				t.Errorf("%s=%q: Set error %v, env error %v", f.path(), text, setErr, envErr)
 			case setErr != nil:
-				want := strings.Replace(envErr.Error(), "environment variable "+f.envName(), f.path(), 1)
+				want := strings.Replace(envErr.Error(), "environment variable "+EnvName(f.path()), f.path(), 1)
 				if setErr.Error() != want {
 					t.Errorf("%s=%q: Set error %q, want %q", f.path(), text, setErr, want)
 				}
@@ -583,7 +583,7 @@ func TestValuesAndEnvKeys(t *testing.T) {
 		}
 	}
 	got := EnvKeys([]string{"VAULTASK_RETRIEVAL__FINAL_TOP_K=6", "VAULTASK_CONFIG=x.yaml", "HOME=/root", "VAULTASK_RETRIEVAL__FINAL_TOP_K=7", "VAULTASK_WEB__ENABLED=true", "VAULTASK_NOPE__X=1"})
-	if diff := cmp.Diff([]string{"retrieval.final_top_k", "web.enabled"}, got); diff != "" {
+	if diff := cmp.Diff(map[string]string{"retrieval.final_top_k": "VAULTASK_RETRIEVAL__FINAL_TOP_K", "web.enabled": "VAULTASK_WEB__ENABLED"}, got); diff != "" {
 		t.Errorf("EnvKeys (-want +got):\n%s", diff)
 	}
 }

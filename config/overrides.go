@@ -29,14 +29,7 @@ func Editable(path string) (bool, string) {
 	case section == "models" && (strings.HasPrefix(key, "embedding") || key == "builtin_dir"):
 		return false, fmt.Sprintf("%s is not editable here: the embedding model decides every vector in the index, and changing it means `vaultask index --rebuild`", path)
 	}
-	return false, fmt.Sprintf("%s is not editable here: set it in config.yaml or %s", path, envNameOf(path))
-}
-
-// envNameOf is the variable that sets the key at path, such as
-// VAULTASK_RETRIEVAL__FINAL_TOP_K for "retrieval.final_top_k"; it spells
-// one for an unknown path too, for a message that names where a key goes.
-func envNameOf(path string) string {
-	return EnvPrefix + strings.ToUpper(strings.Replace(path, ".", envSeparator, 1))
+	return false, fmt.Sprintf("%s is not editable here: set it in config.yaml or %s", path, EnvName(path))
 }
 
 // Overrides is the overrides file: the layer between config.yaml and the

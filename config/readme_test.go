@@ -42,7 +42,7 @@ func reference(t *testing.T) string {
 		var path, def, env, what string
 		if m := keyLine.FindStringSubmatch(line); m != nil && section != "" {
 			path, def, what = section+"."+m[1], m[2], m[3]
-			env = fieldsByPath[path].envName()
+			env = EnvName(path)
 		} else if m := secretLine.FindStringSubmatch(line); m != nil && section != "" {
 			path, def, env, what = section+"."+m[1], "secret: environment only", m[2], strings.Trim(m[3], "()")
 		} else {
@@ -59,7 +59,7 @@ func reference(t *testing.T) string {
 	}
 	for _, f := range fields {
 		if !seen[f.path()] {
-			t.Errorf("config.yaml does not mention %s (a secret needs a comment: `# %s: env %s only`)", f.path(), f.key, f.envName())
+			t.Errorf("config.yaml does not mention %s (a secret needs a comment: `# %s: env %s only`)", f.path(), f.key, EnvName(f.path()))
 		}
 	}
 	return b.String()

@@ -8,5 +8,5 @@ import (
 
 func TestDeps(t *testing.T) {
 	t.Parallel()
-	deptest.Check(t, "rag", "config")
+	deptest.Check(t, "rag", "config", "internal/clip")
 }

@@ -7,6 +7,7 @@
 // the best split, the overlap) on the very value rag.ThinStatistic gives the
 // trigger, and the reports, as data for --json and as text.
 //
-// It may import rag and config. cmd/vaultask parses the flags, opens the
+// It may import rag, config and internal/clip (a question cut for a table
+// cell). cmd/vaultask parses the flags, opens the
 // config, the index and the pipelines, and prints the reports.
 package eval

@@ -8,7 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"unicode/utf8"
+
+	"github.com/vaultask/vaultask/internal/clip"
 )
 
 // noGroup names, in text, the questions above a file's first group line.
@@ -66,7 +67,7 @@ func (rep *RetrievalReport) writeFile(w io.Writer, f FileReport) {
 		if grouped {
 			lead = append(lead, groupName(r.Group))
 		}
-		cells := []string{clip(r.Question, 60)}
+		cells := []string{clip.Text(r.Question, 60, "")}
 		for _, rank := range r.Ranks {
 			cells = append(cells, rankText(rank))
 		}
@@ -160,14 +161,6 @@ func rankText(rank int) string {
 	return strconv.Itoa(rank)
 }
 
-// clip shortens s to n runes for a table cell.
-func clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-1]) + "…"
-}
-
 // WriteText writes the report for a person: the two distributions' five
 // numbers, then the threshold that separates them or, when they overlap,
 // the best split and the questions it sorts wrong, and what the
@@ -220,12 +213,12 @@ func (rep *WebTriggerReport) WriteText(w io.Writer) {
 	var wrong []string
 	for _, st := range rep.Covered {
 		if st.Value > best.threshold {
-			wrong = append(wrong, fmt.Sprintf("  line %d, covered, %.3f: %s", st.Question.Line, st.Value, clip(st.Question.Text, 80)))
+			wrong = append(wrong, fmt.Sprintf("  line %d, covered, %.3f: %s", st.Question.Line, st.Value, clip.Text(st.Question.Text, 80, "")))
 		}
 	}
 	for _, st := range rep.Uncovered {
 		if st.Value <= best.threshold {
-			wrong = append(wrong, fmt.Sprintf("  line %d, uncovered, %.3f: %s", st.Question.Line, st.Value, clip(st.Question.Text, 80)))
+			wrong = append(wrong, fmt.Sprintf("  line %d, uncovered, %.3f: %s", st.Question.Line, st.Value, clip.Text(st.Question.Text, 80, "")))
 		}
 	}
 	if len(wrong) > 0 {

@@ -36,6 +36,15 @@ type Message struct {
 	Content string
 }
 
+// ChatRequest is one conversation for the model to continue.
+type ChatRequest struct {
+	Messages []Message
+	// MaxTokens bounds the reply's tokens, sent upstream as max_tokens (the
+	// field every OpenAI-compatible server reads); 0 or less leaves the
+	// model's own bound.
+	MaxTokens int
+}
+
 // Client talks to one model over the OpenAI-compatible HTTP API (OpenRouter,
 // OpenAI, Ollama's /v1, or any compatible server) through the official
 // openai-go client, which brings retries with backoff on 429 and 5xx.
@@ -111,27 +120,12 @@ func (c *Client) wrap(op string, err error) error {
 	return fmt.Errorf("%s with %s at %s: %w", op, c.model, c.baseURL, err)
 }
 
-// maxTokensKey carries WithMaxTokens's bound on a context.
-type maxTokensKey struct{}
-
-// WithMaxTokens returns ctx with a bound on the tokens a reply generated
-// under it may have, sent upstream as max_tokens (the field every
-// OpenAI-compatible server reads); n <= 0 leaves the model's own bound. It
-// rides on the context so that the one request whose client asked for it
-// carries it, through a pipeline that also makes calls of its own.
-func WithMaxTokens(ctx context.Context, n int) context.Context {
-	if n <= 0 {
-		return ctx
-	}
-	return context.WithValue(ctx, maxTokensKey{}, n)
-}
-
-func chatParams(ctx context.Context, model string, msgs []Message) (openai.ChatCompletionNewParams, error) {
+func chatParams(model string, req ChatRequest) (openai.ChatCompletionNewParams, error) {
 	params := openai.ChatCompletionNewParams{Model: model}
-	if n, ok := ctx.Value(maxTokensKey{}).(int); ok {
-		params.MaxTokens = openai.Int(int64(n))
+	if req.MaxTokens > 0 {
+		params.MaxTokens = openai.Int(int64(req.MaxTokens))
 	}
-	for _, m := range msgs {
+	for _, m := range req.Messages {
 		switch m.Role {
 		case "system":
 			params.Messages = append(params.Messages, openai.SystemMessage(m.Content))
@@ -147,8 +141,8 @@ func chatParams(ctx context.Context, model string, msgs []Message) (openai.ChatC
 }
 
 // Chat returns the model's whole reply.
-func (c *Client) Chat(ctx context.Context, msgs []Message) (string, error) {
-	params, err := chatParams(ctx, c.model.Name, msgs)
+func (c *Client) Chat(ctx context.Context, req ChatRequest) (string, error) {
+	params, err := chatParams(c.model.Name, req)
 	if err != nil {
 		return "", err
 	}
@@ -172,9 +166,9 @@ type Usage struct {
 // Stream calls onDelta with each piece of the reply as the server sends it,
 // and returns the usage the server reports at the end. An error from
 // onDelta stops the stream and is returned.
-func (c *Client) Stream(ctx context.Context, msgs []Message, onDelta func(string) error) (Usage, error) {
+func (c *Client) Stream(ctx context.Context, req ChatRequest, onDelta func(string) error) (Usage, error) {
 	var u Usage
-	params, err := chatParams(ctx, c.model.Name, msgs)
+	params, err := chatParams(c.model.Name, req)
 	if err != nil {
 		return u, err
 	}

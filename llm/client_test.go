@@ -19,8 +19,10 @@ type fakeAPI struct {
 	srv      *httptest.Server
 	requests atomic.Int32
 	auth     atomic.Value // last Authorization header
-	failN    int32
-	status   int
+	// maxTokens is the last chat request's max_tokens, -1 when it had none.
+	maxTokens atomic.Int64
+	failN     int32
+	status    int
 }
 
 func newFakeAPI(t *testing.T, failN int32, status int) *fakeAPI {
@@ -66,10 +68,15 @@ func newFakeAPI(t *testing.T, failN int32, status int) *fakeAPI {
 				Role    string `json:"role"`
 				Content string `json:"content"`
 			} `json:"messages"`
+			MaxTokens *int64 `json:"max_tokens"`
 		}
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
+		}
+		f.maxTokens.Store(-1)
+		if req.MaxTokens != nil {
+			f.maxTokens.Store(*req.MaxTokens)
 		}
 		reply := fmt.Sprintf("%s heard %d messages, last %q", req.Model, len(req.Messages), req.Messages[len(req.Messages)-1].Content)
 		if !req.Stream {
@@ -155,7 +162,7 @@ func TestProviderKeyRouting(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		reply, err := c.Chat(context.Background(), []Message{{Role: "system", Content: "be brief"}, {Role: "user", Content: "hi"}})
+		reply, err := c.Chat(context.Background(), ChatRequest{Messages: []Message{{Role: "system", Content: "be brief"}, {Role: "user", Content: "hi"}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,7 +189,7 @@ func TestStreamDeliversDeltas(t *testing.T) {
 		t.Fatal(err)
 	}
 	var deltas []string
-	u, err := c.Stream(context.Background(), []Message{{Role: "user", Content: "stream please"}}, func(d string) error {
+	u, err := c.Stream(context.Background(), ChatRequest{Messages: []Message{{Role: "user", Content: "stream please"}}}, func(d string) error {
 		deltas = append(deltas, d)
 		return nil
 	})
@@ -194,6 +201,39 @@ func TestStreamDeliversDeltas(t *testing.T) {
 	}
 	if u != (Usage{PromptTokens: 10, CompletionTokens: len(deltas)}) {
 		t.Fatalf("usage = %+v, want the server's final usage chunk", u)
+	}
+}
+
+// TestMaxTokensReachesUpstream checks that a request's MaxTokens is sent as
+// max_tokens, by Chat and by Stream, and that none is sent without one.
+func TestMaxTokensReachesUpstream(t *testing.T) {
+	f := newFakeAPI(t, 0, 0)
+	c, err := NewClient("ollama/llama3", Options{BaseURL: f.url(), Getenv: env()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := []Message{{Role: "user", Content: "hi"}}
+	stream := func(ctx context.Context, req ChatRequest) (string, error) {
+		_, err := c.Stream(ctx, req, func(string) error { return nil })
+		return "", err
+	}
+	for _, tc := range []struct {
+		name string
+		call func(context.Context, ChatRequest) (string, error)
+		max  int
+		want int64
+	}{
+		{"chat", c.Chat, 50, 50},
+		{"stream", stream, 7, 7},
+		{"chat without a bound", c.Chat, 0, -1},
+		{"stream with a negative bound", stream, -5, -1},
+	} {
+		if _, err := tc.call(context.Background(), ChatRequest{Messages: msgs, MaxTokens: tc.max}); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := f.maxTokens.Load(); got != tc.want {
+			t.Errorf("%s with MaxTokens %d: upstream max_tokens %d, want %d (-1: none sent)", tc.name, tc.max, got, tc.want)
+		}
 	}
 }
 
@@ -217,7 +257,7 @@ func TestErrorsNameModelAndEndpointNeverKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.Chat(context.Background(), []Message{{Role: "user", Content: "hi"}})
+	_, err = c.Chat(context.Background(), ChatRequest{Messages: []Message{{Role: "user", Content: "hi"}}})
 	if err == nil {
 		t.Fatal("Chat succeeded against a failing server")
 	}

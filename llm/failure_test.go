@@ -43,7 +43,7 @@ func TestFailureReason(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = c.Stream(context.Background(), []Message{{Role: "user", Content: "hello"}}, func(string) error { return nil })
+			_, err = c.Stream(context.Background(), ChatRequest{Messages: []Message{{Role: "user", Content: "hello"}}}, func(string) error { return nil })
 			if err == nil {
 				t.Fatal("the stream did not fail")
 			}

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/vaultask/vaultask/internal/clip"
-	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/vault"
 )
 
@@ -39,10 +38,10 @@ Style
 // answerMessages is the conversation the generation model answers: the
 // contract, the recent turns the request may show, and the question with
 // its context and any web results.
-func answerMessages(q Question, query string, context []Hit, web []WebResult) []llm.Message {
-	msgs := []llm.Message{{Role: "system", Content: systemPrompt}}
+func answerMessages(q Question, query string, context []Hit, web []WebResult) []Message {
+	msgs := []Message{{Role: "system", Content: systemPrompt}}
 	for _, t := range recentTurns(q) {
-		msgs = append(msgs, llm.Message{Role: t.Role, Content: t.Text})
+		msgs = append(msgs, Message{Role: t.Role, Content: t.Text})
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Question: %s\n", strings.TrimSpace(q.Text))
@@ -59,7 +58,7 @@ func answerMessages(q Question, query string, context []Hit, web []WebResult) []
 		b.WriteString("\nWeb results:\n\n")
 		b.WriteString(renderWeb(web))
 	}
-	msgs = append(msgs, llm.Message{Role: "user", Content: strings.TrimRight(b.String(), "\n")})
+	msgs = append(msgs, Message{Role: "user", Content: strings.TrimRight(b.String(), "\n")})
 	return msgs
 }
 
@@ -174,7 +173,7 @@ type Answer struct {
 	Notes      []string    `json:"notes,omitempty"` // degradations the reader should know of
 	// Usage is what the generation model reported the answer cost; zero
 	// for an extractive answer.
-	Usage     llm.Usage  `json:"-"`
+	Usage     Usage      `json:"-"`
 	Retrieval *Retrieval `json:"-"`
 }
 
@@ -212,7 +211,7 @@ func (p *Pipeline) Ask(ctx context.Context, q Question, onDelta func(string) err
 		err = p.generate(ctx, q, r, a, emit)
 		if err != nil && text.Len() == 0 && ctx.Err() == nil {
 			p.log.Warn("generation failed: answering with retrieved passages", keyErr, err)
-			note := fmt.Sprintf("The generation model failed (%s), so these are retrieved passages.", llm.FailureReason(err))
+			note := fmt.Sprintf("The generation model failed (%s), so these are retrieved passages.", failureReason(err))
 			a.Notes = append(a.Notes, note)
 			err = p.extractive(r, a, emit, failedHeading+"\n\n_"+note+"_", fmt.Sprintf("generation failed (%v)", err))
 		}
@@ -261,7 +260,8 @@ func (p *Pipeline) generate(ctx context.Context, q Question, r *Retrieval, a *An
 		passages = nil // nothing relevant: the model is told the vault has nothing
 	}
 	f := &citationFilter{emit: emit, check: func(link string) Citation { return p.checkCitation(ctx, link, passages, r.Scope) }}
-	usage, err := p.opts.Generator.Stream(llm.WithMaxTokens(ctx, q.MaxTokens), answerMessages(q, r.Query, passages, a.Web), f.Write)
+	req := ChatRequest{Messages: answerMessages(q, r.Query, passages, a.Web), MaxTokens: q.MaxTokens}
+	usage, err := p.opts.Generator.Stream(ctx, req, f.Write)
 	a.Usage = usage
 	if err == nil {
 		err = f.Close()

@@ -18,7 +18,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/vaultask/vaultask/index"
-	"github.com/vaultask/vaultask/llm"
 )
 
 var wikilink = regexp.MustCompile(`\[\[([^\]\n]*)\]\]`)
@@ -36,7 +35,7 @@ func TestCitationsCheckedWhileStreaming(t *testing.T) {
 		"Black holes power them [[Space/Black holes|Black holes]]; see also ![[Space/Nebula]] ",
 		"and [[Diary/Quasar dream 03]]. Jets: [[Quasar jets]]",
 	}
-	model := newFakeModel(t, func([]llm.Message) []string { return pieces })
+	model := newFakeModel(t, func([]Message) []string { return pieces })
 	model.afterFirst = make(chan struct{})
 	p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Generator: model.client(t)})
 
@@ -280,7 +279,7 @@ func FuzzClipText(f *testing.F) {
 func TestSilentVault(t *testing.T) {
 	t.Parallel()
 	store := helpVault(t)
-	model := newFakeModel(t, func([]llm.Message) []string { return []string{"should not be asked"} })
+	model := newFakeModel(t, func([]Message) []string { return []string{"should not be asked"} })
 	for name, gen := range map[string]ChatModel{"extractive": nil, "model": model.client(t)} {
 		t.Run(name, func(t *testing.T) {
 			p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Generator: gen})
@@ -359,7 +358,7 @@ func TestWebStage(t *testing.T) {
 	})
 	t.Run("web results reach the model under their heading rule", func(t *testing.T) {
 		web := &fakeWeb{search: func(string, int) ([]WebResult, error) { return results, nil }}
-		model := newFakeModel(t, func([]llm.Message) []string {
+		model := newFakeModel(t, func([]Message) []string {
 			return []string{SilentAnswer + "\n\n" + WebHeading + "\n\nZebras migrate <https://example.org/zebra>."}
 		})
 		a := ask(t, mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Web: web, Generator: model.client(t)}), silent)
@@ -406,7 +405,7 @@ func TestDeletedNotesNeverAppear(t *testing.T) {
 	if _, err := store.Apply(context.Background(), index.Batch{Deletes: []string{"Space/Quasar light.md", "Space/Quasar redshift.md", "Space/Pulsar.md"}}); err != nil {
 		t.Fatal(err)
 	}
-	model := newFakeModel(t, func([]llm.Message) []string {
+	model := newFakeModel(t, func([]Message) []string {
 		return []string{"Bright [[Space/Quasar light|Quasar light]], pulsing [[Pulsar]]."}
 	})
 	settings := testSettings()

@@ -8,5 +8,5 @@ import (
 
 func TestDeps(t *testing.T) {
 	t.Parallel()
-	deptest.Check(t, "vault", "llm", "internal/clip")
+	deptest.Check(t, "vault", "internal/clip")
 }

@@ -4,8 +4,12 @@
 //
 //   - pipeline.go: the Pipeline and the interfaces it consumes; settings.go
 //     its sizes, limits.go a question's bounds.
+//   - chat.go: the generation model as rag calls it (ChatModel) and its own
+//     messages, request and usage.
 //   - question.go: the request, and its scope (vault.ScopeFor: AllowWeb sees
 //     open notes only).
+//   - direct.go: a question's direct hits, its full-text and vector search
+//     side by side, fused and capped per note, each step in the trace.
 //   - retrieve.go: multi-turn rewrite, the full-text query, reciprocal rank
 //     fusion of vector and full-text hits, the per-note diversity cap.
 //   - expand.go: one-hop graph expansion (topic notes, siblings, links).
@@ -29,8 +33,9 @@
 // the question or its rewrite.
 //
 // It declares the interfaces it consumes (Searcher, Embedder, ChatModel,
-// WebSearcher), which *index.Store and llm's clients satisfy, and may import
-// vault (the nouns: Scope, Chunk, Doc, Neighbour), llm and internal/clip
-// (the one way text is cut to a number of runes). It never imports index, so
-// it never links SQLite.
+// CrossEncoder, WebSearcher) and the types they speak, which *index.Store and
+// llm's clients satisfy (the chat model through an adapter in cmd/vaultask),
+// and may import vault (the nouns: Scope, Chunk, Doc, Neighbour) and
+// internal/clip (the one way text is cut to a number of runes). It never
+// imports index or llm, so it links neither SQLite nor a provider's client.
 package rag

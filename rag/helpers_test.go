@@ -180,20 +180,21 @@ func hitPaths(hits []Hit) []string {
 
 // fakeModel is an OpenAI-compatible chat server on loopback, used through
 // the real llm.Client. reply scripts the answer as the pieces a stream
-// sends; every request's messages are recorded.
+// sends; every request's messages and max_tokens are recorded.
 type fakeModel struct {
 	srv   *httptest.Server
-	reply func(msgs []llm.Message) []string
+	reply func(msgs []Message) []string
 	// status, when set, is the HTTP status of every reply.
 	status int
 	// afterFirst, when set, is waited on after the first streamed piece.
 	afterFirst chan struct{}
 
-	mu       sync.Mutex
-	requests [][]llm.Message
+	mu        sync.Mutex
+	requests  [][]Message
+	maxTokens []int // each request's max_tokens, 0 when it had none
 }
 
-func newFakeModel(t *testing.T, reply func(msgs []llm.Message) []string) *fakeModel {
+func newFakeModel(t *testing.T, reply func(msgs []Message) []string) *fakeModel {
 	f := &fakeModel{reply: reply}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", f.chat)
@@ -202,19 +203,56 @@ func newFakeModel(t *testing.T, reply func(msgs []llm.Message) []string) *fakeMo
 	return f
 }
 
-func (f *fakeModel) client(t *testing.T) *llm.Client {
+func (f *fakeModel) client(t *testing.T) ChatModel {
 	t.Helper()
 	c, err := llm.NewClient("ollama/fake", llm.Options{BaseURL: f.srv.URL + "/v1", Getenv: func(string) string { return "" }, MaxRetries: -1, Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c
+	return llmChat{c}
 }
 
-func (f *fakeModel) recorded() [][]llm.Message {
+func (f *fakeModel) recorded() [][]Message {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([][]llm.Message(nil), f.requests...)
+	return append([][]Message(nil), f.requests...)
+}
+
+func (f *fakeModel) recordedMaxTokens() []int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]int(nil), f.maxTokens...)
+}
+
+// llmChat is the real llm.Client as a ChatModel, converted as cmd/vaultask's
+// adapter converts it (rag's tests may not import cmd).
+type llmChat struct{ c *llm.Client }
+
+func (m llmChat) Chat(ctx context.Context, req ChatRequest) (string, error) {
+	reply, err := m.c.Chat(ctx, llmRequest(req))
+	return reply, modelError(err)
+}
+
+func (m llmChat) Stream(ctx context.Context, req ChatRequest, onDelta func(string) error) (Usage, error) {
+	u, err := m.c.Stream(ctx, llmRequest(req), onDelta)
+	return Usage(u), modelError(err)
+}
+
+// modelError gives err the reason llm reads in it, for an answer that has
+// to do without the model.
+func modelError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &ModelError{Reason: llm.FailureReason(err), Err: err}
+}
+
+func llmRequest(req ChatRequest) llm.ChatRequest {
+	msgs := make([]llm.Message, len(req.Messages))
+	for i, m := range req.Messages {
+		msgs[i] = llm.Message(m)
+	}
+	return llm.ChatRequest{Messages: msgs, MaxTokens: req.MaxTokens}
 }
 
 func (f *fakeModel) chat(w http.ResponseWriter, r *http.Request) {
@@ -225,12 +263,13 @@ func (f *fakeModel) chat(w http.ResponseWriter, r *http.Request) {
 			Role    string          `json:"role"`
 			Content json.RawMessage `json:"content"`
 		} `json:"messages"`
+		MaxTokens int `json:"max_tokens"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	var msgs []llm.Message
+	var msgs []Message
 	for _, m := range req.Messages {
 		var text string
 		if err := json.Unmarshal(m.Content, &text); err != nil {
@@ -240,10 +279,11 @@ func (f *fakeModel) chat(w http.ResponseWriter, r *http.Request) {
 				text += p.Text
 			}
 		}
-		msgs = append(msgs, llm.Message{Role: m.Role, Content: text})
+		msgs = append(msgs, Message{Role: m.Role, Content: text})
 	}
 	f.mu.Lock()
 	f.requests = append(f.requests, msgs)
+	f.maxTokens = append(f.maxTokens, req.MaxTokens)
 	f.mu.Unlock()
 	if f.status != 0 {
 		w.Header().Set("Content-Type", "application/json")
@@ -277,19 +317,19 @@ func (f *fakeModel) chat(w http.ResponseWriter, r *http.Request) {
 
 // fakeChat is a ChatModel with function fields, for the rerank stage.
 type fakeChat struct {
-	chat func(ctx context.Context, msgs []llm.Message) (string, error)
+	chat func(ctx context.Context, msgs []Message) (string, error)
 }
 
-func (f fakeChat) Chat(ctx context.Context, msgs []llm.Message) (string, error) {
-	return f.chat(ctx, msgs)
+func (f fakeChat) Chat(ctx context.Context, req ChatRequest) (string, error) {
+	return f.chat(ctx, req.Messages)
 }
 
-func (f fakeChat) Stream(ctx context.Context, msgs []llm.Message, onDelta func(string) error) (llm.Usage, error) {
-	s, err := f.chat(ctx, msgs)
+func (f fakeChat) Stream(ctx context.Context, req ChatRequest, onDelta func(string) error) (Usage, error) {
+	s, err := f.chat(ctx, req.Messages)
 	if err != nil {
-		return llm.Usage{}, err
+		return Usage{}, err
 	}
-	return llm.Usage{PromptTokens: len(msgs), CompletionTokens: len(s)}, onDelta(s)
+	return Usage{PromptTokens: len(req.Messages), CompletionTokens: len(s)}, onDelta(s)
 }
 
 // fakeWeb is a WebSearcher with a function field that records its queries.

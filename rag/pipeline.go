@@ -1,7 +1,6 @@
 package rag
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/vault"
 )
 
@@ -38,12 +36,6 @@ type Searcher interface {
 // Embedder embeds the query, in the index's vector space.
 type Embedder interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
-}
-
-// ChatModel is a generation model; *llm.Client implements it.
-type ChatModel interface {
-	Chat(ctx context.Context, msgs []llm.Message) (string, error)
-	Stream(ctx context.Context, msgs []llm.Message, onDelta func(string) error) (llm.Usage, error)
 }
 
 // Options wire a Pipeline. Searcher is required; every other dependency is
@@ -175,62 +167,75 @@ func (p *Pipeline) Retrieve(ctx context.Context, q Question) (*Retrieval, error)
 	}
 	s := p.opts.Settings.with(q.K)
 	scope := q.Scope()
-	r := &Retrieval{Question: q.Text, Scope: scope}
-	r.Trace = Trace{Question: q.Text, Scope: scope.String()}
-	tr := &r.Trace
-
-	r.Query = p.standalone(ctx, q, tr)
-	tr.Query = r.Query
+	r := &Retrieval{Question: q.Text, Scope: scope, Trace: Trace{Question: q.Text, Scope: scope.String()}}
+	r.Query = p.standalone(ctx, q, &r.Trace)
+	r.Trace.Query = r.Query
 
 	vec, err := p.direct(ctx, r, s)
 	if err != nil {
 		return nil, err
 	}
-	kept := r.Direct
-	r.Silent = !slices.ContainsFunc(kept, func(h Hit) bool { return h.From(FromFTS) }) &&
+	r.judgeCoverage(s)
+	candidates, topicOf, err := p.graph(ctx, r, vec, s)
+	if err != nil {
+		return nil, err
+	}
+	candidates, r.Rerank = p.rerank(ctx, r.Query, candidates, s.RerankTopK, &r.Trace)
+	r.Hits = r.quota(candidates, s)
+	r.Context = Assemble(r.Hits, topicOf)
+	r.Trace.stage("assemble", r.Context, "graph order: a note's chunks together in document order, topic notes before their members")
+	return r, nil
+}
+
+// judgeCoverage sets r.Silent and r.Thin from the direct hits: without a
+// query vector thin coverage cannot be judged, and is set only when the
+// vault is silent.
+func (r *Retrieval) judgeCoverage(s Settings) {
+	r.Silent = !slices.ContainsFunc(r.Direct, func(h Hit) bool { return h.From(FromFTS) }) &&
 		!slices.ContainsFunc(r.Vector, func(h Hit) bool { return h.Distance <= s.ThinDistance })
 	if r.FullTextOnly {
 		r.Thin = r.Silent
 	} else {
 		r.Thin = Thin(r.Vector, s.ThinHits, s.ThinDistance)
 	}
+}
 
-	candidates := kept
-	var topicOf map[string][]string
+// graph adds to r's direct hits their one-hop neighbourhood when graph
+// expansion is on, counting the topic members and the notes linked from a
+// map of content among them; topicOf are the topic notes of the members.
+func (p *Pipeline) graph(ctx context.Context, r *Retrieval, vec []float32, s Settings) (candidates []Hit, topicOf map[string][]string, err error) {
 	if !s.GraphEnabled {
-		tr.stage("expand", nil, "graph_enabled is false")
-	} else {
-		expanded, nb, err := p.expand(ctx, kept, vec, s, scope)
-		if err != nil {
-			return nil, err
+		r.Trace.stage("expand", nil, "graph_enabled is false")
+		return r.Direct, nil, nil
+	}
+	expanded, nb, err := p.expand(ctx, r.Direct, vec, s, r.Scope)
+	if err != nil {
+		return nil, nil, err
+	}
+	r.Trace.stage("expand", expanded, fmt.Sprintf("one hop from the notes of the top %d hits, %d neighbours each at most, scored %.2f × the reaching hit", s.FinalTopK, s.GraphMaxSiblings, s.GraphDiscount))
+	for _, h := range expanded {
+		if h.Graph.Relation == vault.RelationMember {
+			r.Members++
 		}
-		topicOf = topicsOf(nb)
-		tr.stage("expand", expanded, fmt.Sprintf("one hop from the notes of the top %d hits, %d neighbours each at most, scored %.2f × the reaching hit", s.FinalTopK, s.GraphMaxSiblings, s.GraphDiscount))
-		candidates = mergeByScore(kept, expanded)
-		for _, h := range expanded {
-			if h.Graph.Relation == vault.RelationMember {
-				r.Members++
-			}
-			if h.Graph.Map {
-				r.Maps++
-			}
+		if h.Graph.Map {
+			r.Maps++
 		}
 	}
+	return mergeByScore(r.Direct, expanded), topicsOf(nb), nil
+}
 
-	candidates, r.Rerank = p.rerank(ctx, r.Query, candidates, s.RerankTopK, tr)
-
+// quota picks the final hits from the candidates: final_top_k, of which the
+// expanded ones take at most their slots unless direct hits are too few.
+func (r *Retrieval) quota(candidates []Hit, s Settings) []Hit {
 	final, held := Select(candidates, s.FinalTopK, Slots{Graph: s.GraphMaxSlots, Members: s.GraphMemberSlots, Maps: s.GraphMapSlots})
-	quota := changeList("quota held back", held)
+	changes := changeList("quota held back", held)
 	if n := countGraph(final); n > s.GraphMaxSlots+s.GraphMemberSlots+s.GraphMapSlots {
-		quota = append(quota, fmt.Sprintf("too few direct hits: %d expanded chunks fill the answer beyond graph_max_slots %d, graph_member_slots %d and graph_map_slots %d",
+		changes = append(changes, fmt.Sprintf("too few direct hits: %d expanded chunks fill the answer beyond graph_max_slots %d, graph_member_slots %d and graph_map_slots %d",
 			n, s.GraphMaxSlots, s.GraphMemberSlots, s.GraphMapSlots))
 	}
-	tr.stage("quota", final, fmt.Sprintf("final %d, at most %d expanded, %d topic members and %d linked from a map of content",
-		s.FinalTopK, s.GraphMaxSlots, s.GraphMemberSlots, s.GraphMapSlots), quota...)
-	r.Hits = final
-	r.Context = Assemble(final, topicOf)
-	tr.stage("assemble", r.Context, "graph order: a note's chunks together in document order, topic notes before their members")
-	return r, nil
+	r.Trace.stage("quota", final, fmt.Sprintf("final %d, at most %d expanded, %d topic members and %d linked from a map of content",
+		s.FinalTopK, s.GraphMaxSlots, s.GraphMemberSlots, s.GraphMapSlots), changes...)
+	return final
 }
 
 // RankNotes is retrieval's whole ranking of notes for q, for measuring
@@ -265,145 +270,6 @@ func (p *Pipeline) RankNotes(ctx context.Context, q Question) (ranked, inContext
 	return r.Notes(), inContext, nil
 }
 
-// direct finds r's direct hits: vector and full-text search under r's
-// scope, fused, capped per note and cut to fusion_top_k. It returns the
-// query vector, nil when there is none (no embedder, or it failed: the
-// search is then full text only).
-func (p *Pipeline) direct(ctx context.Context, r *Retrieval, s Settings) ([]float32, error) {
-	tr := &r.Trace
-	// The two arms run side by side, full text in SQLite and the vector
-	// arm (the query's embedding, the shortlist's scan, the rescore) beside
-	// it. BenchmarkRetrieve, two interleaved pairs of runs, p50 in turn →
-	// side by side: on the hub index 8.3–8.8 → 6.1–6.4 ms under ScopeAll
-	// and 9.6–10.2 → 7.9–8.6 ms under ScopeOpen, for ~0.5 ms more CPU a
-	// question; at 100k chunks 27.2–28.0 → 23.3–23.5 ms and 30.5–31.2 →
-	// 27.0–31.3 ms. The arms read separate states of the index: a chunk the
-	// embedder finishes in between may look embedded to full text (which
-	// then gives it no vector vote in the fusion) and be missing from the
-	// vector search, for that one question; the next sees it whole.
-	ftsText := FTSText(r.Query)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var vec []float32
-	var vecHits []vault.Chunk
-	var vecErr error
-	vecDone := make(chan struct{})
-	go func() {
-		defer close(vecDone)
-		// A panic here would end the process; in the request's own
-		// goroutine the server recovers it.
-		defer func() {
-			if v := recover(); v != nil {
-				vecErr = fmt.Errorf("vector search: panic: %v", v)
-			}
-		}()
-		vec, vecHits, vecErr = p.vectorArm(ctx, r, s)
-	}()
-	ftsHits, err := p.opts.Searcher.SearchFTS(ctx, ftsText, s.FTSTopK, r.Scope, s.FTSFields)
-	if err != nil {
-		cancel()
-	}
-	<-vecDone
-	if err = cmp.Or(err, vecErr); err != nil {
-		return nil, err
-	}
-	r.FullTextOnly = vec == nil
-	tr.stage("fts", armHits(ftsHits, FromFTS), fmt.Sprintf("top %d by BM25 (the score, lower is better) for %q", s.FTSTopK, ftsText))
-
-	ftsWeight := s.FTSWeight
-	if ftsWeight <= 0 {
-		ftsWeight = 1
-	}
-	voting := Voting(vecHits, s.VectorMaxDistance)
-	if n := len(vecHits) - len(voting); n > 0 {
-		tr.stage("vector vote", armHits(voting, FromVector), fmt.Sprintf("%d vector hits farther than %.2g left out of the fusion", n, s.VectorMaxDistance))
-	}
-	fusion := Fusion{ByNote: s.NoteFusion, FTSWeight: ftsWeight, Bonus: s.ConfidentBonus, FTSMargin: s.ConfidentFTSMargin,
-		VectorGap: s.ConfidentVectorGap, ForeignCut: s.ForeignVoteCut}
-	if s.ForeignVoteCut > 0 {
-		fusion.Language = Language(r.Query)
-	}
-	fused := Fuse(voting, ftsHits, fusion)
-	unit := "chunk"
-	if s.NoteFusion {
-		unit = "note"
-	}
-	how := fmt.Sprintf("reciprocal rank fusion, k=%d, by %s, full-text weight %.2g", rrfK, unit, ftsWeight)
-	if s.ConfidentBonus > 0 {
-		how += fmt.Sprintf(", %.2g first-rank votes more for a confident arm's first note (BM25 margin %.2g, cosine gap %.2g)",
-			s.ConfidentBonus, s.ConfidentFTSMargin, s.ConfidentVectorGap)
-	}
-	if fusion.Language != "" && fusion.Language != "en" {
-		how += fmt.Sprintf(", question in %q: vector votes for notes in another language cut by %.2g", fusion.Language, s.ForeignVoteCut)
-	}
-	tr.stage("fusion", fused, how)
-
-	hashOf, err := p.contentHashes(ctx, fused, r.Scope)
-	if err != nil {
-		return nil, err
-	}
-	kept, dropped := Diversify(fused, s.MaxChunksPerDoc, hashOf)
-	changes := changeList("cap dropped", dropped)
-	if len(kept) > s.FusionTopK {
-		changes = append(changes, fmt.Sprintf("fusion_top_k cut %d more", len(kept)-s.FusionTopK))
-		kept = kept[:s.FusionTopK]
-	}
-	tr.stage("diversity", kept, fmt.Sprintf("at most %d chunks per note (identical notes count as one; 0 is no cap), then the top %d", s.MaxChunksPerDoc, s.FusionTopK), changes...)
-	r.Direct = kept
-	return vec, nil
-}
-
-// vectorArm is the vector search for r's query under r's scope: the query
-// vector (nil when there is none, and then no hits) and the hits, which it
-// also sets as r.Vector.
-func (p *Pipeline) vectorArm(ctx context.Context, r *Retrieval, s Settings) ([]float32, []vault.Chunk, error) {
-	tr := &r.Trace
-	embedded := r.Query
-	if s.VectorKeywords {
-		embedded = FTSText(r.Query)
-	}
-	vec, err := p.embedQuery(ctx, embedded)
-	switch {
-	case p.opts.Embedder == nil:
-		tr.stage("vector", nil, "no embedder: full-text search only")
-		return nil, nil, nil
-	case err != nil && ctx.Err() != nil:
-		// The request is gone: the embedding failed for that, not for
-		// the embedder.
-		return nil, nil, ctx.Err()
-	case err != nil:
-		p.log.Warn("query embedding failed: full-text search only", keyErr, err)
-		tr.stage("vector", nil, fmt.Sprintf("embedder unavailable (%v): full-text search only", err))
-		return nil, nil, nil
-	}
-	vecHits, err := p.opts.Searcher.SearchVector(ctx, vec, s.VectorTopK, r.Scope)
-	if err != nil {
-		return nil, nil, err
-	}
-	r.Vector = armHits(vecHits, FromVector)
-	what := ""
-	if s.VectorKeywords {
-		what = fmt.Sprintf(" to the keywords %q", embedded)
-	}
-	tr.stage("vector", r.Vector, fmt.Sprintf("top %d by cosine distance%s (the score)", s.VectorTopK, what))
-	return vec, vecHits, nil
-}
-
-// embedQuery embeds the query; nil without an embedder.
-func (p *Pipeline) embedQuery(ctx context.Context, query string) ([]float32, error) {
-	if p.opts.Embedder == nil {
-		return nil, nil
-	}
-	vs, err := p.opts.Embedder.Embed(ctx, []string{query})
-	if err != nil {
-		return nil, err
-	}
-	if len(vs) != 1 {
-		return nil, fmt.Errorf("embedder returned %d vectors for one query", len(vs))
-	}
-	return vs[0], nil
-}
-
 // standalone is the query to search: the question itself, or with history
 // a standalone rewrite by the generation model (concatenated recent user
 // turns without a model or when it fails).
@@ -419,7 +285,7 @@ func (p *Pipeline) standalone(ctx context.Context, q Question, tr *Trace) string
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.opts.ModelTimeout)
 	defer cancel()
-	reply, err := p.opts.Generator.Chat(ctx, rewriteMessages(q))
+	reply, err := p.opts.Generator.Chat(ctx, ChatRequest{Messages: rewriteMessages(q)})
 	query, perr := parseRewrite(reply)
 	if err = errors.Join(err, perr); err != nil {
 		query = concatTurns(q, p.opts.Limits.QuestionBytes)
@@ -431,24 +297,6 @@ func (p *Pipeline) standalone(ctx context.Context, q Question, tr *Trace) string
 	return query
 }
 
-func (p *Pipeline) contentHashes(ctx context.Context, hits []Hit, scope vault.Scope) (map[string]string, error) {
-	var ids []string
-	for _, h := range hits {
-		ids = append(ids, h.Chunk.DocID)
-	}
-	docs, err := p.opts.Searcher.Docs(ctx, ids, scope)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]string, len(docs))
-	for _, d := range docs {
-		out[d.DocID] = d.ContentHash
-	}
-	return out, nil
-}
-
-// expand reads the one-hop neighbourhood of the hits' notes under scope and
-// scores it (see Expand).
 func (p *Pipeline) expand(ctx context.Context, direct []Hit, vec []float32, s Settings, scope vault.Scope) ([]Hit, []vault.Hop, error) {
 	nb, err := p.opts.Searcher.Hops(ctx, graphSources(direct, s.FinalTopK), scope)
 	if err != nil || len(nb) == 0 {
@@ -507,17 +355,4 @@ func countGraph(hits []Hit) int {
 		}
 	}
 	return n
-}
-
-// armHits is one arm's list as hits scored by the arm's own measure, for
-// the trace.
-func armHits(list []vault.Chunk, arm Source) []Hit {
-	out := make([]Hit, len(list))
-	for i, c := range list {
-		out[i] = Hit{Chunk: c, Sources: []Source{arm}, Score: c.Score}
-		if arm == FromVector {
-			out[i].Distance, out[i].HasDistance = c.Score, true
-		}
-	}
-	return out
 }

@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/vaultask/vaultask/llm"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -25,7 +24,7 @@ Reply with a JSON array of numbers only, one per passage, in passage order, e.g.
 // rerankPassageRunes bounds each passage in the rerank prompt.
 const rerankPassageRunes = 700
 
-func rerankMessages(query string, hits []Hit) []llm.Message {
+func rerankMessages(query string, hits []Hit) []Message {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Question: %s\n\n", oneLine(query, 600))
 	for i, h := range hits {
@@ -36,7 +35,7 @@ func rerankMessages(query string, hits []Hit) []llm.Message {
 		fmt.Fprintf(&b, "\n%s\n\n", oneLine(h.Chunk.Body, rerankPassageRunes))
 	}
 	fmt.Fprintf(&b, "Reply with a JSON array of %d scores.", len(hits))
-	return []llm.Message{{Role: "system", Content: rerankSystem}, {Role: "user", Content: b.String()}}
+	return []Message{{Role: "system", Content: rerankSystem}, {Role: "user", Content: b.String()}}
 }
 
 // parseRerank reads the reranker's reply: exactly n finite scores in
@@ -114,7 +113,7 @@ func NewChatReranker(m ChatModel, o RerankOptions) *Reranker {
 		for _, m := range msgs {
 			size += len(m.Content)
 		}
-		reply, err := m.Chat(ctx, msgs)
+		reply, err := m.Chat(ctx, ChatRequest{Messages: msgs})
 		if err != nil {
 			return nil, size, err
 		}

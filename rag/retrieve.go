@@ -9,7 +9,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/vaultask/vaultask/internal/clip"
-	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/vault"
 )
 
@@ -397,14 +396,14 @@ const historyTurns = 6
 // only the user's own turns are shown: an earlier assistant answer may
 // quote a personal note, and that text must not shape a query that can
 // leave for the web.
-func rewriteMessages(q Question) []llm.Message {
+func rewriteMessages(q Question) []Message {
 	var b strings.Builder
 	b.WriteString("Conversation:\n")
 	for _, t := range recentTurns(q) {
 		fmt.Fprintf(&b, "%s: %s\n", t.Role, oneLine(t.Text, 600))
 	}
 	fmt.Fprintf(&b, "\nLast message: %s", oneLine(q.Text, 600))
-	return []llm.Message{{Role: "system", Content: rewriteSystem}, {Role: "user", Content: b.String()}}
+	return []Message{{Role: "system", Content: rewriteSystem}, {Role: "user", Content: b.String()}}
 }
 
 // recentTurns are the last historyTurns turns the request may show a model.

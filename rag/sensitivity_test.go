@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/vaultask/vaultask/index"
-	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/vault"
 )
 
@@ -127,7 +126,7 @@ func TestOpenScopeFillsEveryKWithOpenHits(t *testing.T) {
 func TestOpenScopeReachesNoModelOrWebQuery(t *testing.T) {
 	t.Parallel()
 	store := quasarVault(t)
-	model := newFakeModel(t, func(msgs []llm.Message) []string {
+	model := newFakeModel(t, func(msgs []Message) []string {
 		if msgs[0].Content == rewriteSystem {
 			return []string{"quasar light"}
 		}

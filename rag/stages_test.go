@@ -13,7 +13,6 @@ import (
 	"unicode"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/vault"
 )
 
@@ -388,7 +387,7 @@ func TestParseRerank(t *testing.T) {
 func TestRerankReordersTopKOnly(t *testing.T) {
 	t.Parallel()
 	hits := []Hit{direct(1, "a.md", 4), direct(2, "b.md", 3), direct(3, "c.md", 2), direct(4, "d.md", 1)}
-	model := fakeChat{chat: func(_ context.Context, msgs []llm.Message) (string, error) {
+	model := fakeChat{chat: func(_ context.Context, msgs []Message) (string, error) {
 		if !strings.Contains(msgs[1].Content, "[3] c.md") || strings.Contains(msgs[1].Content, "d.md") {
 			return "", fmt.Errorf("prompt should list the top 3 only:\n%s", msgs[1].Content)
 		}
@@ -416,10 +415,10 @@ func TestRerankFallsBackToFusedOrder(t *testing.T) {
 	t.Parallel()
 	store := quasarVault(t)
 	base := mustRetrieve(t, mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}}), Question{Text: "quasar", AllowWeb: true})
-	for name, chat := range map[string]func(ctx context.Context, msgs []llm.Message) (string, error){
-		"error":   func(context.Context, []llm.Message) (string, error) { return "", errors.New("status 503") },
-		"garbage": func(context.Context, []llm.Message) (string, error) { return "The first passage is best.", nil },
-		"timeout": func(ctx context.Context, _ []llm.Message) (string, error) {
+	for name, chat := range map[string]func(ctx context.Context, msgs []Message) (string, error){
+		"error":   func(context.Context, []Message) (string, error) { return "", errors.New("status 503") },
+		"garbage": func(context.Context, []Message) (string, error) { return "The first passage is best.", nil },
+		"timeout": func(ctx context.Context, _ []Message) (string, error) {
 			<-ctx.Done()
 			return "", ctx.Err()
 		},
@@ -442,7 +441,7 @@ func TestRerankFallsBackToFusedOrder(t *testing.T) {
 		})
 	}
 	// A good reply reorders, and the trace lists the moves.
-	p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Reranker: NewChatReranker(fakeChat{chat: func(_ context.Context, msgs []llm.Message) (string, error) {
+	p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Reranker: NewChatReranker(fakeChat{chat: func(_ context.Context, msgs []Message) (string, error) {
 		n := strings.Count(msgs[1].Content, "\n[")
 		scores := make([]string, n)
 		for i := range scores {
@@ -555,7 +554,7 @@ func TestPromptsGolden(t *testing.T) {
 	golden(t, "rerank_messages.golden", renderMessages(rerankMessages("get an old version back", hits)))
 }
 
-func renderMessages(msgs []llm.Message) string {
+func renderMessages(msgs []Message) string {
 	var b strings.Builder
 	for _, m := range msgs {
 		fmt.Fprintf(&b, "=== %s\n%s\n", m.Role, m.Content)

@@ -23,9 +23,11 @@ type AdminOptions struct {
 	// ("retrieval.final_top_k"), secrets left out: strings, ints, float64s
 	// and bools for the keys /admin edits.
 	Running map[string]any
-	// FromEnv are the keys set by VAULTASK_ variables, which win over the
-	// overrides file, so /admin refuses to change them.
-	FromEnv []string
+	// FromEnv are the keys set by VAULTASK_ variables, each path with the
+	// variable that sets it (config.EnvKeys): the environment wins over the
+	// overrides file, so /admin refuses to change them and names the
+	// variable instead.
+	FromEnv map[string]string
 	// Check validates a whole overrides document as the next start would
 	// apply it (the running configuration, the document, the environment,
 	// then the startup validation) and returns the values that result, or
@@ -129,9 +131,7 @@ func (s *Server) settings(next map[string]any) []setting {
 			continue
 		}
 		set := setting{Path: path, Type: typeOf(v), Running: v, Next: next[path]}
-		if slices.Contains(a.FromEnv, path) {
-			set.Env = envName(path)
-		}
+		set.Env = a.FromEnv[path]
 		out = append(out, set)
 	}
 	slices.SortFunc(out, func(x, y setting) int { return strings.Compare(x.Path, y.Path) })

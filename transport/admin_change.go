@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
-	"strings"
 )
 
 // fieldError is a problem with one or more keys of a change.
@@ -162,8 +160,8 @@ func (s *Server) refuseKey(c change) string {
 	switch {
 	case !known:
 		return fmt.Sprintf("unknown key %q", c.path)
-	case slices.Contains(a.FromEnv, c.path):
-		return fmt.Sprintf("%s is set by the environment (%s), which wins over /admin: change it there", c.path, envName(c.path))
+	case a.FromEnv[c.path] != "":
+		return fmt.Sprintf("%s is set by the environment (%s), which wins over /admin: change it there", c.path, a.FromEnv[c.path])
 	}
 	if want, got := typeOf(running), typeOf(jsonValue(c.value)); got != want && !(want == "number" && got == "integer") {
 		return fmt.Sprintf("%s=%s: want %s", c.path, show(c.value), article(want))
@@ -177,11 +175,6 @@ func (s *Server) refuseKey(c change) string {
 		}
 	}
 	return ""
-}
-
-// envName is the variable that sets the key at path, as config names it.
-func envName(path string) string {
-	return "VAULTASK_" + strings.ToUpper(strings.Replace(path, ".", "__", 1))
 }
 
 // jsonValue turns a decoded json.Number into the int or float64 it spells.

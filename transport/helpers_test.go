@@ -78,6 +78,37 @@ func upstream(t *testing.T) *fakellm.Server {
 	return up
 }
 
+// llmChat is the real llm.Client as rag's ChatModel, converted as
+// cmd/vaultask's adapter converts it.
+type llmChat struct{ c *llm.Client }
+
+func (m llmChat) Chat(ctx context.Context, req rag.ChatRequest) (string, error) {
+	reply, err := m.c.Chat(ctx, llmRequest(req))
+	return reply, modelError(err)
+}
+
+func (m llmChat) Stream(ctx context.Context, req rag.ChatRequest, onDelta func(string) error) (rag.Usage, error) {
+	u, err := m.c.Stream(ctx, llmRequest(req), onDelta)
+	return rag.Usage(u), modelError(err)
+}
+
+// modelError gives err the reason llm reads in it, for an answer that has
+// to do without the model.
+func modelError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &rag.ModelError{Reason: llm.FailureReason(err), Err: err}
+}
+
+func llmRequest(req rag.ChatRequest) llm.ChatRequest {
+	msgs := make([]llm.Message, len(req.Messages))
+	for i, m := range req.Messages {
+		msgs[i] = llm.Message(m)
+	}
+	return llm.ChatRequest{Messages: msgs, MaxTokens: req.MaxTokens}
+}
+
 // testPipeline is a real pipeline over store whose generation model is up.
 func testPipeline(t *testing.T, store *index.Store, up *fakellm.Server) *rag.Pipeline {
 	t.Helper()
@@ -85,7 +116,7 @@ func testPipeline(t *testing.T, store *index.Store, up *fakellm.Server) *rag.Pip
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := rag.New(rag.Options{Searcher: store, Generator: gen, Logger: quietLog(), Settings: rag.Settings{
+	p, err := rag.New(rag.Options{Searcher: store, Generator: llmChat{gen}, Logger: quietLog(), Settings: rag.Settings{
 		VectorTopK: 10, FTSTopK: 10, FusionTopK: 10, MaxChunksPerDoc: 2, GraphEnabled: true, GraphMaxSiblings: 3,
 		GraphDiscount: 0.7, GraphMaxSlots: 1, RerankTopK: 10, FinalTopK: 4, ThinHits: 3, ThinDistance: 0.5,
 	}})

@@ -21,9 +21,9 @@ import (
 )
 
 var (
-	_ rag.Searcher  = (*index.Store)(nil)
-	_ rag.ChatModel = (*llm.Client)(nil)
-	_ rag.Embedder  = llm.Embedder(nil)
+	_ rag.Searcher     = (*index.Store)(nil)
+	_ rag.CrossEncoder = (*llm.Client)(nil)
+	_ rag.Embedder     = llm.Embedder(nil)
 
 	_ rag.WebSearcher = webSearcher{}
 )
@@ -164,7 +164,7 @@ func (m *Main) newPipeline(cfg config.Config, store *index.Store, log *slog.Logg
 		if gen, err := llm.NewClient(cfg.Models.Generation, llm.Options{BaseURL: cfg.Models.GenerationBaseURL, Getenv: m.getenv}); err != nil {
 			fmt.Fprintf(m.Stderr, "note: no generation model (%v): answering with retrieved passages\n", err)
 		} else {
-			opts.Generator = gen
+			opts.Generator = chatModel{gen}
 		}
 	}
 	if cfg.Models.Rerank != "" {
@@ -199,7 +199,7 @@ func (m *Main) reranker(models config.Models, baseURL string) (*rag.Reranker, er
 	if models.RerankKind == "cross-encoder" {
 		return rag.NewCrossEncoderReranker(c, o), nil
 	}
-	return rag.NewChatReranker(c, o), nil
+	return rag.NewChatReranker(chatModel{c}, o), nil
 }
 
 func scopeText(r *rag.Retrieval) string {

@@ -1,5 +1,6 @@
-// Package clip shortens text to a number of runes: the one way rag and its
-// web searchers cut a passage, a title, a snippet or a line of a prompt, so
-// that a cut never splits a character and always shows. It imports nothing
+// Package clip shortens text to a number of runes: the one way the module
+// cuts text (rag a passage or a line of a prompt, its web searchers a title
+// or a snippet, eval a question for a table cell), so that a cut never
+// splits a character and always shows. It imports nothing
 // of the module.
 package clip

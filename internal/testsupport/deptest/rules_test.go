@@ -35,6 +35,8 @@ var never = []struct {
 	{"llm", "github.com/go-kivik/kivik", "llm is a leaf: model clients never reach CouchDB"},
 	{"rag", "github.com/go-kivik/kivik", "answering reads the index, never CouchDB"},
 	{"rag", Module + "/feed", "answering reads the index, never the feed that writes it"},
+	{"rag", "github.com/openai/openai-go", "answering speaks its own ChatModel types; cmd/vaultask adapts llm's client to them, so rag links no provider's client"},
+	{"rag", Module + "/llm", "answering declares the model interfaces it consumes and their types; llm's clients reach it through cmd/vaultask"},
 	{"transport", "github.com/go-kivik/kivik", "the HTTP surface answers through rag; only cmd wires the feed"},
 	{"transport", Module + "/feed", "the HTTP surface answers through rag; only cmd wires the feed"},
 	{"config", "github.com/mattn/go-sqlite3", "config is a leaf every command loads first"},
