@@ -91,7 +91,7 @@ func (s *Server) readNoteResource(ctx context.Context, req mcp.ReadResourceReque
 	if err != nil || u.Scheme != "vault" || u.Host != "note" {
 		return nil, fmt.Errorf("%q is not a vault://note/ URI", req.Params.URI)
 	}
-	allow, err := parseAllowWeb(u.Query())
+	allow, err := allowWebQuery(u.RawQuery)
 	if err != nil {
 		return nil, err
 	}

@@ -11,9 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -386,28 +384,4 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
-}
-
-// allowWebParam reads the allow_web query parameter: false when it is
-// absent. Present, it must be one true or false: an empty value
-// ("?allow_web", "?allow_web=") or a repeated one could otherwise read as
-// false and widen a caller who meant open notes only to the whole vault.
-func allowWebParam(r *http.Request) (bool, error) {
-	return parseAllowWeb(r.URL.Query())
-}
-
-// parseAllowWeb reads allow_web from a query (see allowWebParam).
-func parseAllowWeb(q url.Values) (bool, error) {
-	vs, ok := q["allow_web"]
-	switch {
-	case !ok:
-		return false, nil
-	case len(vs) != 1:
-		return false, fmt.Errorf("allow_web given %d times: give it once, true or false", len(vs))
-	}
-	b, err := strconv.ParseBool(vs[0])
-	if err != nil {
-		return false, fmt.Errorf("allow_web=%q: want true or false", vs[0])
-	}
-	return b, nil
 }
