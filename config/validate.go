@@ -187,6 +187,9 @@ func (c Config) crossFieldErrors() []error {
 		add("retrieval.bm25_* are all 0: full-text search would search no field (set fts_top_k to 0 to switch it off)")
 	}
 
+	if c.MCP.SessionIdle < time.Second {
+		add("mcp.session_idle (%v) must be at least 1s: a session's state would be dropped between its requests", c.MCP.SessionIdle)
+	}
 	if c.API.Listen != "" && !isListenAddr(c.API.Listen) {
 		add("api.listen %q is not host:port, like :8080 or 127.0.0.1:8080", c.API.Listen)
 	}

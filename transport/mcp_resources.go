@@ -22,7 +22,7 @@ const resourcePage = 50
 // of the session's scope. The cursor is where the next page starts among
 // the notes; a cursor that is not one of these starts nowhere.
 func (s *Server) listNotes(ctx context.Context, cursor mcp.Cursor) ([]mcp.Resource, mcp.Cursor) {
-	scope := vault.ScopeFor(sessionOpenOnly(ctx))
+	scope := sessionScope(ctx)
 	out := []mcp.Resource{}
 	offset := 0
 	topics := map[string]bool{}
@@ -95,7 +95,7 @@ func (s *Server) readNoteResource(ctx context.Context, req mcp.ReadResourceReque
 	if err != nil {
 		return nil, err
 	}
-	scope := vault.ScopeFor(allow || sessionOpenOnly(ctx))
+	scope := vault.ScopeFor(allow || sessionScope(ctx).OpenOnly())
 	ref := strings.TrimPrefix(u.Path, "/")
 	d, _, err := s.opts.Vault.ResolveNote(ctx, ref, scope)
 	if errors.Is(err, vault.ErrNoNote) {

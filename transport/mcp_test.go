@@ -45,30 +45,6 @@ func TestMCPInstructionsFitClaudeCode(t *testing.T) {
 	}
 }
 
-// A session id stays good across a restart of the server: Claude Code does
-// not initialize again after a 404.
-func TestMCPSessionSurvivesRestart(t *testing.T) {
-	store, up := testVault(t), upstream(t)
-	hs, _ := testServer(t, store, up, Options{})
-	resp := initialize(t, hs.URL)
-	session := resp.Header.Get("Mcp-Session-Id")
-	if resp.StatusCode != http.StatusOK || session == "" {
-		t.Fatalf("initialize: %d, session %q", resp.StatusCode, session)
-	}
-	hs.Close()
-	restarted, _ := testServer(t, store, up, Options{})
-	resp = rpc(t, restarted.URL, session, "tools/list", map[string]any{})
-	var out struct {
-		Result struct {
-			Tools []struct{ Name string } `json:"tools"`
-		} `json:"result"`
-	}
-	decode(t, resp, &out)
-	if resp.StatusCode != http.StatusOK || len(out.Result.Tools) != 4 {
-		t.Fatalf("tools/list with the old session after a restart: %d %+v", resp.StatusCode, out)
-	}
-}
-
 // /mcp refuses a web page's origin and a rebinding Host on a loopback
 // connection, accepts the trusted hosts of a reverse proxy, and bounds the
 // body.

@@ -158,7 +158,7 @@ func (a toolArgs) allowWeb(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return allowWeb || sessionOpenOnly(ctx), nil
+	return allowWeb || sessionScope(ctx).OpenOnly(), nil
 }
 
 // scope is the call's scope, vault.ScopeFor its allow_web.

@@ -78,6 +78,18 @@ type Options struct {
 	// text flows yet (retrieval, the model's first token). Default 5s.
 	KeepAlive time.Duration
 	Logger    *slog.Logger
+
+	// SessionKey signs MCP session ids, which carry their session's scope:
+	// SessionKeyLen bytes, the same across restarts so that sessions
+	// outlive them. Empty: a random key, and the sessions of this Server
+	// end with it (their ids then see open notes only).
+	SessionKey []byte
+	// MaxMCPSessions bounds the MCP sessions whose state is kept in memory;
+	// beyond it the least recently used is dropped. Default 1000.
+	MaxMCPSessions int
+	// MCPSessionIdle is how long an MCP session's state is kept unused.
+	// Default 30 minutes. A dropped session goes on working.
+	MCPSessionIdle time.Duration
 }
 
 // Server is vaultask's HTTP surface: the OpenAI-compatible API, MCP, the
@@ -94,6 +106,9 @@ type Server struct {
 	admin  *adminGate
 	// crossOrigin tells a browser's request from another origin.
 	crossOrigin *http.CrossOriginProtection
+
+	// sessions are /mcp's session ids and what mcp-go keeps of them.
+	sessions *mcpSessions
 }
 
 // New returns the server.
@@ -113,6 +128,12 @@ func New(opts Options) (*Server, error) {
 	if opts.KeepAlive <= 0 {
 		opts.KeepAlive = 5 * time.Second
 	}
+	if opts.MaxMCPSessions <= 0 {
+		opts.MaxMCPSessions = defaultMaxMCPSessions
+	}
+	if opts.MCPSessionIdle <= 0 {
+		opts.MCPSessionIdle = defaultMCPSessionIdle
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -124,7 +145,10 @@ func New(opts Options) (*Server, error) {
 			return nil, fmt.Errorf("transport: api.cors_origins: %w", err)
 		}
 	}
-	s.mcp = s.newMCP()
+	var err error
+	if s.mcp, err = s.newMCP(); err != nil {
+		return nil, err
+	}
 	s.routes()
 	if err := s.pageRoutes(); err != nil {
 		return nil, err
