@@ -14,6 +14,7 @@ type Config struct {
 	Retrieval   Retrieval   `yaml:"retrieval"`
 	Web         Web         `yaml:"web"`
 	API         API         `yaml:"api"`
+	MCP         MCP         `yaml:"mcp"`
 	Log         Log         `yaml:"log"`
 }
 
@@ -198,6 +199,17 @@ type API struct {
 	TrustedHosts []string `yaml:"trusted_hosts" validate:"dive,required,hostname_rfc1123"`
 }
 
+// MCP bounds what `vaultask serve` keeps in memory of MCP sessions. A
+// session's scope is in its id, so one whose state was dropped goes on
+// working; the state is only a cache.
+type MCP struct {
+	// MaxSessions is how many sessions' state is kept; beyond it the least
+	// recently used is dropped.
+	MaxSessions int `yaml:"max_sessions" validate:"min=1,max=1000000"`
+	// SessionIdle is how long a session's state is kept unused.
+	SessionIdle time.Duration `yaml:"session_idle"`
+}
+
 // Log configures the process-wide slog handler.
 type Log struct {
 	Level  string `yaml:"level" validate:"oneof=debug info warn error"`
@@ -269,6 +281,7 @@ func Default() Config {
 			ThinDistance: 0.65,
 		},
 		API: API{Listen: ":8080", MaxConcurrent: 4, ReservedForAnswers: 1, ReservedForTools: 1, SlotWait: 5 * time.Second, MaxWaiting: 16, MaxRequestBytes: 1 << 20, MaxQuestionBytes: 16 << 10, MaxTranscriptBytes: 128 << 10, CORSOrigins: []string{}, TrustedHosts: []string{}},
+		MCP: MCP{MaxSessions: 1000, SessionIdle: 30 * time.Minute},
 		Log: Log{Level: "info", Format: "text"},
 	}
 }

@@ -194,6 +194,9 @@ func (c Config) crossFieldErrors() []error {
 	if w := c.API.SlotWait; w < 0 || w > MaxSlotWait {
 		add("api.slot_wait (%v) must be from 0 to %v: a request waits that long for a slot before its 429", w, MaxSlotWait)
 	}
+	if c.MCP.SessionIdle < time.Second {
+		add("mcp.session_idle (%v) must be at least 1s: a session's state would be dropped between its requests", c.MCP.SessionIdle)
+	}
 	if c.API.Listen != "" && !isListenAddr(c.API.Listen) {
 		add("api.listen %q is not host:port, like :8080 or 127.0.0.1:8080", c.API.Listen)
 	}

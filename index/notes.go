@@ -142,7 +142,7 @@ func (s *Store) Topics(ctx context.Context, scope vault.Scope) ([]vault.Topic, e
 }
 
 // NoteList lists the notes q selects, by path, and how many there are in
-// all before the paging.
+// all before the paging (q.After, q.Offset, q.Limit).
 func (s *Store) NoteList(ctx context.Context, q vault.NoteQuery) ([]vault.NoteEntry, int, error) {
 	switch q.State {
 	case "", vault.StatusIndexed, vault.StatusPending, vault.StatusIncomplete, vault.StatusSkipped:
@@ -176,7 +176,7 @@ func (s *Store) NoteList(ctx context.Context, q vault.NoteQuery) ([]vault.NoteEn
 		}
 		rows, err := queryAll(ctx, tx, func(r *row) []any {
 			return []any{&r.e.Path, &r.e.Title, &r.e.State, &r.e.Sensitivity, &r.e.Rev, &r.e.Reason, &r.indexedAt, &r.since, &r.e.Chunks, &r.e.Vectors}
-		}, `SELECT * FROM (`+listing+`) ORDER BY CASE WHEN ?6 THEN -indexed_at ELSE 0 END, 1, 3 LIMIT ?4 OFFSET ?5`, q.State, open, pattern, q.Limit, max(q.Offset, 0), q.Recent)
+		}, `SELECT * FROM (`+listing+`) WHERE ?6 = '' OR path > ?6 ORDER BY 1, 3 LIMIT ?4 OFFSET ?5`, q.State, open, pattern, q.Limit, max(q.Offset, 0), q.After)
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/vaultask/vaultask/vault"
 )
@@ -156,5 +157,39 @@ func TestNoteList(t *testing.T) {
 	}
 	if got, _, _ := s.NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll, Path: "100%_"}); len(got) != 0 {
 		t.Errorf("LIKE wildcards in the path filter match %v", got)
+	}
+}
+
+// After pages by path from a path on: the notes after it, in order, of the
+// scope asked, however many were listed before; total counts them all.
+func TestNoteListAfter(t *testing.T) {
+	s := notesVault(t)
+	ctx := context.Background()
+	all, _, err := s.NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll, State: vault.StatusIndexed})
+	if err != nil || len(all) < 3 {
+		t.Fatalf("NoteList() = %+v, %v", all, err)
+	}
+	var paths []string
+	for _, e := range all {
+		paths = append(paths, e.Path)
+	}
+	for i, after := range paths {
+		page, total, err := s.NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll, State: vault.StatusIndexed, After: after, Limit: 2})
+		var got []string
+		for _, e := range page {
+			got = append(got, e.Path)
+		}
+		if diff := cmp.Diff(paths[i+1:min(i+3, len(paths))], got, cmpopts.EquateEmpty()); err != nil || total != len(paths) || diff != "" {
+			t.Errorf("after %q: %d in all, %v; page (-want +got):\n%s", after, total, err, diff)
+		}
+	}
+	open, _, err := s.NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeOpen, State: vault.StatusIndexed, After: paths[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range open {
+		if e.Sensitivity != vault.SensitivityOpen || e.Path <= paths[0] {
+			t.Errorf("open notes after %q list %+v", paths[0], e)
+		}
 	}
 }

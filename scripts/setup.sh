@@ -37,5 +37,5 @@ npm_install() { # dir what
   echo "$want" >"$stamp"
 }
 npm_install internal/testsupport/couchtest/server "the CouchDB-compatible test server"
-npm_install tests/clients "the real clients the tests drive (openai, the MCP SDK, playwright-core) and the Dockerfile linter"
+npm_install tests/clients "the real clients the tests drive (openai, the MCP SDK, Claude Code, playwright-core) and the Dockerfile linter"
 npm_install internal/bench/tfjs "the TF.js reference runtime the embedder benchmark compares with"

@@ -111,21 +111,21 @@ func FuzzDecodeChange(f *testing.F) {
 }
 
 // FuzzDecodeCursor feeds resources/list any cursor: it never panics, takes
-// only a non-negative offset, and every offset it hands out reads back.
+// only a path that is not empty, and every path it hands out reads back.
 func FuzzDecodeCursor(f *testing.F) {
-	for _, s := range []string{"", string(encodeCursor(0)), string(encodeCursor(50)), "bm90ZXM6LTE=", "notes:5", "%%%", "bm90ZXM6"} {
+	for _, s := range []string{"", string(encodeCursor("Recipes/Bread.md")), string(encodeCursor("99 topics/é.md")), "bm90ZXM6NTA=", "YWZ0ZXI6", "after:x", "%%%"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, c string) {
-		n, ok := decodeCursor(mcp.Cursor(c))
+		path, ok := decodeCursor(mcp.Cursor(c))
 		if !ok {
 			return
 		}
-		if n < 0 {
-			t.Fatalf("cursor %q gave offset %d", c, n)
+		if path == "" {
+			t.Fatalf("cursor %q gave an empty path", c)
 		}
-		if back, ok := decodeCursor(encodeCursor(n)); !ok || back != n {
-			t.Fatalf("offset %d from %q does not read back: %d, %v", n, c, back, ok)
+		if back, ok := decodeCursor(encodeCursor(path)); !ok || back != path {
+			t.Fatalf("path %q from %q does not read back: %q, %v", path, c, back, ok)
 		}
 	})
 }

@@ -5,7 +5,10 @@ const (
 	logComponent = "component"
 	keyErr       = "err"
 	keyFile      = "file"
+	keyHeld      = "held"
 	keyKeys      = "keys"
 	keyPanic     = "panic"
 	keyPath      = "path"
+	keyReason    = "reason"
+	keySession   = "session"
 )

@@ -35,32 +35,27 @@ func noteURI(path string, scope vault.Scope) string {
 	return uri
 }
 
-// sessionOpenOnlyKey carries whether an MCP client asked for open notes
-// only on the endpoint's URL (/mcp?allow_web=true), in its requests'
-// contexts.
-type sessionOpenOnlyKey struct{}
-
-// sessionOpenOnly reports whether the session was opened with
-// ?allow_web=true: then every tool call and resource of it sees open notes
-// only, whatever a call asks; resources/list has no arguments, so it is the
-// only scope a listing can have.
-func sessionOpenOnly(ctx context.Context) bool {
-	openOnly, _ := ctx.Value(sessionOpenOnlyKey{}).(bool)
-	return openOnly
-}
-
 // newMCP is the MCP server on streamable HTTP. Tools are read-only and
 // closed-world; their mistakes come back as tool errors the model can read,
-// not protocol errors. Session ids are not checked against a table (mcp-go's
-// default), so they stay valid across a restart: Claude Code does not
-// initialize again after a 404.
-func (s *Server) newMCP() http.Handler {
+// not protocol errors. A session's id carries its scope, signed
+// (mcp_session.go), so that the session stays good after the server
+// dropped its state and across a restart: a client of the official
+// TypeScript SDK does not initialize again after a 404 for its session.
+func (s *Server) newMCP() (http.Handler, error) {
+	signer, err := newSessionSigner(s.opts.SessionKey)
+	if err != nil {
+		return nil, err
+	}
 	hooks := &server.Hooks{}
 	// mcp-go lists only resources registered one by one; the notes change
 	// with the vault, so the listing is filled in after it, page by page.
 	hooks.AddAfterListResources(func(ctx context.Context, _ any, req *mcp.ListResourcesRequest, res *mcp.ListResourcesResult) {
 		res.Resources, res.NextCursor = s.listNotes(ctx, req.Params.Cursor)
 	})
+	var h *server.StreamableHTTPServer
+	cache := newSessionCache(s.opts.MaxMCPSessions, s.opts.MCPSessionIdle, func(id string) { endSession(h, id) }, s.log)
+	cache.followRegistrations(hooks)
+	s.sessions = &mcpSessions{signer: signer, cache: cache, log: s.log}
 	ms := server.NewMCPServer("vaultask", s.opts.Version,
 		server.WithInstructions(mcpInstructions),
 		server.WithToolCapabilities(false),
@@ -75,22 +70,28 @@ func (s *Server) newMCP() http.Handler {
 		mcp.WithTemplateDescription("A note's Markdown by its vault path; add ?allow_web=true to read it only if it is open."),
 		mcp.WithTemplateMIMEType("text/markdown"),
 	), s.readNoteResource)
-	h := server.NewStreamableHTTPServer(ms,
+	h = server.NewStreamableHTTPServer(ms,
 		// vaultask checks Origin and Host itself (mcpGuard), with the
 		// operator's trusted hosts for a reverse proxy.
 		server.WithDisableLocalhostProtection(true),
 		server.WithStreamableHTTPLogger(s.log),
-		server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
-			allow, _ := allowWebParam(r) // checked before the request got here
-			return context.WithValue(ctx, sessionOpenOnlyKey{}, allow)
-		}),
+		server.WithSessionIdManagerResolver(sessionIDResolver{signer: signer}),
 	)
+	return s.scoped(h), nil
+}
+
+// scoped serves each MCP request under the scope its URL and its session
+// leave it (mcpSessions.requestScope), which the tools and resources read
+// from its context; an allow_web that cannot be read is a 400.
+func (s *Server) scoped(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, err := allowWebParam(r); err != nil {
-			writeError(w, http.StatusBadRequest, apiError{Type: invalidRequest, Param: "allow_web", Message: err.Error()})
+		scope, err := s.sessions.requestScope(r)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, apiError{Type: invalidRequest, Param: allowWebName, Message: err.Error()})
 			return
 		}
-		h.ServeHTTP(w, r)
+		s.sessions.cache.touch(r.Header.Get(sessionHeader))
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionScopeKey{}, scope)))
 	})
 }
 

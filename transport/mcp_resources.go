@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -17,71 +16,74 @@ import (
 // resourcePage is how many notes a resources/list page holds.
 const resourcePage = 50
 
-// listNotes is a page of resources/list: on the first page the topic notes,
-// then on every page the indexed notes, most recently changed first, all
-// of the session's scope. The cursor is where the next page starts among
-// the notes; a cursor that is not one of these starts nowhere.
+// listNotes is a page of resources/list, of the session's scope: on the
+// first page the topic notes, then on every page the other indexed notes by
+// path. A note's path, and with it whether it is a topic note (one under
+// the topic folder), is what editing it cannot change, so the cursor, the
+// last path listed, lets a listing paged while notes are edited, added and
+// deleted give every note that was there throughout exactly once. A cursor
+// that is not one of these starts nowhere.
 func (s *Server) listNotes(ctx context.Context, cursor mcp.Cursor) ([]mcp.Resource, mcp.Cursor) {
-	scope := vault.ScopeFor(sessionOpenOnly(ctx))
+	scope := sessionScope(ctx)
 	out := []mcp.Resource{}
-	offset := 0
-	topics := map[string]bool{}
+	after := ""
 	if cursor != "" {
-		n, ok := decodeCursor(cursor)
+		path, ok := decodeCursor(cursor)
 		if !ok {
 			return out, ""
 		}
-		offset = n
+		after = path
 	}
 	ts, err := s.opts.Vault.Topics(ctx, scope)
 	if err != nil {
 		s.log.Error("MCP resource list failed", keyErr, err)
 		return out, ""
 	}
+	topics := map[string]bool{}
 	for _, t := range ts {
 		topics[t.Path] = true
-		if offset == 0 {
+		if cursor == "" {
 			out = append(out, mcp.NewResource(noteURI(t.Path, scope), t.Path, mcp.WithResourceTitle(t.Title), mcp.WithMIMEType("text/markdown"),
 				mcp.WithResourceDescription("topic note collecting "+nounCount(t.Members, "note"))))
 		}
 	}
-	notes, total, err := s.opts.Vault.NoteList(ctx, vault.NoteQuery{State: vault.StatusIndexed, Scope: scope, Recent: true, Offset: offset, Limit: resourcePage})
+	notes, _, err := s.opts.Vault.NoteList(ctx, vault.NoteQuery{State: vault.StatusIndexed, Scope: scope, After: after, Limit: resourcePage + 1})
 	if err != nil {
 		s.log.Error("MCP resource list failed", keyErr, err)
 		return out, ""
 	}
-	for _, n := range notes {
+	page := notes[:min(len(notes), resourcePage)]
+	for _, n := range page {
 		if topics[n.Path] {
 			continue
 		}
 		out = append(out, mcp.NewResource(noteURI(n.Path, scope), n.Path, mcp.WithResourceTitle(n.Title), mcp.WithMIMEType("text/markdown"),
 			mcp.WithLastModified(n.IndexedAt.UTC().Format(time.RFC3339))))
 	}
-	if offset+len(notes) >= total {
+	if len(notes) <= resourcePage {
 		return out, ""
 	}
-	return out, encodeCursor(offset + len(notes))
+	return out, encodeCursor(page[len(page)-1].Path)
 }
 
-// encodeCursor is the resources/list cursor of the page that starts at the
-// offset-th note.
-func encodeCursor(offset int) mcp.Cursor {
-	return mcp.Cursor(base64.StdEncoding.EncodeToString([]byte("notes:" + strconv.Itoa(offset))))
+// cursorPrefix starts every resources/list cursor.
+const cursorPrefix = "after:"
+
+// encodeCursor is the resources/list cursor of the page that starts after
+// the note at path.
+func encodeCursor(path string) mcp.Cursor {
+	return mcp.Cursor(base64.StdEncoding.EncodeToString([]byte(cursorPrefix + path)))
 }
 
 // decodeCursor reads a cursor that encodeCursor made; anything else, from a
 // client that made one up, is not ok.
-func decodeCursor(c mcp.Cursor) (offset int, ok bool) {
+func decodeCursor(c mcp.Cursor) (path string, ok bool) {
 	raw, err := base64.StdEncoding.DecodeString(string(c))
 	if err != nil {
-		return 0, false
+		return "", false
 	}
-	digits, found := strings.CutPrefix(string(raw), "notes:")
-	n, err := strconv.Atoi(digits)
-	if !found || err != nil || n < 0 {
-		return 0, false
-	}
-	return n, true
+	path, found := strings.CutPrefix(string(raw), cursorPrefix)
+	return path, found && path != ""
 }
 
 // readNoteResource serves vault://note/{+path}, under the same gate as the
@@ -91,11 +93,11 @@ func (s *Server) readNoteResource(ctx context.Context, req mcp.ReadResourceReque
 	if err != nil || u.Scheme != "vault" || u.Host != "note" {
 		return nil, fmt.Errorf("%q is not a vault://note/ URI", req.Params.URI)
 	}
-	allow, err := parseAllowWeb(u.Query())
+	allow, err := allowWebQuery(u.RawQuery)
 	if err != nil {
 		return nil, err
 	}
-	scope := vault.ScopeFor(allow || sessionOpenOnly(ctx))
+	scope := vault.ScopeFor(allow || sessionScope(ctx).OpenOnly())
 	ref := strings.TrimPrefix(u.Path, "/")
 	d, _, err := s.opts.Vault.ResolveNote(ctx, ref, scope)
 	if errors.Is(err, vault.ErrNoNote) {

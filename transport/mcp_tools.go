@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -142,18 +143,22 @@ type topicEntry struct {
 // when one is wrong.
 type toolArgs struct{ req mcp.CallToolRequest }
 
-// allowWeb is the call's allow_web, false when it is not given; a session
-// opened with ?allow_web=true makes it true whatever the call says.
+// allowWeb is the call's allow_web, false when it is not given, read from
+// the arguments as they came (allowWebJSON); a session of open notes only
+// makes it true whatever the call says.
 func (a toolArgs) allowWeb(ctx context.Context) (bool, error) {
-	v, ok := a.req.GetArguments()["allow_web"]
-	if !ok || v == nil {
-		return sessionOpenOnly(ctx), nil
+	raw := a.req.Params.RawArguments
+	if len(raw) == 0 && a.req.Params.Arguments != nil { // a call made in Go, not read from the wire
+		var err error
+		if raw, err = json.Marshal(a.req.Params.Arguments); err != nil {
+			return false, fmt.Errorf("the arguments cannot be read: %w", err)
+		}
 	}
-	b, isBool := v.(bool)
-	if !isBool {
-		return false, fmt.Errorf("allow_web must be true or false, not %v", v)
+	allowWeb, err := allowWebJSON(raw)
+	if err != nil {
+		return false, err
 	}
-	return b || sessionOpenOnly(ctx), nil
+	return allowWeb || sessionScope(ctx).OpenOnly(), nil
 }
 
 // scope is the call's scope, vault.ScopeFor its allow_web.

@@ -55,10 +55,11 @@ type chatRequest struct {
 	TopLogprobs  *int            `json:"top_logprobs"`
 	Modalities   []string        `json:"modalities"`
 	Audio        json.RawMessage `json:"audio"`
-	// AllowWeb is vaultask's own field: the answer may fall back to the web
-	// and then sees open notes only. Default false: the model a client
-	// configures holds the transcript, personal notes included.
-	AllowWeb *bool `json:"allow_web"`
+	// vaultask's own field allow_web (the answer may fall back to the web
+	// and then sees open notes only; default false, as the model a client
+	// configures holds the transcript, personal notes included) is read by
+	// allowWebJSON, which sees the spellings and repeats encoding/json
+	// would take.
 }
 
 type chatMessage struct {
@@ -124,8 +125,8 @@ func decodeChat(body []byte) (chatRequest, rag.Question, error) {
 	if q.Text == "" {
 		return req, rag.Question{}, badRequest("messages", "the question (the last user message) is empty")
 	}
-	if req.AllowWeb != nil {
-		q.AllowWeb = *req.AllowWeb
+	if q.AllowWeb, err = allowWebJSON(body); err != nil {
+		return req, rag.Question{}, badRequest(allowWebName, "%v", err)
 	}
 	q.MaxTokens = maxTokens
 	return req, q, nil

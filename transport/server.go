@@ -11,9 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -82,6 +80,18 @@ type Options struct {
 	// text flows yet (retrieval, the model's first token). Default 5s.
 	KeepAlive time.Duration
 	Logger    *slog.Logger
+
+	// SessionKey signs MCP session ids, which carry their session's scope:
+	// SessionKeyLen bytes, the same across restarts so that sessions
+	// outlive them. Empty: a random key, and the sessions of this Server
+	// end with it (their ids then see open notes only).
+	SessionKey []byte
+	// MaxMCPSessions bounds the MCP sessions whose state is kept in memory;
+	// beyond it the least recently used is dropped. Default 1000.
+	MaxMCPSessions int
+	// MCPSessionIdle is how long an MCP session's state is kept unused.
+	// Default 30 minutes. A dropped session goes on working.
+	MCPSessionIdle time.Duration
 }
 
 // Server is vaultask's HTTP surface: the OpenAI-compatible API, MCP, the
@@ -97,6 +107,9 @@ type Server struct {
 	admin  *adminGate
 	// crossOrigin tells a browser's request from another origin.
 	crossOrigin *http.CrossOriginProtection
+
+	// sessions are /mcp's session ids and what mcp-go keeps of them.
+	sessions *mcpSessions
 }
 
 // New returns the server.
@@ -116,6 +129,12 @@ func New(opts Options) (*Server, error) {
 	if opts.KeepAlive <= 0 {
 		opts.KeepAlive = 5 * time.Second
 	}
+	if opts.MaxMCPSessions <= 0 {
+		opts.MaxMCPSessions = defaultMaxMCPSessions
+	}
+	if opts.MCPSessionIdle <= 0 {
+		opts.MCPSessionIdle = defaultMCPSessionIdle
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -131,7 +150,9 @@ func New(opts Options) (*Server, error) {
 			return nil, fmt.Errorf("transport: api.cors_origins: %w", err)
 		}
 	}
-	s.mcp = s.newMCP()
+	if s.mcp, err = s.newMCP(); err != nil {
+		return nil, err
+	}
 	s.routes()
 	if err := s.pageRoutes(); err != nil {
 		return nil, err
@@ -368,28 +389,4 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
-}
-
-// allowWebParam reads the allow_web query parameter: false when it is
-// absent. Present, it must be one true or false: an empty value
-// ("?allow_web", "?allow_web=") or a repeated one could otherwise read as
-// false and widen a caller who meant open notes only to the whole vault.
-func allowWebParam(r *http.Request) (bool, error) {
-	return parseAllowWeb(r.URL.Query())
-}
-
-// parseAllowWeb reads allow_web from a query (see allowWebParam).
-func parseAllowWeb(q url.Values) (bool, error) {
-	vs, ok := q["allow_web"]
-	switch {
-	case !ok:
-		return false, nil
-	case len(vs) != 1:
-		return false, fmt.Errorf("allow_web given %d times: give it once, true or false", len(vs))
-	}
-	b, err := strconv.ParseBool(vs[0])
-	if err != nil {
-		return false, fmt.Errorf("allow_web=%q: want true or false", vs[0])
-	}
-	return b, nil
 }

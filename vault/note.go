@@ -58,8 +58,11 @@ type NoteQuery struct {
 	// path of a note that is not indexed says nothing of whether it is
 	// personal.
 	Scope Scope
-	// Recent lists the most recently indexed notes first, not by path.
-	Recent        bool
+	// After keeps the notes whose path sorts after it, byte by byte: the
+	// next page of a listing by path (no two indexed notes share a path),
+	// which notes written, added or removed meanwhile do not shift as they
+	// shift an offset.
+	After         string
 	Offset, Limit int
 }
 

@@ -5,6 +5,7 @@ const (
 	keyAfter    = "after"
 	keyEmbedded = "embedded"
 	keyErr      = "err"
+	keyFile     = "file"
 	keyIndex    = "index"
 	keyModel    = "model"
 	keySource   = "source"

@@ -101,6 +101,10 @@ func (svc *service) open(ctx context.Context, m *Main) error {
 	if err != nil {
 		return err
 	}
+	sessionKey, err := loadSessionKey(sessionKeyPath(cfg.Index.Path), log)
+	if err != nil {
+		return err
+	}
 	handler, err := transport.New(transport.Options{
 		Answerer: p, Vault: svc.store, Status: svc.status, Events: svc.events,
 		APIKey: apiKey, MaxConcurrent: cfg.API.MaxConcurrent, MaxBodyBytes: int64(cfg.API.MaxRequestBytes),
@@ -108,6 +112,7 @@ func (svc *service) open(ctx context.Context, m *Main) error {
 			Wait: cfg.API.SlotWait, MaxWaiting: cfg.API.MaxWaiting},
 		CORSOrigins: cfg.API.CORSOrigins, TrustedHosts: cfg.API.TrustedHosts, Version: buildVersion(),
 		ObsidianVault: cfg.API.ObsidianVault, Admin: admin, Logger: log,
+		SessionKey: sessionKey, MaxMCPSessions: cfg.MCP.MaxSessions, MCPSessionIdle: cfg.MCP.SessionIdle,
 	})
 	if err != nil {
 		return err

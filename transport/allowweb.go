@@ -1,0 +1,202 @@
+package transport
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"unicode"
+)
+
+// allow_web is the one parameter that narrows what a caller sees, so it is
+// read strictly, here and nowhere else, for every way it comes: a URL's
+// query (/status, /status/notes, /events, /mcp, a vault:// resource URI)
+// and a JSON object's top level (a /v1 request body, an MCP tool call's
+// arguments). A spelling that a lenient reader would skip ("ALLOW_WEB",
+// "allowWeb") or a value it would read as false could otherwise leave a
+// caller who asked for open notes only with the whole vault; so:
+//   - a name that is allow_web but for case or separators is refused,
+//     naming it, as is allow_web given twice;
+//   - the value is true or false exactly: the words in a query, a JSON
+//     boolean in a body.
+//
+// vault.ScopeFor turns what is read into the scope.
+
+// allowWebName is the parameter's one spelling.
+const allowWebName = "allow_web"
+
+// allowWebError is an allow_web that cannot be read: a 400 naming it, or
+// for MCP a tool or resource error.
+type allowWebError struct{ msg string }
+
+func (e *allowWebError) Error() string { return e.msg }
+
+func allowWebErrorf(format string, args ...any) error {
+	return &allowWebError{msg: fmt.Sprintf(format, args...)}
+}
+
+// allowWebParam reads allow_web from a request's query; false when absent.
+func allowWebParam(r *http.Request) (bool, error) {
+	return allowWebQuery(r.URL.RawQuery)
+}
+
+// allowWebQuery reads allow_web from a raw query string, pair by pair in
+// order. A query that cannot be read at all (a bad escape, a ';') is
+// refused too: url.ParseQuery would drop the pair, allow_web with it.
+func allowWebQuery(rawQuery string) (bool, error) {
+	var value string
+	given := 0
+	for pair := range strings.SplitSeq(rawQuery, "&") {
+		if pair == "" {
+			continue
+		}
+		if strings.Contains(pair, ";") {
+			return false, allowWebErrorf("the query holds a ';' (%q): separate parameters with '&', so that allow_web can be read", pair)
+		}
+		rawName, rawValue, _ := strings.Cut(pair, "=")
+		name, err := url.QueryUnescape(rawName)
+		if err != nil {
+			return false, allowWebErrorf("the query's parameter name %q cannot be read (%v), so allow_web cannot be", rawName, err)
+		}
+		if err := checkAllowWebName(name); err != nil {
+			return false, err
+		}
+		if name != allowWebName {
+			continue
+		}
+		if value, err = url.QueryUnescape(rawValue); err != nil {
+			return false, allowWebErrorf("allow_web=%s cannot be read (%v): want true or false", rawValue, err)
+		}
+		given++
+	}
+	switch {
+	case given == 0:
+		return false, nil
+	case given > 1:
+		return false, allowWebErrorf("allow_web given %d times: give it once, true or false", given)
+	case value == "true":
+		return true, nil
+	case value == "false":
+		return false, nil
+	}
+	return false, allowWebErrorf("allow_web=%q: want true or false", value)
+}
+
+// allowWebJSON reads allow_web from the top level of a JSON object; false
+// when it is absent, when obj is empty or null. Anything but an object is
+// refused. Keys are compared as encoding/json decodes them, escapes and
+// all, and every one is seen: encoding/json would match "ALLOW_WEB" to the
+// field and let the last of two win.
+func allowWebJSON(obj []byte) (bool, error) {
+	if len(bytes.TrimSpace(obj)) == 0 {
+		return false, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	tok, err := dec.Token()
+	switch {
+	case err != nil:
+		return false, allowWebErrorf("allow_web cannot be read: the JSON is malformed (%v)", err)
+	case tok == nil:
+		return false, nil
+	case tok != json.Delim('{'):
+		return false, allowWebErrorf("allow_web cannot be read: want a JSON object, not %s", jsonKind(tok))
+	}
+	allow, given := false, false
+	for dec.More() {
+		key, err := objectKey(dec)
+		if err != nil {
+			return false, err
+		}
+		if err := checkAllowWebName(key); err != nil {
+			return false, err
+		}
+		if key != allowWebName {
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return false, allowWebErrorf("allow_web cannot be read: the JSON is malformed (%v)", err)
+			}
+			continue
+		}
+		if given {
+			return false, allowWebErrorf("allow_web given twice: give it once, true or false")
+		}
+		v, err := dec.Token()
+		if err != nil {
+			return false, allowWebErrorf("allow_web cannot be read: the JSON is malformed (%v)", err)
+		}
+		b, ok := v.(bool)
+		if !ok {
+			return false, allowWebErrorf("allow_web must be true or false (a JSON boolean), not %s", jsonKind(v))
+		}
+		allow, given = b, true
+	}
+	return allow, nil
+}
+
+// objectKey reads the next key of an object whose '{' dec has read.
+func objectKey(dec *json.Decoder) (string, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return "", allowWebErrorf("allow_web cannot be read: the JSON is malformed (%v)", err)
+	}
+	key, ok := tok.(string)
+	if !ok {
+		return "", allowWebErrorf("allow_web cannot be read: the JSON is malformed (a key is %s)", jsonKind(tok))
+	}
+	return key, nil
+}
+
+// jsonKind names a JSON token for a message: the value itself when short.
+func jsonKind(tok json.Token) string {
+	switch v := tok.(type) {
+	case json.Delim:
+		if v == '{' {
+			return "an object"
+		}
+		return "an array"
+	case string:
+		if len(v) > 20 {
+			return "a string"
+		}
+		return fmt.Sprintf("the string %q", v)
+	case nil:
+		return "null"
+	}
+	return fmt.Sprint(tok)
+}
+
+// checkAllowWebName refuses a parameter name that is allow_web but for the
+// case of its letters or the characters between them ("ALLOW_WEB",
+// "Allow-Web", "allowWeb"): a lenient reader would take it for allow_web,
+// a strict one for another parameter, and either reading may widen what
+// the caller sees.
+func checkAllowWebName(name string) error {
+	if name == allowWebName || !spellsAllowWeb(name) {
+		return nil
+	}
+	return allowWebErrorf("%q is not a parameter: allow_web is spelled exactly so, in lower case with an underscore", name)
+}
+
+// spellsAllowWeb reports whether the letters and digits of name, in any
+// case, are "allowweb".
+func spellsAllowWeb(name string) bool {
+	const want = "allowweb"
+	i := 0
+	for _, r := range name {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			continue
+		}
+		if i == len(want) || unicode.ToLower(r) != rune(want[i]) {
+			return false
+		}
+		i++
+	}
+	return i == len(want)
+}
