@@ -26,7 +26,7 @@ var errFormat = errors.New("not a valid E5S1 model file")
 // shape is the file header.
 type shape struct {
 	hidden, nLayers, heads, ff, vocab, maxPos, typeVocab int
-	eps                                                 float32
+	eps                                                  float32
 }
 
 // reader reads little-endian values from the file, remembering the first

@@ -50,8 +50,8 @@ type Model struct {
 // layer is one encoder layer. The query, key and value products share one
 // packed matrix of 3·hidden rows, so one pass computes all three.
 type layer struct {
-	qkv, ao, fi, fo                *simd.Q4
-	qkvB, aoB, fiB, foB            []float32
+	qkv, ao, fi, fo                  *simd.Q4
+	qkvB, aoB, fiB, foB              []float32
 	attnLnW, attnLnB, outLnW, outLnB []float32
 }
 
