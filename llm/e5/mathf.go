@@ -28,7 +28,7 @@ func erf32(x float32) float32 {
 }
 
 // exp32 is e^x in float32 for the softmax (x ≤ 0 there): x = n·ln2 + r
-// with |r| ≤ ln2/2, e^r by its degree-6 Taylor polynomial (relative error
+// with |r| ≤ ln2/2 (about), e^r by its degree-6 Taylor polynomial (relative error
 // under 2e-7 on that interval), times 2ⁿ put into the exponent bits.
 func exp32(x float32) float32 {
 	if x < -87 {
@@ -36,7 +36,10 @@ func exp32(x float32) float32 {
 	}
 	x = min(x, 88)
 	const log2e, ln2hi, ln2lo = 1.44269504088896341, 0.693359375, -2.12194440e-4
-	n := float32(math.Floor(float64(x*log2e + 0.5)))
+	// n = x·log2(e) rounded to an integer: adding and taking away 1.5·2²³
+	// leaves no bits below the units.
+	const round = 1.5 * (1 << 23)
+	n := (x*log2e + round) - round
 	r := x - n*ln2hi - n*ln2lo
 	p := float32(1.0 / 720)
 	p = p*r + 1.0/120
