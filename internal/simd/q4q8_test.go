@@ -157,7 +157,8 @@ func TestKernelsMatchGo(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, shape := range [][2]int{{384, 384}, {1536, 384}, {384, 1536}} {
 		rows, cols := shape[0], shape[1]
-		w, err := PackQ4(randQ4(rng, rows, cols, false), rows, cols)
+		blocks := randQ4(rng, rows, cols, false)
+		w, err := PackQ4(blocks, rows, cols)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,11 +169,12 @@ func TestKernelsMatchGo(t *testing.T) {
 		a.QuantizeRows(randActs(rng, n, cols, false), 0, n)
 		ref := make([]float32, n*rows)
 		matMul(goKernel, ref, rows, w, bias, &a, 0, rows/RowGroup)
+		_, mag := dequantized(blocks, rows, cols, &a, bias)
 		for _, k := range kernels {
 			y := make([]float32, n*rows)
 			matMul(k, y, rows, w, bias, &a, 0, rows/RowGroup)
 			for i := range y {
-				if d := math.Abs(float64(y[i] - ref[i])); d > 1e-5*(1+math.Abs(float64(ref[i]))) {
+				if d := math.Abs(float64(y[i] - ref[i])); d > 2e-6*mag[i/rows][i%rows] {
 					t.Fatalf("%s %dx%d: y[%d] = %g, go kernel %g", k.name, rows, cols, i, y[i], ref[i])
 				}
 			}
