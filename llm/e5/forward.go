@@ -41,7 +41,7 @@ func (m *Model) scratch(T int) *scratch {
 	s.ctx = grow(s.ctx, T*H)
 	s.out = grow(s.out, T*H)
 	s.mid = grow(s.mid, T*m.ff)
-	for len(s.attn) < m.workers {
+	for len(s.attn) < max(1, m.workers) {
 		s.attn = append(s.attn, nil)
 	}
 	return s
