@@ -14,7 +14,8 @@
 #
 # use-lite's dir is $VAULTASK_MODELS__BUILTIN_DIR, else
 # ${XDG_CACHE_HOME:-$HOME/.cache}/vaultask/use-lite-0.2.0 (uselite.DefaultDir);
-# e5's is $VAULTASK_MODELS__E5_DIR, else
+# e5's is $E5_MODEL_DIR (not a VAULTASK_ name: vaultask refuses VAULTASK_
+# variables that are not configuration keys, and e5 has none yet), else
 # ${XDG_CACHE_HOME:-$HOME/.cache}/vaultask/multilingual-e5-small-0.3.0
 # (e5.DefaultDir). Running it again is a no-op once a dir holds a verified
 # copy; each dir's stamp is written last, so an interrupted copy is fetched
@@ -138,7 +139,7 @@ PY
 }
 
 uselite_dir=${VAULTASK_MODELS__BUILTIN_DIR:-$cache/use-lite-0.2.0}
-e5_dir=${VAULTASK_MODELS__E5_DIR:-$cache/multilingual-e5-small-0.3.0}
+e5_dir=${E5_MODEL_DIR:-$cache/multilingual-e5-small-0.3.0}
 case "${1:-}" in
 "")
 	fetch_uselite "$uselite_dir"

@@ -11,10 +11,10 @@ import (
 
 func TestDeps(t *testing.T) { deptest.Check(t, "internal/simd") }
 
-// modelDir is where the tests look for the model: VAULTASK_MODELS__E5_DIR
+// modelDir is where the tests look for the model: E5_MODEL_DIR
 // (the variable scripts/fetch-model.sh reads too), else DefaultDir.
 func modelDir() string {
-	if d := os.Getenv("VAULTASK_MODELS__E5_DIR"); d != "" {
+	if d := os.Getenv("E5_MODEL_DIR"); d != "" {
 		return d
 	}
 	return DefaultDir()

@@ -40,10 +40,10 @@ type goldenText struct {
 }
 
 // corpusDir is ../shared/corpus from the module root, where the project's
-// machines keep the corpus dumps; VAULTASK_CORPUS_DIR overrides it (a git
+// machines keep the corpus dumps; E5_CORPUS_DIR overrides it (a git
 // worktree elsewhere has no ../shared).
 func corpusDir() string {
-	if d := os.Getenv("VAULTASK_CORPUS_DIR"); d != "" {
+	if d := os.Getenv("E5_CORPUS_DIR"); d != "" {
 		return d
 	}
 	return filepath.Join("..", "..", "..", "shared", "corpus")
@@ -162,7 +162,7 @@ func corpusText(docs map[string]corpusDoc, kind, id string) (string, error) {
 func mustGolden(tb testing.TB) []goldenText {
 	tb.Helper()
 	if _, err := os.Stat(filepath.Join(corpusDir(), "hub.all_docs.json.gz")); err != nil {
-		tb.Skipf("the LiveSync corpus is not at %s (set VAULTASK_CORPUS_DIR): %v", corpusDir(), err)
+		tb.Skipf("the LiveSync corpus is not at %s (set E5_CORPUS_DIR): %v", corpusDir(), err)
 	}
 	g, err := loadGolden()
 	if err != nil {

@@ -56,7 +56,7 @@ type layer struct {
 }
 
 // DefaultDir is where scripts/fetch-model.sh puts the model when neither a
-// directory argument nor VAULTASK_MODELS__E5_DIR names one:
+// directory argument nor E5_MODEL_DIR names one:
 // ${XDG_CACHE_HOME:-$HOME/.cache}/vaultask/multilingual-e5-small-0.3.0.
 func DefaultDir() string {
 	base := os.Getenv("XDG_CACHE_HOME")
