@@ -1,41 +1,80 @@
 package simd
 
-// Dot returns Σ x[i]·y[i] over len(x) values (y at least as long).
-func Dot(x, y []float32) float32 {
+// The fp32 kernels of the encoder's attention and feed-forward layer. Each
+// has a Go version here, the reference the assembly is tested against and
+// what other CPUs run.
+
+// Scores sets out[j] = Σ_e q[e]·kt[e·ld + j] for every j < len(out): a
+// query's dot products with the keys, which kt holds transposed (one row of
+// ld values per dimension of q).
+func Scores(out, q, kt []float32, ld int) {
+	if len(out) == 0 {
+		return
+	}
+	_ = kt[(len(q)-1)*ld+len(out)-1]
+	scoresF32(out, q, kt, ld)
+}
+
+// WeightedSum sets out[e] = Σ_s p[s]·v[s·ldv + e] for every e < len(out):
+// the attention weights p applied to the value rows of v.
+func WeightedSum(out, p, v []float32, ldv int) {
+	if len(p) == 0 {
+		clear(out)
+		return
+	}
+	_ = v[(len(p)-1)*ldv+len(out)-1]
+	weightedF32(out, p, v, ldv)
+}
+
+// Softmax sets x[i] = e^(scale·x[i] − scale·max(x)) and returns their sum,
+// the unnormalized softmax of scale·x (scale > 0).
+func Softmax(x []float32, scale float32) float32 {
 	if len(x) == 0 {
 		return 0
 	}
-	_ = y[len(x)-1]
-	return dotF32(x, y)
+	return softmaxF32(x, scale)
 }
 
-// Axpy adds a·x[i] to y[i] for every i < len(x) (y at least as long).
-func Axpy(a float32, x, y []float32) {
-	if len(x) == 0 {
-		return
+// GELU sets x[i] = 0.5·x·(1 + erf(x/√2)), the exact (erf) GELU with
+// Erf32.
+func GELU(x []float32) { geluF32(x) }
+
+func scoresGo(out, q, kt []float32, ld int) {
+	clear(out)
+	for e, qe := range q {
+		row := kt[e*ld : e*ld+len(out)]
+		for j, k := range row {
+			out[j] += qe * k
+		}
 	}
-	_ = y[len(x)-1]
-	axpyF32(a, x, y)
 }
 
-func dotGo(x, y []float32) float32 {
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		s0 += x[i] * y[i]
-		s1 += x[i+1] * y[i+1]
-		s2 += x[i+2] * y[i+2]
-		s3 += x[i+3] * y[i+3]
+func weightedGo(out, p, v []float32, ldv int) {
+	clear(out)
+	for s, ps := range p {
+		row := v[s*ldv : s*ldv+len(out)]
+		for e, x := range row {
+			out[e] += ps * x
+		}
 	}
-	for ; i < len(x); i++ {
-		s0 += x[i] * y[i]
-	}
-	return (s0 + s1) + (s2 + s3)
 }
 
-func axpyGo(a float32, x, y []float32) {
-	y = y[:len(x)]
+func softmaxGo(x []float32, scale float32) float32 {
+	m := x[0]
+	for _, v := range x {
+		m = max(m, v)
+	}
+	sm := scale * m
+	var sum float32
 	for i, v := range x {
-		y[i] += a * v
+		x[i] = Exp32(scale*v - sm)
+		sum += x[i]
+	}
+	return sum
+}
+
+func geluGo(x []float32) {
+	for i, v := range x {
+		x[i] = 0.5 * v * (1 + Erf32(v*0.70710678118654752440))
 	}
 }

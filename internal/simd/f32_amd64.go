@@ -2,26 +2,68 @@ package simd
 
 import "golang.org/x/sys/cpu"
 
-// Implemented in f32_amd64.s for n a multiple of 8.
-func dotAVX2(x, y *float32, n int) float32
-func axpyAVX2(a float32, x, y *float32, n int)
+// Implemented in f32_amd64.s, for n (and hd) multiples of 8.
+func scoresAVX2(out, q, kt *float32, ld, hd, n int)
+func weightedAVX2(out, p *float32, n int, v *float32, ldv, hd int)
+func maxAVX2(x *float32, n int) float32
+func expSumAVX2(x *float32, n int, scale, sm float32) float32
+func geluAVX2(x *float32, n int)
 
-var hasAVX2FMA = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+// useAVX2 is whether the fp32 kernels run in assembly; tests turn it off to
+// run the Go versions on the same inputs.
+var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
-func dotF32(x, y []float32) float32 {
-	n := len(x) &^ 7
-	if !hasAVX2FMA || n == 0 {
-		return dotGo(x, y)
-	}
-	return dotAVX2(&x[0], &y[0], n) + dotGo(x[n:], y[n:])
-}
-
-func axpyF32(a float32, x, y []float32) {
-	n := len(x) &^ 7
-	if !hasAVX2FMA || n == 0 {
-		axpyGo(a, x, y)
+func scoresF32(out, q, kt []float32, ld int) {
+	n := len(out) &^ 7
+	if !useAVX2 || n == 0 || len(q) == 0 {
+		scoresGo(out, q, kt, ld)
 		return
 	}
-	axpyAVX2(a, &x[0], &y[0], n)
-	axpyGo(a, x[n:], y[n:])
+	scoresAVX2(&out[0], &q[0], &kt[0], ld, len(q), n)
+	if n < len(out) {
+		tail := out[n:]
+		clear(tail)
+		for e, qe := range q {
+			for j := range tail {
+				tail[j] += qe * kt[e*ld+n+j]
+			}
+		}
+	}
+}
+
+func weightedF32(out, p, v []float32, ldv int) {
+	if !useAVX2 || len(out)%8 != 0 || len(out) == 0 {
+		weightedGo(out, p, v, ldv)
+		return
+	}
+	weightedAVX2(&out[0], &p[0], len(p), &v[0], ldv, len(out))
+}
+
+func softmaxF32(x []float32, scale float32) float32 {
+	n := len(x) &^ 7
+	if !useAVX2 || n == 0 {
+		return softmaxGo(x, scale)
+	}
+	m := maxAVX2(&x[0], n)
+	for _, v := range x[n:] {
+		m = max(m, v)
+	}
+	sm := scale * m
+	sum := expSumAVX2(&x[0], n, scale, sm)
+	for i, v := range x[n:] {
+		x[n+i] = Exp32(scale*v - sm)
+		sum += x[n+i]
+	}
+	return sum
+}
+
+func geluF32(x []float32) {
+	n := len(x) &^ 7
+	if useAVX2 && n > 0 {
+		geluAVX2(&x[0], n)
+	}
+	if !useAVX2 {
+		n = 0
+	}
+	geluGo(x[n:])
 }

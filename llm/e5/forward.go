@@ -127,12 +127,7 @@ func (m *Model) layer(s *scratch, ly *layer, b batch, T int) {
 	m.matmul(s, s.ctx, H, ly.ao, ly.aoB, s.out, T)
 	m.addNorm(s.x, s.out, ly.attnLnW, ly.attnLnB, T)
 	m.matmul(s, s.x, H, ly.fi, ly.fiB, s.mid, T)
-	mid := s.mid[:T*m.ff]
-	m.parallel(T, func(_, lo, hi int) {
-		for i := lo * m.ff; i < hi*m.ff; i++ {
-			mid[i] = gelu(mid[i])
-		}
-	})
+	m.parallel(T, func(_, lo, hi int) { simd.GELU(s.mid[lo*m.ff : hi*m.ff]) })
 	m.matmul(s, s.mid, m.ff, ly.fo, ly.foB, s.out, T)
 	m.addNorm(s.x, s.out, ly.outLnW, ly.outLnB, T)
 }
@@ -164,12 +159,12 @@ func (m *Model) addNorm(x, y, w, b []float32, T int) {
 
 // attention writes into s.ctx each token's scaled dot-product attention
 // over its own segment's tokens, head by head. The work items are
-// (segment, head) pairs; for each, the head's keys and values are first
-// transposed (Kᵀ, Vᵀ: one row per head dimension) so that a query's scores
-// are hd vector updates over the segment and its context hd dot products.
+// (segment, head) pairs; for each, the head's keys are first transposed
+// (Kᵀ: one row per head dimension) so that a query's scores are one pass of
+// simd.Scores over the segment; the values are read in place.
 func (m *Model) attention(s *scratch, b batch) {
 	nseg, NH := len(b.segs)-1, m.heads
-	need := m.maxPos * (1 + 2*m.hidden/m.heads)
+	need := m.maxPos * (1 + m.hidden/m.heads)
 	m.parallel(nseg*NH, func(w, lo, hi int) {
 		if len(s.attn[w]) < need {
 			s.attn[w] = make([]float32, need)
@@ -184,35 +179,23 @@ func (m *Model) attention(s *scratch, b batch) {
 func (m *Model) attendHead(s *scratch, s0, s1, h int, buf []float32) {
 	H, hd := m.hidden, m.hidden/m.heads
 	L := s1 - s0
-	scores, kt, vt := buf[:L], buf[m.maxPos:m.maxPos+hd*L], buf[m.maxPos+hd*m.maxPos:m.maxPos+hd*m.maxPos+hd*L]
+	scores, kt := buf[:L], buf[m.maxPos:m.maxPos+hd*L]
 	for j := range L {
-		row := s.qkv[(s0+j)*3*H:]
+		key := s.qkv[(s0+j)*3*H+H+h*hd:]
 		for e := range hd {
-			kt[e*L+j] = row[H+h*hd+e]
-			vt[e*L+j] = row[2*H+h*hd+e]
+			kt[e*L+j] = key[e]
 		}
 	}
+	values := s.qkv[s0*3*H+2*H+h*hd:]
 	scale := 1 / float32(math.Sqrt(float64(hd)))
 	for t := s0; t < s1; t++ {
 		q := s.qkv[t*3*H+h*hd : t*3*H+h*hd+hd]
-		clear(scores)
-		for e, qe := range q {
-			simd.Axpy(qe, kt[e*L:(e+1)*L], scores)
-		}
-		mx := float32(-1e30)
-		for j := range scores {
-			scores[j] *= scale
-			mx = max(mx, scores[j])
-		}
-		var sum float32
-		for j, v := range scores {
-			scores[j] = exp32(v - mx)
-			sum += scores[j]
-		}
-		inv := 1 / sum
+		simd.Scores(scores, q, kt, L)
+		inv := 1 / simd.Softmax(scores, scale)
 		out := s.ctx[t*H+h*hd : t*H+h*hd+hd]
+		simd.WeightedSum(out, scores, values, 3*H)
 		for e := range out {
-			out[e] = simd.Dot(scores, vt[e*L:(e+1)*L]) * inv
+			out[e] *= inv
 		}
 	}
 }
