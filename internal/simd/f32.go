@@ -15,15 +15,16 @@ func Scores(out, q, kt []float32, ld int) {
 	scoresF32(out, q, kt, ld)
 }
 
-// WeightedSum sets out[e] = Σ_s p[s]·v[s·ldv + e] for every e < len(out):
-// the attention weights p applied to the value rows of v.
-func WeightedSum(out, p, v []float32, ldv int) {
+// WeightedSum sets out[e] = scale·Σ_s p[s]·v[s·ldv + e] for every
+// e < len(out): the attention weights p applied to the value rows of v,
+// scale normalizing them.
+func WeightedSum(out, p, v []float32, ldv int, scale float32) {
 	if len(p) == 0 {
 		clear(out)
 		return
 	}
 	_ = v[(len(p)-1)*ldv+len(out)-1]
-	weightedF32(out, p, v, ldv)
+	weightedF32(out, p, v, ldv, scale)
 }
 
 // Softmax sets x[i] = e^(scale·x[i] − scale·max(x)) and returns their sum,
@@ -49,13 +50,16 @@ func scoresGo(out, q, kt []float32, ld int) {
 	}
 }
 
-func weightedGo(out, p, v []float32, ldv int) {
+func weightedGo(out, p, v []float32, ldv int, scale float32) {
 	clear(out)
 	for s, ps := range p {
 		row := v[s*ldv : s*ldv+len(out)]
 		for e, x := range row {
 			out[e] += ps * x
 		}
+	}
+	for e := range out {
+		out[e] *= scale
 	}
 }
 

@@ -4,7 +4,7 @@ import "golang.org/x/sys/cpu"
 
 // Implemented in f32_amd64.s, for n (and hd) multiples of 8.
 func scoresAVX2(out, q, kt *float32, ld, hd, n int)
-func weightedAVX2(out, p *float32, n int, v *float32, ldv, hd int)
+func weightedAVX2(out, p *float32, n int, v *float32, ldv, hd int, scale float32)
 func maxAVX2(x *float32, n int) float32
 func expSumAVX2(x *float32, n int, scale, sm float32) float32
 func geluAVX2(x *float32, n int)
@@ -31,12 +31,12 @@ func scoresF32(out, q, kt []float32, ld int) {
 	}
 }
 
-func weightedF32(out, p, v []float32, ldv int) {
+func weightedF32(out, p, v []float32, ldv int, scale float32) {
 	if !useAVX2 || len(out)%8 != 0 || len(out) == 0 {
-		weightedGo(out, p, v, ldv)
+		weightedGo(out, p, v, ldv, scale)
 		return
 	}
-	weightedAVX2(&out[0], &p[0], len(p), &v[0], ldv, len(out))
+	weightedAVX2(&out[0], &p[0], len(p), &v[0], ldv, len(out), scale)
 }
 
 func softmaxF32(x []float32, scale float32) float32 {

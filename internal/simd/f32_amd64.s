@@ -322,15 +322,16 @@ scdone:
 	VZEROUPPER
 	RET
 
-// func weightedAVX2(out *float32, p *float32, n int, v *float32, ldv int, hd int)
+// func weightedAVX2(out *float32, p *float32, n int, v *float32, ldv int, hd int, scale float32)
 //
-// out[e] = Σ_s p[s]·v[s·ldv + e] for e < hd (a multiple of 8): 32 columns
-// a pass in Y0–Y3 while there are, then 8, each pass running down the n
-// rows of v with p[s] broadcast in Y4.
+// out[e] = scale·Σ_s p[s]·v[s·ldv + e] for e < hd (a multiple of 8): 32
+// columns a pass in Y0–Y3 while there are, then 8, each pass running down
+// the n rows of v with p[s] broadcast in Y4; Y5 holds scale.
 //
 // Registers: DI out, SI p, BX the pass's column of v, R8 ldv in bytes, CX
 // rows, R9 columns left, DX the row of v, R10 the row's index.
-TEXT ·weightedAVX2(SB), NOSPLIT, $0-48
+TEXT ·weightedAVX2(SB), NOSPLIT, $0-52
+	VBROADCASTSS scale+48(FP), Y5
 	MOVQ out+0(FP), DI
 	MOVQ p+8(FP), SI
 	MOVQ n+16(FP), CX
@@ -362,6 +363,10 @@ wt32row:
 	JMP          wt32row
 
 wt32store:
+	VMULPS  Y5, Y0, Y0
+	VMULPS  Y5, Y1, Y1
+	VMULPS  Y5, Y2, Y2
+	VMULPS  Y5, Y3, Y3
 	VMOVUPS Y0, (DI)
 	VMOVUPS Y1, 32(DI)
 	VMOVUPS Y2, 64(DI)
@@ -388,6 +393,7 @@ wt8row:
 	JMP          wt8row
 
 wt8store:
+	VMULPS  Y5, Y0, Y0
 	VMOVUPS Y0, (DI)
 	ADDQ    $32, DI
 	ADDQ    $32, BX

@@ -45,13 +45,14 @@ func checkF32(t *testing.T) {
 			ldv := hd + 5
 			v := randF32(rng, (n-1)*ldv+hd, 1)
 			ws := make([]float32, hd)
-			WeightedSum(ws, p, v, ldv)
+			WeightedSum(ws, p, v, ldv, 0.5)
 			for e := range hd {
 				var want, mag float64
 				for s := range n {
 					want += float64(p[s]) * float64(v[s*ldv+e])
 					mag += math.Abs(float64(p[s]) * float64(v[s*ldv+e]))
 				}
+				want, mag = want*0.5, mag*0.5
 				if !near(ws[e], want, mag) {
 					t.Fatalf("WeightedSum %s: out[%d] = %g, want %g", name, e, ws[e], want)
 				}

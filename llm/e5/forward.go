@@ -180,10 +180,15 @@ func (m *Model) attendHead(s *scratch, s0, s1, h int, buf []float32) {
 	H, hd := m.hidden, m.hidden/m.heads
 	L := s1 - s0
 	scores, kt := buf[:L], buf[m.maxPos:m.maxPos+hd*L]
-	for j := range L {
-		key := s.qkv[(s0+j)*3*H+H+h*hd:]
+	// Eight keys at a time, so that both the rows read and the runs
+	// written stay in the L1 cache.
+	for j0 := 0; j0 < L; j0 += 8 {
+		j1 := min(L, j0+8)
 		for e := range hd {
-			kt[e*L+j] = key[e]
+			dst := kt[e*L+j0 : e*L+j1]
+			for j := range dst {
+				dst[j] = s.qkv[(s0+j0+j)*3*H+H+h*hd+e]
+			}
 		}
 	}
 	values := s.qkv[s0*3*H+2*H+h*hd:]
@@ -192,10 +197,6 @@ func (m *Model) attendHead(s *scratch, s0, s1, h int, buf []float32) {
 		q := s.qkv[t*3*H+h*hd : t*3*H+h*hd+hd]
 		simd.Scores(scores, q, kt, L)
 		inv := 1 / simd.Softmax(scores, scale)
-		out := s.ctx[t*H+h*hd : t*H+h*hd+hd]
-		simd.WeightedSum(out, scores, values, 3*H)
-		for e := range out {
-			out[e] *= inv
-		}
+		simd.WeightedSum(s.ctx[t*H+h*hd:t*H+h*hd+hd], scores, values, 3*H, inv)
 	}
 }
