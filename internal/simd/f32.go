@@ -15,6 +15,18 @@ func Scores(out, q, kt []float32, ld int) {
 	scoresF32(out, q, kt, ld)
 }
 
+// Scores2 is Scores for two queries against the same keys, each load of
+// kt serving both.
+func Scores2(out0, out1, q0, q1, kt []float32, ld int) {
+	if len(out0) == 0 {
+		return
+	}
+	_ = out1[len(out0)-1]
+	_ = q1[len(q0)-1]
+	_ = kt[(len(q0)-1)*ld+len(out0)-1]
+	scores2F32(out0, out1, q0, q1, kt, ld)
+}
+
 // WeightedSum sets out[e] = scale·Σ_s p[s]·v[s·ldv + e] for every
 // e < len(out): the attention weights p applied to the value rows of v,
 // scale normalizing them.
@@ -25,6 +37,20 @@ func WeightedSum(out, p, v []float32, ldv int, scale float32) {
 	}
 	_ = v[(len(p)-1)*ldv+len(out)-1]
 	weightedF32(out, p, v, ldv, scale)
+}
+
+// WeightedSum2 is WeightedSum for two queries' weights over the same
+// value rows.
+func WeightedSum2(out0, out1, p0, p1, v []float32, ldv int, scale0, scale1 float32) {
+	if len(p0) == 0 {
+		clear(out0)
+		clear(out1)
+		return
+	}
+	_ = out1[len(out0)-1]
+	_ = p1[len(p0)-1]
+	_ = v[(len(p0)-1)*ldv+len(out0)-1]
+	weighted2F32(out0, out1, p0, p1, v, ldv, scale0, scale1)
 }
 
 // Softmax sets x[i] = e^(scale·x[i] − scale·max(x)) and returns their sum,

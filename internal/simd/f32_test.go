@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -41,6 +42,14 @@ func checkF32(t *testing.T) {
 					t.Fatalf("Scores %s: out[%d] = %g, want %g", name, j, out[j], want)
 				}
 			}
+			// Two queries at once: the same sums in the same order.
+			q1 := randF32(rng, hd, 1)
+			out1, pair0, pair1 := make([]float32, n), make([]float32, n), make([]float32, n)
+			Scores(out1, q1, kt, ld)
+			Scores2(pair0, pair1, q, q1, kt, ld)
+			if !slices.Equal(pair0, out) || !slices.Equal(pair1, out1) {
+				t.Fatalf("Scores2 %s differs from Scores on each query", name)
+			}
 			p := randF32(rng, n, 1)
 			ldv := hd + 5
 			v := randF32(rng, (n-1)*ldv+hd, 1)
@@ -56,6 +65,13 @@ func checkF32(t *testing.T) {
 				if !near(ws[e], want, mag) {
 					t.Fatalf("WeightedSum %s: out[%d] = %g, want %g", name, e, ws[e], want)
 				}
+			}
+			p1 := randF32(rng, n, 1)
+			ws1, w0, w1 := make([]float32, hd), make([]float32, hd), make([]float32, hd)
+			WeightedSum(ws1, p1, v, ldv, 0.25)
+			WeightedSum2(w0, w1, p, p1, v, ldv, 0.5, 0.25)
+			if !slices.Equal(w0, ws) || !slices.Equal(w1, ws1) {
+				t.Fatalf("WeightedSum2 %s differs from WeightedSum on each query", name)
 			}
 		}
 		x := randF32(rng, n, 30)

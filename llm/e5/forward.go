@@ -164,7 +164,7 @@ func (m *Model) addNorm(x, y, w, b []float32, T int) {
 // simd.Scores over the segment; the values are read in place.
 func (m *Model) attention(s *scratch, b batch) {
 	nseg, NH := len(b.segs)-1, m.heads
-	need := m.maxPos * (1 + m.hidden/m.heads)
+	need := m.maxPos * (2 + m.hidden/m.heads)
 	m.parallel(nseg*NH, func(w, lo, hi int) {
 		if len(s.attn[w]) < need {
 			s.attn[w] = make([]float32, need)
@@ -179,7 +179,8 @@ func (m *Model) attention(s *scratch, b batch) {
 func (m *Model) attendHead(s *scratch, s0, s1, h int, buf []float32) {
 	H, hd := m.hidden, m.hidden/m.heads
 	L := s1 - s0
-	scores, kt := buf[:L], buf[m.maxPos:m.maxPos+hd*L]
+	scores, scores1 := buf[:L], buf[m.maxPos:m.maxPos+L]
+	kt := buf[2*m.maxPos : 2*m.maxPos+hd*L]
 	// Eight keys at a time, so that both the rows read and the runs
 	// written stay in the L1 cache.
 	for j0 := 0; j0 < L; j0 += 8 {
@@ -193,10 +194,19 @@ func (m *Model) attendHead(s *scratch, s0, s1, h int, buf []float32) {
 	}
 	values := s.qkv[s0*3*H+2*H+h*hd:]
 	scale := 1 / float32(math.Sqrt(float64(hd)))
-	for t := s0; t < s1; t++ {
-		q := s.qkv[t*3*H+h*hd : t*3*H+h*hd+hd]
-		simd.Scores(scores, q, kt, L)
+	query := func(t int) []float32 { return s.qkv[t*3*H+h*hd : t*3*H+h*hd+hd] }
+	ctx := func(t int) []float32 { return s.ctx[t*H+h*hd : t*H+h*hd+hd] }
+	// Two queries at a time share each load of the keys and values.
+	t := s0
+	for ; t+1 < s1; t += 2 {
+		simd.Scores2(scores, scores1, query(t), query(t+1), kt, L)
+		inv0 := 1 / simd.Softmax(scores, scale)
+		inv1 := 1 / simd.Softmax(scores1, scale)
+		simd.WeightedSum2(ctx(t), ctx(t+1), scores, scores1, values, 3*H, inv0, inv1)
+	}
+	if t < s1 {
+		simd.Scores(scores, query(t), kt, L)
 		inv := 1 / simd.Softmax(scores, scale)
-		simd.WeightedSum(s.ctx[t*H+h*hd:t*H+h*hd+hd], scores, values, 3*H, inv)
+		simd.WeightedSum(ctx(t), scores, values, 3*H, inv)
 	}
 }
