@@ -22,6 +22,11 @@ CGO_ENABLED=0 GOARCH=arm64 go test -c -o "$bin/simd.test" ./internal/simd/
 # The e5 encoder's Q4×Q8 kernels (NEON with the dot-product extension, and
 # the Go kernel) against the float64 product and each other.
 qemu-aarch64-static -cpu max "$bin/simd.test" -test.v -test.count=1 -test.timeout=10m
+# The encoder end to end on those kernels and the Go fp32 ones, on the
+# tests' tiny generated model (the real one is too slow to run emulated).
+CGO_ENABLED=0 GOARCH=arm64 go test -c -o "$bin/e5.test" ./llm/e5/
+qemu-aarch64-static -cpu max "$bin/e5.test" -test.v -test.count=1 -test.timeout=10m \
+  -test.run='^(TestTinyModel|TestWindowsWeighted|TestTinyTokenizer|TestDecodeRuneLikeE5C|TestParseErrors)$'
 qemu-aarch64-static "$bin/quant.test" -test.v -test.count=1 -test.timeout=10m \
   -test.run='^(TestNEONKernel|TestDotsMatchGo|TestDotsGo|TestQuantize|TestQuantizedCosine)$'
 # The test binary reads testdata/ relative to its package, as go test runs it.

@@ -237,25 +237,35 @@ var goKernel = kernel{name: "go", fn: q4q8Go}
 
 func q4q8Go(w, a []byte, nb, tiles int, y []float32, ldy int, bias []float32) {
 	le := binary.LittleEndian
+	var wq [RowGroup][BlockLen]int32 // the block's weights as nibbles, in order
+	var dw [RowGroup]float32
 	for tile := range tiles {
 		var acc [tokenTile][RowGroup]float32
 		for b := range nb {
 			wb := w[b*wBlockBytes : (b+1)*wBlockBytes]
+			for r := range RowGroup {
+				for j := range 4 {
+					for i := range 4 {
+						nib := wb[64*j+4*r+i]
+						wq[r][4*j+i], wq[r][16+4*j+i] = int32(nib&15), int32(nib>>4)
+					}
+				}
+				dw[r] = math.Float32frombits(le.Uint32(wb[256+4*r:]))
+			}
 			ab := a[(tile*nb+b)*aBlockBytes : (tile*nb+b+1)*aBlockBytes]
 			for t := range tokenTile {
-				q := ab[t*BlockLen : (t+1)*BlockLen]
+				var q [BlockLen]int32
+				for k, v := range ab[t*BlockLen : (t+1)*BlockLen] {
+					q[k] = int32(int8(v))
+				}
 				da := math.Float32frombits(le.Uint32(ab[256+4*t:]))
 				off := int32(le.Uint32(ab[288+4*t:]))
 				for r := range RowGroup {
 					sum := off
-					for j := range 4 {
-						for i := range 4 {
-							nib := wb[64*j+4*r+i]
-							sum += int32(nib&15)*int32(int8(q[4*j+i])) + int32(nib>>4)*int32(int8(q[16+4*j+i]))
-						}
+					for k := range BlockLen {
+						sum += wq[r][k] * q[k]
 					}
-					dw := math.Float32frombits(le.Uint32(wb[256+4*r:]))
-					acc[t][r] += float32(sum) * (dw * da)
+					acc[t][r] += float32(sum) * (dw[r] * da)
 				}
 			}
 		}

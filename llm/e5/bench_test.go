@@ -3,7 +3,10 @@ package e5
 import (
 	"context"
 	"fmt"
+	"os"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -75,5 +78,41 @@ func BenchmarkQuery(b *testing.B) {
 			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 			b.ReportMetric(float64(mw.TokenCount(q)), "tokens")
 		})
+	}
+}
+
+// BenchmarkLoad loads the model and reports the live heap after a GC
+// (heap-MB: the packed layer weights, the tokenizer's tables) and the
+// process's resident set (rss-MB, Linux only: the test binary, the heap,
+// and the pages of the mapped file read so far).
+func BenchmarkLoad(b *testing.B) {
+	var m *Model
+	for b.Loop() {
+		var err error
+		if m, err = Load(modelDir(), Options{}); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if err := m.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	m, err := Load(modelDir(), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MB")
+	if status, err := os.ReadFile("/proc/self/status"); err == nil {
+		for _, line := range strings.Split(string(status), "\n") {
+			if f := strings.Fields(line); len(f) == 3 && f[0] == "VmRSS:" {
+				kb, _ := strconv.Atoi(f[1])
+				b.ReportMetric(float64(kb)/1024, "rss-MB")
+			}
+		}
 	}
 }
