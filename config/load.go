@@ -33,6 +33,10 @@ const (
 	EnvOllamaAPIKey     = "VAULTASK_OLLAMA_API_KEY"
 	EnvTavilyAPIKey     = "VAULTASK_TAVILY_API_KEY"
 	EnvBraveAPIKey      = "VAULTASK_BRAVE_API_KEY"
+	// EnvRequireModels=1 makes the built-in models' tests fail instead of
+	// skipping when the model files are missing (scripts/test.sh sets it,
+	// and the commands those tests start inherit it); vaultask ignores it.
+	EnvRequireModels = "VAULTASK_REQUIRE_MODELS"
 )
 
 // DefaultOverridesFile is where the overrides file lives when
@@ -62,6 +66,7 @@ var reservedEnv = []string{
 	EnvOllamaAPIKey,
 	EnvTavilyAPIKey,
 	EnvBraveAPIKey,
+	EnvRequireModels,
 }
 
 // Load returns the effective configuration: Default(), then the config.yaml

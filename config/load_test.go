@@ -57,6 +57,11 @@ func TestLoad(t *testing.T) {
 			want: func(c *Config) {},
 		},
 		{
+			name:   "the tests' model switch is not a key",
+			layers: layers{env: []string{"VAULTASK_REQUIRE_MODELS=1"}},
+			want:   func(c *Config) {},
+		},
+		{
 			name:   "env int",
 			layers: layers{env: []string{"VAULTASK_RETRIEVAL__FINAL_TOP_K=10"}},
 			want:   func(c *Config) { c.Retrieval.FinalTopK = 10 },

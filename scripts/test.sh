@@ -8,6 +8,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# setup.sh fetched the models, so a test that needs them fails instead of
+# skipping when they are missing.
+export VAULTASK_REQUIRE_MODELS=1
 if [ $# -gt 0 ]; then
   exec go test -race -tags sqlite_fts5 -count=1 -timeout 15m "$@"
 fi

@@ -1,0 +1,9 @@
+package simd
+
+import (
+	"testing"
+
+	"github.com/vaultask/vaultask/internal/testsupport/deptest"
+)
+
+func TestDeps(t *testing.T) { deptest.Check(t) }

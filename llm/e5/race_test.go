@@ -1,0 +1,5 @@
+//go:build race
+
+package e5
+
+const raceEnabled = true
