@@ -5,14 +5,14 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/vaultask/vaultask/index/quant"
+	"github.com/vaultask/vaultask/internal/simd"
 	"github.com/vaultask/vaultask/vault"
 )
 
 // quantSlack is the most a component of a quantised vector, scale·row[i],
 // may be off from the float it stands for, in units of its scale: half a
 // step for the rounding, plus room for the float32 arithmetic of
-// quant.Quantize (a few ulps of values up to 127, under 1e-4).
+// simd.Quantize (a few ulps of values up to 127, under 1e-4).
 const quantSlack = 0.5 + 1e-3
 
 // cosineSlack bounds how far sqlite-vec's vec_distance_cosine, summed in
@@ -133,8 +133,8 @@ func (sl *shortlist) dots(q queryParts, slots []int) []float64 {
 	at := make([]int, 0, batch)
 	flush := func() {
 		n := len(at)
-		quant.Dots(q.hi, buf[:n*sl.dim], hi[:n])
-		quant.Dots(q.lo, buf[:n*sl.dim], lo[:n])
+		simd.Dots(q.hi, buf[:n*sl.dim], hi[:n])
+		simd.Dots(q.lo, buf[:n*sl.dim], lo[:n])
 		for j, i := range at {
 			out[i] = q.hiScale*float64(hi[j]) + q.loScale*float64(lo[j])
 		}
@@ -170,12 +170,12 @@ type queryParts struct {
 // splitQuery splits vec into its queryParts.
 func splitQuery(vec []float32) queryParts {
 	q := queryParts{hi: make([]int8, len(vec)), lo: make([]int8, len(vec))}
-	q.hiScale = float64(quant.Quantize(q.hi, vec))
+	q.hiScale = float64(simd.Quantize(q.hi, vec))
 	left := make([]float32, len(vec))
 	for i, x := range vec {
 		left[i] = float32(float64(x) - q.hiScale*float64(q.hi[i]))
 	}
-	q.loScale = float64(quant.Quantize(q.lo, left))
+	q.loScale = float64(simd.Quantize(q.lo, left))
 	var rest float64
 	for i, x := range vec {
 		f := float64(x)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vaultask/vaultask/index/quant"
+	"github.com/vaultask/vaultask/internal/simd"
 	"github.com/vaultask/vaultask/vault"
 )
 
@@ -230,9 +230,9 @@ func TestSplitQueryDot(t *testing.T) {
 				rowNorm += float64(row[i]) * float64(row[i])
 			}
 			d := make([]int32, 1)
-			quant.Dots(q.hi, row, d)
+			simd.Dots(q.hi, row, d)
 			got := q.hiScale * float64(d[0])
-			quant.Dots(q.lo, row, d)
+			simd.Dots(q.lo, row, d)
 			got += q.loScale * float64(d[0])
 			if err := math.Abs(got - exact); err > q.rest*math.Sqrt(rowNorm)+1e-12*math.Abs(exact) {
 				t.Fatalf("%s: dot %g, exact %g: off by %g, more than the remainder allows (%g)", name, got, exact, err, q.rest*math.Sqrt(rowNorm))

@@ -6,14 +6,14 @@
 // KNN, neighbours, notes, stats), which return vault's nouns (vault.Chunk,
 // vault.Doc, vault.Neighbour, …) and apply a vault.Scope inside every query.
 // The vector KNN scans an int8 copy of the vectors held in memory (through
-// index/quant), kept by every write that changes them, and rescores its
+// internal/simd), kept by every write that changes them, and rescores its
 // shortlist on the float vectors in the file; graph expansion bounds the
 // distances of the notes it reaches through the same copy, which knows each
 // note's vectors (DistanceBounds), and reads exactly only those that may be
 // kept. The graph walk (Hops) remembers what topic notes clip for as long
 // as no write changes the graph (memberCache).
 //
-// It may import vault, index/markdown, index/quant and internal/retry and
+// It may import vault, index/markdown, internal/simd and internal/retry and
 // internal/routine: feed writes into it, and rag and transport read from it
 // through interfaces they declare, without importing it.
 package index

@@ -14,15 +14,15 @@ import (
 
 	sqlite_vec "github.com/asg017/sqlite-vec-go-bindings/cgo"
 
-	"github.com/vaultask/vaultask/index/quant"
 	"github.com/vaultask/vaultask/internal/routine"
+	"github.com/vaultask/vaultask/internal/simd"
 	"github.com/vaultask/vaultask/vault"
 )
 
 // shortlist is an int8 copy of chunks_vec in memory: every vector quantised
 // (one byte a dimension, with one scale per vector), its chunk's rowid and
 // note and whether the chunk is open. SearchVector scans it whole with
-// quant.Dots, keeping only open chunks when the scope says so, and rescores
+// simd.Dots, keeping only open chunks when the scope says so, and rescores
 // the shortlist's nearest candidates exactly, on their float vectors in
 // chunks_vec. A scan reads a quarter of the bytes brute force does, 32 at a
 // time through a SIMD kernel. DistanceBounds reads a note's vectors by its
@@ -111,7 +111,7 @@ func (sl *shortlist) put(id int64, doc string, v []float32, open bool) {
 		sl.doc[slot] = doc
 		sl.bydoc[doc] = append(sl.bydoc[doc], slot)
 	}
-	scale, norm := quant.Quantize(sl.row(slot), v), norm2(v)
+	scale, norm := simd.Quantize(sl.row(slot), v), norm2(v)
 	sl.weight[slot], sl.scale[slot], sl.norm[slot] = weightOf(scale, norm), scale, norm
 	sl.open[slot] = open
 }
@@ -184,7 +184,7 @@ type candidate struct {
 // chunks only, so the filter applies before n is taken.
 func (sl *shortlist) nearest(vec []float32, n int, openOnly bool) []int64 {
 	q := make([]int8, sl.dim)
-	quant.Quantize(q, vec)
+	simd.Quantize(q, vec)
 	dots := make([]int32, blockRows)
 	// best is a min-heap of the n best so far: best[0] is the one to beat.
 	best := make([]candidate, 0, n)
@@ -192,7 +192,7 @@ func (sl *shortlist) nearest(vec []float32, n int, openOnly bool) []int64 {
 	for b, block := range sl.blocks {
 		first := b * blockRows
 		rows := min(blockRows, len(sl.ids)-first)
-		quant.Dots(q, block[:rows*sl.dim], dots[:rows])
+		simd.Dots(q, block[:rows*sl.dim], dots[:rows])
 		for i, d := range dots[:rows] {
 			slot := first + i
 			if openOnly && !sl.open[slot] {

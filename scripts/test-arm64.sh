@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Runs the built-in embedder's kernel tests as an arm64 binary under
-# qemu-user-static (scripts/setup.sh installs it), so the NEON micro-kernel
-# is checked on every machine: against the pure Go kernel on random shapes,
-# against the float64 product, and end to end on the TF.js golden vectors,
-# which also checks the pure Go path on arm64. The index's int8 dot-product
-# kernel (index/quant) is checked the same way, against its Go reference. Emulation checks correctness
-# only: its timings say nothing about an arm64 CPU's speed. On an arm64 host
-# `go test` runs these tests natively and this script does nothing.
+# Runs the SIMD kernels' tests as arm64 binaries under qemu-user-static
+# (scripts/setup.sh installs it), so the NEON kernels are checked on every
+# machine: internal/simd's fp32 micro-kernel against the pure Go kernel on
+# random shapes and against the float64 product, and its int8 dot-product
+# kernel against its Go reference; then the built-in embedder end to end on
+# the TF.js golden vectors, which also checks the pure Go path on arm64.
+# Emulation checks correctness only: its timings say nothing about an arm64
+# CPU's speed. On an arm64 host `go test` runs these tests natively and this
+# script does nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case "$(uname -m)" in
@@ -15,11 +16,11 @@ esac
 command -v qemu-aarch64-static >/dev/null || { echo "test-arm64: qemu-aarch64-static not found: run scripts/setup.sh (Debian: apt-get install qemu-user-static)" >&2; exit 1; }
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
+CGO_ENABLED=0 GOARCH=arm64 go test -c -o "$bin/simd.test" ./internal/simd/
 CGO_ENABLED=0 GOARCH=arm64 go test -c -o "$bin/uselite.test" ./llm/uselite/
-CGO_ENABLED=0 GOARCH=arm64 go test -c -o "$bin/quant.test" ./index/quant/
-qemu-aarch64-static "$bin/quant.test" -test.v -test.count=1 -test.timeout=10m \
-  -test.run='^(TestNEONKernel|TestDotsMatchGo|TestDotsGo|TestQuantize|TestQuantizedCosine)$'
+qemu-aarch64-static "$bin/simd.test" -test.v -test.count=1 -test.timeout=10m \
+  -test.run='^(TestNEONKernel|TestDotsMatchGo|TestDotsGo|TestQuantize|TestQuantizedCosine|TestNEONFirst|TestKernels|TestKernelsMatchGo)$'
 # The test binary reads testdata/ relative to its package, as go test runs it.
 cd llm/uselite
 qemu-aarch64-static "$bin/uselite.test" -test.v -test.count=1 -test.timeout=10m \
-  -test.run='^(TestNEONFirst|TestKernels|TestKernelsMatchGo|TestGolden)$'
+  -test.run='^(TestGolden)$'

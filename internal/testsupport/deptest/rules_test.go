@@ -48,6 +48,7 @@ var never = []struct {
 	{"eval", "github.com/mattn/go-sqlite3", "evaluation ranks through rag; cmd/vaultask opens the index"},
 	{"eval", "github.com/asg017/sqlite-vec-go-bindings", "evaluation ranks through rag; cmd/vaultask opens the index"},
 	{"cmd/vaultask", Module + "/internal/testsupport", "the test servers, fakes and test helpers never ship in the product binary"},
+	{"internal/simd", "github.com/mattn/go-sqlite3", "the kernels are a leaf that both index and llm import: no cgo, so their arm64 tests run under qemu (scripts/test-arm64.sh)"},
 }
 
 // stdOnly names the packages of this module that link the standard library

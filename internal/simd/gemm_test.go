@@ -1,4 +1,4 @@
-package uselite
+package simd
 
 import (
 	"math"
@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestKernels checks every kernel this CPU runs, through gemm and both
+// TestKernels checks every kernel this CPU runs, through Gemm and both
 // packings, against a float64 product, on sizes that hit every edge: rows
 // short of mr, columns short of a panel, k of 1.
 func TestKernels(t *testing.T) {
@@ -19,8 +19,8 @@ func TestKernels(t *testing.T) {
 		}
 		return s
 	}
-	for _, kern := range kernels {
-		t.Run(kern.name, func(t *testing.T) {
+	for _, kern := range Kernels {
+		t.Run(kern.Name, func(t *testing.T) {
 			for _, size := range [][3]int{{1, 1, 1}, {6, 7, 32}, {5, 64, 31}, {13, 33, 70}, {12, 128, 16}, {50, 300, 100}} {
 				m, k, n := size[0], size[1], size[2]
 				lda, ldb, ldc := k+3, n+5, n+2
@@ -41,15 +41,15 @@ func TestKernels(t *testing.T) {
 						want[i*n+j] = s
 					}
 				}
-				buf := make([]float32, packedLen(k, n, kern.nr))
-				ts := newTiles(k, kern.nr)
-				for name, p := range map[string]func() packed{
-					"packRows": func() packed { return kern.packRows(buf, b, ldb, k, n) },
-					"packCols": func() packed { return kern.packCols(buf, bt, k+1, k, n) },
+				buf := make([]float32, PackedLen(k, n, kern.NR))
+				ts := NewTiles(k, kern.NR)
+				for name, p := range map[string]func() Packed{
+					"packRows": func() Packed { return kern.PackRows(buf, b, ldb, k, n) },
+					"packCols": func() Packed { return kern.PackCols(buf, bt, k+1, k, n) },
 				} {
 					for _, relu := range []bool{false, true} {
 						got := append([]float32(nil), c...)
-						kern.gemm(m, a, lda, p(), got, ldc, relu, ts)
+						kern.Gemm(m, a, lda, p(), got, ldc, relu, ts)
 						for i := range m {
 							for j := range n {
 								w := want[i*n+j]
@@ -75,7 +75,7 @@ func TestKernels(t *testing.T) {
 
 // TestKernelsMatchGo checks every kernel this CPU runs against the pure Go
 // one on random shapes, each with the sizes around mr and the kernel's nr
-// mixed in, through gemm: the edges go through the tiles and the Go code
+// mixed in, through Gemm: the edges go through the tiles and the Go code
 // there, the rest straight to the kernel.
 func TestKernelsMatchGo(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -86,11 +86,11 @@ func TestKernelsMatchGo(t *testing.T) {
 		}
 		return s
 	}
-	for _, kern := range kernels {
-		if kern.name == goKernel.name {
+	for _, kern := range Kernels {
+		if kern.Name == goKernel.Name {
 			continue
 		}
-		t.Run(kern.name, func(t *testing.T) {
+		t.Run(kern.Name, func(t *testing.T) {
 			pick := func(lo, hi int, edges ...int) int {
 				if rng.IntN(2) == 0 {
 					return max(lo, edges[rng.IntN(len(edges))])
@@ -100,15 +100,15 @@ func TestKernelsMatchGo(t *testing.T) {
 			for range 200 {
 				m := pick(1, 3*mr+1, mr-1, mr, mr+1, 2*mr)
 				k := pick(1, 200, 1, 2, 3, 128)
-				n := pick(1, 3*kern.nr+1, kern.nr-1, kern.nr, kern.nr+1, 2*kern.nr)
+				n := pick(1, 3*kern.NR+1, kern.NR-1, kern.NR, kern.NR+1, 2*kern.NR)
 				lda, ldb, ldc := k+rng.IntN(3), n+rng.IntN(3), n+1+rng.IntN(3)
 				a, b, c := fill(m*lda), fill(k*ldb), fill(m*ldc)
 				relu := rng.IntN(2) == 0
 
 				want := slices.Clone(c)
-				goKernel.gemm(m, a, lda, goKernel.packRows(make([]float32, packedLen(k, n, goKernel.nr)), b, ldb, k, n), want, ldc, relu, newTiles(k, goKernel.nr))
+				goKernel.Gemm(m, a, lda, goKernel.PackRows(make([]float32, PackedLen(k, n, goKernel.NR)), b, ldb, k, n), want, ldc, relu, NewTiles(k, goKernel.NR))
 				got := slices.Clone(c)
-				kern.gemm(m, a, lda, kern.packRows(make([]float32, packedLen(k, n, kern.nr)), b, ldb, k, n), got, ldc, relu, newTiles(k, kern.nr))
+				kern.Gemm(m, a, lda, kern.PackRows(make([]float32, PackedLen(k, n, kern.NR)), b, ldb, k, n), got, ldc, relu, NewTiles(k, kern.NR))
 				for i := range m {
 					for j := range ldc {
 						g, w := got[i*ldc+j], want[i*ldc+j]
@@ -124,6 +124,33 @@ func TestKernelsMatchGo(t *testing.T) {
 					}
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkGemm multiplies one window's rows by the widest weight matrix
+// of the built-in embedder (llm/uselite: 128×512 · 512×1536, a
+// feed-forward layer), with its ReLU, on each kernel this CPU runs, on one
+// core: the kernels alone, without the rest of the forward pass. It is the
+// figure to compare on an arm64 CPU (NEON against go); under qemu it says
+// nothing about speed.
+func BenchmarkGemm(b *testing.B) {
+	const m, k, n = 128, 512, 1536
+	a, w := make([]float32, m*k), make([]float32, k*n)
+	for i := range a {
+		a[i] = float32(i%7) - 3
+	}
+	for i := range w {
+		w[i] = float32(i%5)/4 - 0.5
+	}
+	for _, kern := range Kernels {
+		b.Run("kernel="+kern.Name, func(b *testing.B) {
+			p := kern.PackRows(make([]float32, PackedLen(k, n, kern.NR)), w, n, k, n)
+			c, t := make([]float32, m*n), NewTiles(k, kern.NR)
+			for b.Loop() {
+				kern.Gemm(m, a, k, p, c, n, true, t)
+			}
+			b.ReportMetric(2*m*k*n*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
 	}
 }

@@ -1,8 +1,8 @@
 #include "textflag.h"
 
-// The NEON micro-kernel behind kernel.fn:
+// The NEON micro-kernel behind Kernel.fn:
 //   C[0:6][0:16] = max(C + A[0:6][0:k]·P, floor)
-// with P one packed panel of k rows of 16 floats. Twenty-four of the
+// with P one Packed panel of k rows of 16 floats. Twenty-four of the
 // thirty-two vector registers hold the 6×16 tile (V0–V3 row 0, V4–V7
 // row 1, … V20–V23 row 5); each step of k loads one panel row into
 // V24–V27 and broadcasts one element of each of the six rows of A into

@@ -1,8 +1,8 @@
 #include "textflag.h"
 
-// The micro-kernels behind kernel.fn:
+// The micro-kernels behind Kernel.fn:
 //   C[0:6][0:nr] = max(C + A[0:6][0:k]·P, floor)
-// with P one packed panel of k rows of nr floats. Twelve vector registers
+// with P one Packed panel of k rows of nr floats. Twelve vector registers
 // hold the 6×nr tile; each step of k loads one panel row (two registers)
 // and broadcasts one element of each of the six rows of A.
 //

@@ -1,10 +1,10 @@
-package quant
+package simd
 
 import "golang.org/x/sys/cpu"
 
-// kernelWidth is the bytes dotsAVX2 takes a step: a dimension must be a
+// dotsWidth is the bytes dotsAVX2 takes a step: a dimension must be a
 // multiple of it.
-const kernelWidth = 32
+const dotsWidth = 32
 
 // Implemented in dots_amd64.s: out[i] = Σ abs[j]·(sign(q[j])·rows[i·dim+j]),
 // which is q·row with the product in the only form VPMADDUBSW takes

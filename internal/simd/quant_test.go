@@ -1,4 +1,4 @@
-package quant
+package simd
 
 import (
 	"math"
@@ -23,7 +23,7 @@ func TestDotsMatchGo(t *testing.T) {
 		t.Skip("no assembly kernel on this CPU")
 	}
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, dim := range []int{kernelWidth, 2 * kernelWidth, 512, 512 + kernelWidth, 33, 100} {
+	for _, dim := range []int{dotsWidth, 2 * dotsWidth, 512, 512 + dotsWidth, 33, 100} {
 		for _, n := range []int{1, 2, 7, 100} {
 			q := randomInt8(r, dim)
 			rows := randomInt8(r, n*dim)

@@ -1,8 +1,8 @@
-package quant
+package simd
 
-// kernelWidth is the bytes dotsNEON takes a step: a dimension must be a
+// dotsWidth is the bytes dotsNEON takes a step: a dimension must be a
 // multiple of it.
-const kernelWidth = 32
+const dotsWidth = 32
 
 // Implemented in dots_arm64.s.
 func dotsNEON(q *int8, rows *int8, dim int, n int, out *int32)

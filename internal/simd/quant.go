@@ -1,4 +1,4 @@
-package quant
+package simd
 
 import "math"
 
@@ -45,7 +45,7 @@ func Dots(q, rows []int8, out []int32) {
 		return
 	}
 	rows = rows[:len(out)*dim]
-	if dots != nil && dim%kernelWidth == 0 {
+	if dots != nil && dim%dotsWidth == 0 {
 		dots(q, rows, out)
 		return
 	}

@@ -1,46 +1,52 @@
-package uselite
+package simd
 
 import (
 	"math"
 	"unsafe"
 )
 
-// The matrix products run on a register-blocked micro-kernel in the style of
-// BLIS/GotoBLAS: the right-hand matrix is packed once into column panels of
-// the kernel's width, and each kernel call computes an mr×nr tile of the
-// product over the whole shared dimension. Model weights are packed at load,
-// the small per-head attention matrices on the fly.
+// The fp32 matrix products run on a register-blocked micro-kernel in the
+// style of BLIS/GotoBLAS: the right-hand matrix is packed once into column
+// panels of the kernel's width, and each kernel call computes an mr×NR tile
+// of the product over the whole shared dimension. An encoder packs its
+// weights at load, the small per-head attention matrices on the fly.
 
 // mr is the number of rows of A (and C) one kernel call covers.
 const mr = 6
 
-// kernel sets C[0:mr][0:nr] to max(C + A[0:mr][0:k]·P, floor), where P is
-// one packed panel (k rows of nr floats) and A and C are row-major with row
-// strides lda and ldc (in floats). A floor of 0 is a fused ReLU, -Inf none.
-type kernel struct {
-	name string
-	nr   int
+// Kernel is one fp32 micro-kernel: its fn sets C[0:mr][0:NR] to
+// max(C + A[0:mr][0:k]·P, floor), where P is one packed panel (k rows of NR
+// floats) and A and C are row-major with row strides lda and ldc (in
+// floats). A floor of 0 is a fused ReLU, -Inf none. Kernels lists those
+// this CPU runs.
+type Kernel struct {
+	Name string // "avx512", "avx2", "neon" or "go"
+	NR   int    // the panel width it takes
 	fn   func(k int, a *float32, lda int, p *float32, c *float32, ldc int, floor float32)
 }
 
-// packed is a k×n matrix B stored as ceil(n/nr) panels of k rows of nr
-// floats, zero-filled past column n, nr being the packing kernel's.
-type packed struct {
+// Packed is a k×n matrix B stored as ceil(n/NR) panels of k rows of NR
+// floats, zero-filled past column n, NR being the packing kernel's.
+type Packed struct {
 	k, n int
 	data []float32
 }
 
-// packedLen is the number of floats a packed k×n matrix takes.
-func packedLen(k, n, nr int) int { return k * ((n + nr - 1) / nr * nr) }
+// Cols is n, the columns of B.
+func (b Packed) Cols() int { return b.n }
 
-func (kn kernel) pack(k, n int, data []float32) packed {
-	return packed{k: k, n: n, data: data[:packedLen(k, n, kn.nr)]}
+// PackedLen is the number of floats a packed k×n matrix takes with panels
+// nr wide: the length of PackRows' and PackCols' dst.
+func PackedLen(k, n, nr int) int { return k * ((n + nr - 1) / nr * nr) }
+
+func (kn Kernel) pack(k, n int, data []float32) Packed {
+	return Packed{k: k, n: n, data: data[:PackedLen(k, n, kn.NR)]}
 }
 
-// packRows packs B = src (k rows of n floats, row stride lds) into dst.
-func (kn kernel) packRows(dst []float32, src []float32, lds, k, n int) packed {
+// PackRows packs B = src (k rows of n floats, row stride lds) into dst.
+func (kn Kernel) PackRows(dst []float32, src []float32, lds, k, n int) Packed {
 	b := kn.pack(k, n, dst)
-	nr := kn.nr
+	nr := kn.NR
 	for p := 0; p*nr < n; p++ {
 		cols := min(nr, n-p*nr)
 		panel := b.data[p*k*nr : (p+1)*k*nr]
@@ -53,11 +59,11 @@ func (kn kernel) packRows(dst []float32, src []float32, lds, k, n int) packed {
 	return b
 }
 
-// packCols packs B = srcᵀ, where src holds n rows of k floats (row stride
+// PackCols packs B = srcᵀ, where src holds n rows of k floats (row stride
 // lds), into dst: it is how the attention scores Q·Kᵀ take K.
-func (kn kernel) packCols(dst []float32, src []float32, lds, k, n int) packed {
+func (kn Kernel) PackCols(dst []float32, src []float32, lds, k, n int) Packed {
 	b := kn.pack(k, n, dst)
-	nr := kn.nr
+	nr := kn.NR
 	for p := 0; p*nr < n; p++ {
 		cols := min(nr, n-p*nr)
 		panel := b.data[p*k*nr : (p+1)*k*nr]
@@ -74,20 +80,23 @@ func (kn kernel) packCols(dst []float32, src []float32, lds, k, n int) packed {
 	return b
 }
 
-// tiles is per-worker scratch for the edges of a product, where fewer than
-// mr rows or nr columns are left.
-type tiles struct {
+// Tiles is per-worker scratch for the edges of a product, where fewer than
+// six rows or NR columns are left.
+type Tiles struct {
 	a, c []float32 // mr × maxK and mr × nr
 }
 
-func newTiles(maxK, nr int) tiles {
-	return tiles{a: make([]float32, mr*maxK), c: make([]float32, mr*nr)}
+// NewTiles returns scratch for products of a shared dimension up to maxK on
+// a kernel nr wide.
+func NewTiles(maxK, nr int) Tiles {
+	return Tiles{a: make([]float32, mr*maxK), c: make([]float32, mr*nr)}
 }
 
-// gemm computes C[0:m][0:b.n] += A[0:m][0:b.k] · B, then clamps C at 0 when
-// relu is set. It works through the whole of k in each kernel call, so
-// every element of C is final when the kernel stores it.
-func (kn kernel) gemm(m int, a []float32, lda int, b packed, c []float32, ldc int, relu bool, t tiles) {
+// Gemm computes C[0:m][0:b.n] += A[0:m][0:b.k] · B, then clamps C at 0 when
+// relu is set; B must be packed for kn. It works through the whole of k in
+// each kernel call, so every element of C is final when the kernel stores
+// it.
+func (kn Kernel) Gemm(m int, a []float32, lda int, b Packed, c []float32, ldc int, relu bool, t Tiles) {
 	if m == 0 || b.n == 0 {
 		return
 	}
@@ -95,7 +104,7 @@ func (kn kernel) gemm(m int, a []float32, lda int, b packed, c []float32, ldc in
 	if relu {
 		floor = 0
 	}
-	k, nr := b.k, kn.nr
+	k, nr := b.k, kn.NR
 	for p := 0; p*nr < b.n; p++ {
 		panel := &b.data[p*k*nr]
 		cols := min(nr, b.n-p*nr)
@@ -105,7 +114,7 @@ func (kn kernel) gemm(m int, a []float32, lda int, b packed, c []float32, ldc in
 				kn.fn(k, &a[i*lda], lda, panel, &c[i*ldc+p*nr], ldc, floor)
 			}
 		}
-		// The edges go through tiles: the kernel always covers mr×nr.
+		// The edges go through the tiles: the kernel always covers mr×NR.
 		for ; i < m; i += mr {
 			rows := min(mr, m-i)
 			ap, apld := &a[i*lda], lda
@@ -130,7 +139,7 @@ func (kn kernel) gemm(m int, a []float32, lda int, b packed, c []float32, ldc in
 
 // goKernel is the portable kernel, used where no assembly kernel runs. Its
 // 2×4 blocks fit the sixteen float registers of amd64.
-var goKernel = kernel{name: "go", nr: 4, fn: kernelGo}
+var goKernel = Kernel{Name: "go", NR: 4, fn: kernelGo}
 
 func kernelGo(k int, a *float32, lda int, p *float32, c *float32, ldc int, floor float32) {
 	as := unsafe.Slice(a, (mr-1)*lda+k)
