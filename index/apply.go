@@ -10,6 +10,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/vaultask/vaultask/index/vectorset"
 	"github.com/vaultask/vaultask/vault"
 )
 
@@ -274,7 +275,7 @@ func (w *applier) deleteVectors(ctx context.Context, docID string) error {
 		if _, err := w.q.ExecContext(ctx, `DELETE FROM chunks_vec WHERE rowid = ?`, id); err != nil {
 			return fmt.Errorf("delete vector %d: %w", id, err)
 		}
-		w.s.vlog.record(vectorChange{id: id, dropped: true})
+		w.s.vlog.record(vectorset.Change{ID: id, Dropped: true})
 	}
 	return nil
 }

@@ -5,27 +5,9 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/vaultask/vaultask/internal/simd"
+	"github.com/vaultask/vaultask/index/vectorset"
 	"github.com/vaultask/vaultask/vault"
 )
-
-// quantSlack is the most a component of a quantised vector, scale·row[i],
-// may be off from the float it stands for, in units of its scale: half a
-// step for the rounding, plus room for the float32 arithmetic of
-// simd.Quantize (a few ulps of values up to 127, under 1e-4).
-const quantSlack = 0.5 + 1e-3
-
-// cosineSlack bounds how far sqlite-vec's vec_distance_cosine, summed in
-// float32 over dim components, may be from the real cosine distance: the
-// dot product's and both norms' rounding (each at most γ_(dim+1) of the sum
-// of absolute products, which Cauchy–Schwarz bounds by the norms), the
-// square roots, the division and the subtraction; doubled for safety.
-func cosineSlack(dim int) float64 {
-	const u = 0x1p-24 // float32's unit roundoff
-	n := float64(dim + 2)
-	gamma := n * u / (1 - n*u)
-	return 2 * (3*gamma + 10*u)
-}
 
 // DistanceBounds bounds, for notes of docIDs, the cosine distance of the
 // chunk NearestChunks would choose for vec under scope, from the
@@ -62,130 +44,17 @@ func (s *Store) DistanceBounds(ctx context.Context, docIDs []string, vec []float
 	if len(vec) != s.space.Dim {
 		return nil, fmt.Errorf("distance bounds: query has %d dimensions, the index holds %d", len(vec), s.space.Dim)
 	}
-	if n := norm2(vec); n == 0 || math.IsInf(n, 0) || math.IsNaN(n) {
+	if n := vectorset.Norm(vec); n == 0 || math.IsInf(n, 0) || math.IsNaN(n) {
 		return nil, nil
 	}
 	sl, err := s.currentShortlist(ctx)
 	if err != nil || sl == nil {
 		return nil, err
 	}
-	return sl.bounds(vec, docIDs, scope.OpenOnly()), nil
-}
-
-// bounds bounds each note of docIDs by its chunks' vectors the shortlist
-// holds, open ones only with openOnly; a note with none, or with one
-// unusable, is left out.
-func (sl *shortlist) bounds(vec []float32, docIDs []string, openOnly bool) map[string]vault.DistanceBounds {
-	q := splitQuery(vec)
-	fp := cosineSlack(sl.dim)
-	// The most the query's remainder can add to a row's dot product:
-	// ‖rest‖₂·‖row‖₂, a row's norm at most 127·√dim.
-	restDot := q.rest * 127 * math.Sqrt(float64(sl.dim))
-
-	sl.mu.RLock()
-	defer sl.mu.RUnlock()
-	var slots []int
-	var notes []string // the note of each run of slots, ends[i] its end
-	var ends []int
-	for _, doc := range docIDs {
-		n := len(slots)
-		for _, slot := range sl.bydoc[doc] {
-			if !openOnly || sl.open[slot] {
-				slots = append(slots, slot)
-			}
-		}
-		if len(slots) > n {
-			notes, ends = append(notes, doc), append(ends, len(slots))
-		}
+	bounds := sl.set.Bounds(vec, docIDs, scope.OpenOnly())
+	out := make(map[string]vault.DistanceBounds, len(bounds))
+	for doc, b := range bounds {
+		out[doc] = vault.DistanceBounds{Lo: b.Lo, Hi: b.Hi}
 	}
-	dots := sl.dots(q, slots)
-
-	out := make(map[string]vault.DistanceBounds, len(notes))
-	start := 0
-	for i, doc := range notes {
-		b := vault.DistanceBounds{Lo: math.Inf(1), Hi: math.Inf(1)}
-		ok := true
-		for j := start; j < ends[i] && ok; j++ {
-			slot := slots[j]
-			scale := float64(sl.scale[slot])
-			den := q.norm * sl.norm[slot]
-			d := 1 - scale*dots[j]/den
-			slack := (quantSlack*q.l1+restDot)*scale/den + fp + 1e-12
-			ok = scale != 0 && den != 0 && !math.IsInf(den, 0) && !math.IsNaN(d) && !math.IsInf(d, 0) && !math.IsNaN(slack) && !math.IsInf(slack, 0)
-			b.Lo, b.Hi = min(b.Lo, d-slack), min(b.Hi, d+slack)
-		}
-		if ok {
-			out[doc] = b
-		}
-		start = ends[i]
-	}
-	return out
-}
-
-// dots are q's dot products with the rows of slots, through the SIMD
-// kernel: the rows copied a batch at a time next to one another, as it
-// takes them. The caller holds sl.mu.
-func (sl *shortlist) dots(q queryParts, slots []int) []float64 {
-	const batch = 64
-	out := make([]float64, len(slots))
-	buf := make([]int8, batch*sl.dim)
-	hi, lo := make([]int32, batch), make([]int32, batch)
-	at := make([]int, 0, batch)
-	flush := func() {
-		n := len(at)
-		simd.Dots(q.hi, buf[:n*sl.dim], hi[:n])
-		simd.Dots(q.lo, buf[:n*sl.dim], lo[:n])
-		for j, i := range at {
-			out[i] = q.hiScale*float64(hi[j]) + q.loScale*float64(lo[j])
-		}
-		at = at[:0]
-	}
-	for i, slot := range slots {
-		copy(buf[len(at)*sl.dim:], sl.row(slot))
-		at = append(at, i)
-		if len(at) == batch {
-			flush()
-		}
-	}
-	if len(at) > 0 {
-		flush()
-	}
-	return out
-}
-
-// queryParts is a query vector q as the bounds take it: two int8 vectors,
-// hi for q and lo for what hi leaves of it, so that
-// q = hiScale·hi + loScale·lo + r, and rest is r's Euclidean norm. A row's
-// dot product with q is then two int8 dot products through the SIMD kernel,
-// exact in int32, and at most rest·‖row‖₂ off: rest is about 1/30,000 of
-// q's norm, far below what the rows' own quantisation allows. norm and l1
-// are q's Euclidean and L1 norms, from its float values.
-type queryParts struct {
-	hi, lo           []int8
-	hiScale, loScale float64
-	rest             float64
-	norm, l1         float64
-}
-
-// splitQuery splits vec into its queryParts.
-func splitQuery(vec []float32) queryParts {
-	q := queryParts{hi: make([]int8, len(vec)), lo: make([]int8, len(vec))}
-	q.hiScale = float64(simd.Quantize(q.hi, vec))
-	left := make([]float32, len(vec))
-	for i, x := range vec {
-		left[i] = float32(float64(x) - q.hiScale*float64(q.hi[i]))
-	}
-	q.loScale = float64(simd.Quantize(q.lo, left))
-	var rest float64
-	for i, x := range vec {
-		f := float64(x)
-		q.norm += f * f
-		q.l1 += math.Abs(f)
-		r := f - q.hiScale*float64(q.hi[i]) - q.loScale*float64(q.lo[i])
-		rest += r * r
-	}
-	q.norm = math.Sqrt(q.norm)
-	// Rounded up: the float64 sums above are off by far less than this.
-	q.rest = math.Sqrt(rest) * (1 + 1e-9)
-	return q
+	return out, nil
 }

@@ -4,11 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"strings"
 	"testing"
 
-	"github.com/vaultask/vaultask/internal/simd"
+	"github.com/vaultask/vaultask/index/vectorset"
 	"github.com/vaultask/vaultask/vault"
 )
 
@@ -133,12 +132,9 @@ func TestDistanceBoundsLeaveOut(t *testing.T) {
 	if err != nil || len(lagging) != 2 {
 		t.Fatalf("the chunks of open/n0004.md: %v, %v", lagging, err)
 	}
-	sl := s.short.Load()
-	sl.mu.Lock()
 	for _, id := range lagging {
-		sl.drop(id)
+		s.short.Load().set.Apply([]vectorset.Change{{ID: id, Dropped: true}})
 	}
-	sl.mu.Unlock()
 	b, err := s.DistanceBounds(ctx, ids, vec, vault.ScopeAll)
 	if err != nil {
 		t.Fatal(err)
@@ -156,95 +152,4 @@ func TestDistanceBoundsLeaveOut(t *testing.T) {
 	if _, err := s.DistanceBounds(ctx, ids, []float32{1, 0}, vault.ScopeAll); err == nil {
 		t.Fatal("a query of the wrong dimension: no error")
 	}
-}
-
-// The bounds hold for the worst a quantised vector can be: every component
-// just under half a step off, and a query whose signs follow the errors,
-// so that they add up instead of cancelling (the real error is then close
-// to the bound itself).
-func TestBoundsWorstCase(t *testing.T) {
-	const dim = 512
-	sl := newShortlist(dim)
-	v := make([]float32, dim)
-	q := make([]float32, dim)
-	for i := range v {
-		step := float32(1) / 127
-		k := float32(i%100 - 50)
-		v[i] = (k + 0.499) * step
-		q[i] = 1 // every component rounds to k, so each is 0.499 steps over
-	}
-	v[0] = 1 // the peak: one step is 1/127
-	sl.put(1, "a.md", v, true)
-	for _, query := range [][]float32{q, negate(q)} {
-		var dot, vn, qn float64
-		for i := range v {
-			dot += float64(v[i]) * float64(query[i])
-			vn += float64(v[i]) * float64(v[i])
-			qn += float64(query[i]) * float64(query[i])
-		}
-		exact := 1 - dot/math.Sqrt(vn*qn)
-		b := sl.bounds(query, []string{"a.md"}, false)["a.md"]
-		if !(b.Lo <= exact && exact <= b.Hi) {
-			t.Fatalf("exact distance %v outside its bounds %+v", exact, b)
-		}
-		if mid := (b.Lo + b.Hi) / 2; math.Abs(mid-exact) < (b.Hi-b.Lo)/4 {
-			t.Fatalf("exact %v, bounds %+v: the quantised distance should be off by most of the bound", exact, b)
-		}
-	}
-}
-
-// A row's dot product with a query split into two int8 vectors is within
-// the remainder's bound of the exact one, for queries of every shape: the
-// remainder is tiny for each, so the bounds stay as tight as the rows'
-// own quantisation makes them.
-func TestSplitQueryDot(t *testing.T) {
-	const dim = 512
-	rnd := rand.New(rand.NewPCG(22, 9))
-	shapes := map[string]func(i int) float32{
-		"normal": func(int) float32 { return float32(rnd.NormFloat64()) },
-		"one spike": func(i int) float32 {
-			if i == 7 {
-				return 1000
-			}
-			return float32(rnd.NormFloat64()) * 1e-3
-		},
-		"tiny":     func(int) float32 { return float32(rnd.NormFloat64()) * 1e-30 },
-		"mixed":    func(i int) float32 { return float32(rnd.NormFloat64() * math.Pow(10, float64(i%7-3))) },
-		"integers": func(i int) float32 { return float32(i%255 - 127) },
-	}
-	row := make([]int8, dim)
-	for name, shape := range shapes {
-		vec := make([]float32, dim)
-		for i := range vec {
-			vec[i] = shape(i)
-		}
-		q := splitQuery(vec)
-		if q.rest > q.norm/10_000 {
-			t.Fatalf("%s: remainder %g of a query of norm %g", name, q.rest, q.norm)
-		}
-		for range 200 {
-			var exact, rowNorm float64
-			for i := range row {
-				row[i] = int8(rnd.IntN(255) - 127)
-				exact += float64(vec[i]) * float64(row[i])
-				rowNorm += float64(row[i]) * float64(row[i])
-			}
-			d := make([]int32, 1)
-			simd.Dots(q.hi, row, d)
-			got := q.hiScale * float64(d[0])
-			simd.Dots(q.lo, row, d)
-			got += q.loScale * float64(d[0])
-			if err := math.Abs(got - exact); err > q.rest*math.Sqrt(rowNorm)+1e-12*math.Abs(exact) {
-				t.Fatalf("%s: dot %g, exact %g: off by %g, more than the remainder allows (%g)", name, got, exact, err, q.rest*math.Sqrt(rowNorm))
-			}
-		}
-	}
-}
-
-func negate(v []float32) []float32 {
-	out := make([]float32, len(v))
-	for i, x := range v {
-		out[i] = -x
-	}
-	return out
 }

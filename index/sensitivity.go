@@ -10,6 +10,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/vaultask/vaultask/index/markdown"
+	"github.com/vaultask/vaultask/index/vectorset"
 	"github.com/vaultask/vaultask/vault"
 )
 
@@ -195,7 +196,7 @@ func (w *applier) updateVectorSensitivity(ctx context.Context, tx *sql.Tx, docID
 		if _, err := tx.ExecContext(ctx, `UPDATE chunks_vec SET sensitivity = ? WHERE rowid = ?`, sens, id); err != nil {
 			return err
 		}
-		w.s.vlog.record(vectorChange{id: id, open: sens == vault.SensitivityOpen})
+		w.s.vlog.record(vectorset.Change{ID: id, Open: sens == vault.SensitivityOpen})
 	}
 	return nil
 }

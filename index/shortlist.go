@@ -7,44 +7,23 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	sqlite_vec "github.com/asg017/sqlite-vec-go-bindings/cgo"
 
+	"github.com/vaultask/vaultask/index/vectorset"
 	"github.com/vaultask/vaultask/internal/routine"
-	"github.com/vaultask/vaultask/internal/simd"
 	"github.com/vaultask/vaultask/vault"
 )
 
-// shortlist is an int8 copy of chunks_vec in memory: every vector quantised
-// (one byte a dimension, with one scale per vector), its chunk's rowid and
-// note and whether the chunk is open. SearchVector scans it whole with
-// simd.Dots, keeping only open chunks when the scope says so, and rescores
-// the shortlist's nearest candidates exactly, on their float vectors in
-// chunks_vec. A scan reads a quarter of the bytes brute force does, 32 at a
-// time through a SIMD kernel. DistanceBounds reads a note's vectors by its
-// doc_id.
-//
-// Slots are packed: a dropped vector's slot takes the last slot's vector,
-// so a scan never reads a hole. Rows live in fixed blocks, so growing never
-// copies what is there.
+// shortlist is the vector set (index/vectorset) of chunks_vec: an int8
+// copy of every vector with its chunk's note and whether the chunk is open.
+// SearchVector scans it whole, keeping only open chunks when the scope says
+// so, and rescores its nearest candidates exactly, on their float vectors
+// in chunks_vec; DistanceBounds reads a note's vectors through it.
 type shortlist struct {
-	dim int
-
-	mu     sync.RWMutex
-	blocks [][]int8 // blockRows·dim bytes each; only the last is partly used
-	ids    []int64  // chunk rowid of each slot
-	weight []float32
-	scale  []float32 // each vector's quantisation scale: v[i] ≈ scale·row[i]
-	norm   []float64 // each vector's Euclidean norm, from its float values
-	open   []bool
-	doc    []string         // doc_id of each slot's chunk's note
-	slots  map[int64]int    // slot of each rowid
-	bydoc  map[string][]int // slots of each note's chunks
-
+	set *vectorset.Set
 	// version is the vectors' version (see bumpVectorsVersion) the
 	// shortlist was read at: a read-only store, which sees another
 	// process's writes but not their changes, reads it again when the
@@ -52,222 +31,19 @@ type shortlist struct {
 	version string
 }
 
-// blockRows is the vectors of one block of the shortlist: 512 KB at 512
-// dimensions, small enough that a block is the most growth ever wastes.
-const blockRows = 1024
-
 // vectorsVersionMeta counts the commits that change chunks_vec, so that a
 // read-only store knows when its shortlist is out of date.
 const vectorsVersionMeta = "vectors_version"
-
-func newShortlist(dim int) *shortlist {
-	return &shortlist{dim: dim, slots: map[int64]int{}, bydoc: map[string][]int{}}
-}
-
-// row is slot's quantised vector.
-func (sl *shortlist) row(slot int) []int8 {
-	off := (slot % blockRows) * sl.dim
-	return sl.blocks[slot/blockRows][off : off+sl.dim]
-}
-
-// norm2 is v's Euclidean norm, summed in float64.
-func norm2(v []float32) float64 {
-	var sum float64
-	for _, x := range v {
-		sum += float64(x) * float64(x)
-	}
-	return math.Sqrt(sum)
-}
-
-// weightOf is what a vector's int8 dot product is multiplied by to rank it
-// by cosine similarity: its scale over its norm. The query's own scale and
-// norm are the same for every vector, so they are left out.
-func weightOf(scale float32, norm float64) float32 {
-	if norm == 0 {
-		return 0
-	}
-	return scale / float32(norm)
-}
-
-// put stores the vector of chunk id of note doc, replacing the one it has.
-func (sl *shortlist) put(id int64, doc string, v []float32, open bool) {
-	slot, ok := sl.slots[id]
-	switch {
-	case !ok:
-		slot = len(sl.ids)
-		if slot%blockRows == 0 && slot/blockRows == len(sl.blocks) {
-			sl.blocks = append(sl.blocks, make([]int8, blockRows*sl.dim))
-		}
-		sl.ids = append(sl.ids, id)
-		sl.weight = append(sl.weight, 0)
-		sl.scale = append(sl.scale, 0)
-		sl.norm = append(sl.norm, 0)
-		sl.open = append(sl.open, false)
-		sl.doc = append(sl.doc, doc)
-		sl.slots[id] = slot
-		sl.bydoc[doc] = append(sl.bydoc[doc], slot)
-	case sl.doc[slot] != doc:
-		sl.moveSlot(sl.doc[slot], slot, -1)
-		sl.doc[slot] = doc
-		sl.bydoc[doc] = append(sl.bydoc[doc], slot)
-	}
-	scale, norm := simd.Quantize(sl.row(slot), v), norm2(v)
-	sl.weight[slot], sl.scale[slot], sl.norm[slot] = weightOf(scale, norm), scale, norm
-	sl.open[slot] = open
-}
-
-// moveSlot changes slot to to among the slots of note doc, or removes it
-// when to is below 0.
-func (sl *shortlist) moveSlot(doc string, slot, to int) {
-	list := sl.bydoc[doc]
-	i := slices.Index(list, slot)
-	switch {
-	case i < 0:
-	case to >= 0:
-		list[i] = to
-	case len(list) == 1:
-		delete(sl.bydoc, doc)
-	default:
-		sl.bydoc[doc] = slices.Delete(list, i, i+1)
-	}
-}
-
-// drop removes the vector of chunk id: the last slot moves into its place.
-func (sl *shortlist) drop(id int64) {
-	slot, ok := sl.slots[id]
-	if !ok {
-		return
-	}
-	delete(sl.slots, id)
-	sl.moveSlot(sl.doc[slot], slot, -1)
-	last := len(sl.ids) - 1
-	if slot != last {
-		copy(sl.row(slot), sl.row(last))
-		sl.ids[slot], sl.weight[slot], sl.open[slot], sl.doc[slot] = sl.ids[last], sl.weight[last], sl.open[last], sl.doc[last]
-		sl.scale[slot], sl.norm[slot] = sl.scale[last], sl.norm[last]
-		sl.slots[sl.ids[slot]] = slot
-		sl.moveSlot(sl.doc[slot], last, slot)
-	}
-	sl.ids, sl.weight, sl.open, sl.doc = sl.ids[:last], sl.weight[:last], sl.open[:last], sl.doc[:last]
-	sl.scale, sl.norm = sl.scale[:last], sl.norm[:last]
-	if last%blockRows == 0 {
-		sl.blocks = sl.blocks[:last/blockRows]
-	}
-}
-
-// apply replays a committed write's changes to chunks_vec.
-func (sl *shortlist) apply(changes []vectorChange) {
-	sl.mu.Lock()
-	defer sl.mu.Unlock()
-	for _, c := range changes {
-		switch {
-		case c.vec != nil:
-			sl.put(c.id, c.doc, c.vec, c.open)
-		case c.dropped:
-			sl.drop(c.id)
-		default:
-			if slot, ok := sl.slots[c.id]; ok {
-				sl.open[slot] = c.open
-			}
-		}
-	}
-}
-
-// candidate is a slot's rank in a scan: the higher, the nearer.
-type candidate struct {
-	score float32
-	id    int64
-}
-
-// nearest returns the rowids of up to n vectors nearest to vec by the
-// quantised cosine similarity, nearest first; with openOnly, of open
-// chunks only, so the filter applies before n is taken.
-func (sl *shortlist) nearest(vec []float32, n int, openOnly bool) []int64 {
-	q := make([]int8, sl.dim)
-	simd.Quantize(q, vec)
-	dots := make([]int32, blockRows)
-	// best is a min-heap of the n best so far: best[0] is the one to beat.
-	best := make([]candidate, 0, n)
-	sl.mu.RLock()
-	for b, block := range sl.blocks {
-		first := b * blockRows
-		rows := min(blockRows, len(sl.ids)-first)
-		simd.Dots(q, block[:rows*sl.dim], dots[:rows])
-		for i, d := range dots[:rows] {
-			slot := first + i
-			if openOnly && !sl.open[slot] {
-				continue
-			}
-			c := candidate{score: float32(d) * sl.weight[slot], id: sl.ids[slot]}
-			switch {
-			case len(best) < n:
-				best = append(best, c)
-				siftUp(best, len(best)-1)
-			case c.score > best[0].score:
-				best[0] = c
-				siftDown(best, 0)
-			}
-		}
-	}
-	sl.mu.RUnlock()
-	out := make([]int64, len(best))
-	for i := len(best) - 1; i >= 0; i-- {
-		out[i] = best[0].id
-		best[0] = best[i]
-		best = best[:i]
-		siftDown(best, 0)
-	}
-	return out
-}
-
-func siftUp(h []candidate, i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if h[p].score <= h[i].score {
-			return
-		}
-		h[p], h[i] = h[i], h[p]
-		i = p
-	}
-}
-
-func siftDown(h []candidate, i int) {
-	for {
-		m := i
-		for _, c := range []int{2*i + 1, 2*i + 2} {
-			if c < len(h) && h[c].score < h[m].score {
-				m = c
-			}
-		}
-		if m == i {
-			return
-		}
-		h[m], h[i] = h[i], h[m]
-		i = m
-	}
-}
-
-// vectorChange is one change a write makes to chunks_vec: a vector put
-// (vec set, of a chunk of note doc), dropped, or its chunk's sensitivity
-// changed. The write's changes are replayed on the shortlist once it
-// commits.
-type vectorChange struct {
-	id      int64
-	doc     string
-	vec     []float32
-	dropped bool
-	open    bool
-}
 
 // vectorLog collects one write transaction's changes to chunks_vec, under
 // the store's write lock.
 type vectorLog struct {
 	changed bool // the transaction changed chunks_vec: it bumps the version
 	keep    bool // the shortlist is built: changes are recorded for it
-	changes []vectorChange
+	changes []vectorset.Change
 }
 
-func (l *vectorLog) record(c vectorChange) {
+func (l *vectorLog) record(c vectorset.Change) {
 	l.changed = true
 	if l.keep {
 		l.changes = append(l.changes, c)
@@ -386,7 +162,7 @@ func (s *Store) closeShortlist() error {
 // its layout would fail it), and every search checks the scope again on
 // chunks.
 func (s *Store) readShortlist(ctx context.Context) (*shortlist, error) {
-	sl := newShortlist(s.space.Dim)
+	sl := &shortlist{set: vectorset.New(s.space.Dim)}
 	err := s.read(ctx, "read vectors", func(tx *sql.Tx) error {
 		var err error
 		if sl.version, _, err = getMeta(ctx, tx, vectorsVersionMeta); err != nil {
@@ -430,7 +206,7 @@ func (s *Store) readShortlist(ctx context.Context) (*shortlist, error) {
 				// A vector without its chunk is never a hit: the
 				// rescore reads the chunk.
 				if doc, ok := docOf[p.id]; ok {
-					sl.put(p.id, doc, vec, open)
+					sl.set.Put(p.id, doc, vec, open)
 				}
 			}
 		}
@@ -523,7 +299,7 @@ const shortlistFactor = 2
 // personal, by a commit the shortlist has seen and the snapshot has not)
 // is never returned.
 func (s *Store) searchShortlist(ctx context.Context, sl *shortlist, vec []float32, blob []byte, k int, scope vault.Scope) ([]vault.Chunk, error) {
-	ids := sl.nearest(vec, shortlistFactor*k, scope.OpenOnly())
+	ids := sl.set.Nearest(vec, shortlistFactor*k, scope.OpenOnly())
 	if len(ids) == 0 {
 		return nil, nil
 	}

@@ -115,16 +115,6 @@ func TestShortlistRecall(t *testing.T) {
 	}
 }
 
-// shortlistState is a shortlist as rowid → its note, whether open and its
-// quantised vector, whatever the slots' order.
-func shortlistState(sl *shortlist) map[int64]string {
-	out := map[int64]string{}
-	for slot, id := range sl.ids {
-		out[id] = fmt.Sprint(sl.doc[slot], sl.open[slot], sl.weight[slot], sl.row(slot))
-	}
-	return out
-}
-
 // mustShortlist has s read its shortlist, so that SearchVector searches
 // through it.
 func mustShortlist(t *testing.T, s *Store) {
@@ -158,32 +148,8 @@ func mustMatchIndex(t *testing.T, s *Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, want := shortlistState(sl), shortlistState(fresh)
-	if len(got) != len(want) {
-		t.Fatalf("shortlist holds %d vectors, the index %d", len(got), len(want))
-	}
-	for id, w := range want {
-		if got[id] != w {
-			t.Fatalf("chunk %d: the shortlist's copy differs from the index's", id)
-		}
-	}
-	if len(sl.ids) != len(sl.slots) || len(sl.blocks) != (len(sl.ids)+blockRows-1)/blockRows {
-		t.Fatalf("%d slots, %d in the map, %d blocks", len(sl.ids), len(sl.slots), len(sl.blocks))
-	}
-	listed := 0
-	for doc, slots := range sl.bydoc {
-		if len(slots) == 0 {
-			t.Fatalf("note %s is listed with no slot", doc)
-		}
-		for _, slot := range slots {
-			if slot >= len(sl.ids) || sl.doc[slot] != doc {
-				t.Fatalf("note %s lists slot %d, which is not its", doc, slot)
-			}
-		}
-		listed += len(slots)
-	}
-	if listed != len(sl.ids) {
-		t.Fatalf("the notes list %d slots, the shortlist has %d", listed, len(sl.ids))
+	if err := sl.set.Diff(fresh.set); err != nil {
+		t.Fatalf("the shortlist differs from the index: %v", err)
 	}
 }
 
@@ -195,8 +161,9 @@ func mustMatchIndex(t *testing.T, s *Store) {
 func TestShortlistFollowsWrites(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "index.db")
-	// More than one block, so that a drop moves a slot across blocks.
-	s := clusteredStore(t, path, blockRows+200)
+	// More than one of the vector set's blocks (1024 vectors), so that a
+	// drop moves a slot across blocks.
+	s := clusteredStore(t, path, 1224)
 	q := clustered(777777)
 	if s.short.Load() != nil {
 		t.Fatal("a shortlist before the first search")
@@ -467,10 +434,10 @@ func TestRescoreChecksSnapshot(t *testing.T) {
 		}
 	}
 	sl := s.short.Load()
-	if i, ok := sl.slots[secret]; !ok || !sl.open[i] {
+	if _, open, ok := sl.set.Lookup(secret); !ok || !open {
 		t.Fatal("the shortlist does not hold the chunk as open: the test proves nothing")
 	}
-	if _, ok := sl.slots[gone]; !ok {
+	if _, _, ok := sl.set.Lookup(gone); !ok {
 		t.Fatal("the shortlist does not hold the deleted chunk: the test proves nothing")
 	}
 	const k = 5
@@ -479,7 +446,7 @@ func TestRescoreChecksSnapshot(t *testing.T) {
 		scope vault.Scope
 		not   string
 	}{{clustered(1), vault.ScopeOpen, notePath(1)}, {clustered(2), vault.ScopeAll, notePath(2)}} {
-		if ids := sl.nearest(c.q, 2*k, c.scope.OpenOnly()); !slices.Contains(ids, map[string]int64{notePath(1): secret, notePath(2): gone}[c.not]) {
+		if ids := sl.set.Nearest(c.q, 2*k, c.scope.OpenOnly()); !slices.Contains(ids, map[string]int64{notePath(1): secret, notePath(2): gone}[c.not]) {
 			t.Fatalf("the shortlist does not offer %s: the test proves nothing", c.not)
 		}
 		hits, err := s.SearchVector(ctx, c.q, k, c.scope)

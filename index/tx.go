@@ -55,7 +55,7 @@ func (s *Store) writeTx(ctx context.Context, what string, graph bool, fn func(tx
 	// is a commit ahead of it or behind it meanwhile is still safe: its
 	// rescore re-reads every candidate in its own snapshot.
 	if err == nil && len(s.vlog.changes) > 0 {
-		sl.apply(s.vlog.changes)
+		sl.set.Apply(s.vlog.changes)
 	}
 	return err
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	sqlite_vec "github.com/asg017/sqlite-vec-go-bindings/cgo"
+	"github.com/vaultask/vaultask/index/vectorset"
 )
 
 // Pending is a chunk waiting for its vector: the text to embed is its
@@ -211,13 +212,13 @@ func (s *Store) recordStaged(ctx context.Context, tx *sql.Tx, docID string) erro
 	}
 	defer rows.Close()
 	for rows.Next() {
-		c := vectorChange{doc: docID, vec: make([]float32, s.space.Dim)}
+		c := vectorset.Change{Doc: docID, Vec: make([]float32, s.space.Dim)}
 		var blob []byte
-		if err := rows.Scan(&c.id, &blob, &c.open); err != nil {
+		if err := rows.Scan(&c.ID, &blob, &c.Open); err != nil {
 			return err
 		}
-		if err := decodeVector(c.vec, blob); err != nil {
-			return fmt.Errorf("chunk %d: %w", c.id, err)
+		if err := decodeVector(c.Vec, blob); err != nil {
+			return fmt.Errorf("chunk %d: %w", c.ID, err)
 		}
 		s.vlog.record(c)
 	}
