@@ -111,7 +111,7 @@ type Store struct {
 	mu sync.Mutex // serialises Apply and other multi-statement writes
 
 	// changed is poked after a commit that left chunks without vectors, so
-	// the Vectorizer wakes without polling.
+	// the vectorizer (package vectorizer) wakes without polling.
 	changed chan struct{}
 
 	ftsCounts ftsCounts   // words' row counts for SearchFTS

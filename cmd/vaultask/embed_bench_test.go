@@ -11,6 +11,7 @@ import (
 	"github.com/vaultask/vaultask/config"
 	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/vault"
+	"github.com/vaultask/vaultask/vectorizer"
 )
 
 // BenchmarkSmallNoteBehindLargeNote is how long a small note written right
@@ -42,7 +43,7 @@ func BenchmarkSmallNoteBehindLargeNote(b *testing.B) {
 		if _, err := store.Apply(ctx, index.Batch{Upserts: []vault.NoteInput{{Path: "Large.md", Rev: "1", Text: big.String()}}}); err != nil {
 			b.Fatal(err)
 		}
-		v := index.NewVectorizer(store, emb, index.VectorizerOptions{})
+		v := vectorizer.New(store, emb, vectorizer.Options{})
 		b.StartTimer()
 		if err := v.Open(ctx); err != nil {
 			b.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/vaultask/vaultask/internal/testsupport/livesyncput"
 	"github.com/vaultask/vaultask/rag"
 	"github.com/vaultask/vaultask/vault"
+	"github.com/vaultask/vaultask/vectorizer"
 )
 
 // settings are the retrieval defaults, mapped from config as every command maps them.
@@ -177,7 +178,7 @@ func (r *run) withFollower(ctx context.Context, store *index.Store, name string,
 	if err != nil {
 		return err
 	}
-	v := index.NewVectorizer(store, emb, index.VectorizerOptions{Logger: quiet})
+	v := vectorizer.New(store, emb, vectorizer.Options{Logger: quiet})
 	if err := v.Open(ctx); err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/vault"
+	"github.com/vaultask/vaultask/vectorizer"
 )
 
 // The fake upstream's reply: its first word is what time to first token
@@ -183,7 +184,7 @@ func editCycles(ctx context.Context, path string, total, edited, cycles int, com
 		if _, err := s.Apply(ctx, b); err != nil {
 			return err
 		}
-		_, err := index.NewVectorizer(s, emb, index.VectorizerOptions{BatchChunks: 500, Logger: quiet}).Drain(ctx)
+		_, err := vectorizer.New(s, emb, vectorizer.Options{BatchChunks: 500, Logger: quiet}).Drain(ctx)
 		return err
 	}
 	if err := step(batch(0, len(notes), 0)); err != nil {

@@ -48,6 +48,8 @@ var never = []struct {
 	{"eval", "github.com/mattn/go-sqlite3", "evaluation ranks through rag; cmd/vaultask opens the index"},
 	{"eval", "github.com/asg017/sqlite-vec-go-bindings", "evaluation ranks through rag; cmd/vaultask opens the index"},
 	{"cmd/vaultask", Module + "/internal/testsupport", "the test servers, fakes and test helpers never ship in the product binary"},
+	{"index/vectorset", "github.com/mattn/go-sqlite3", "the in-memory vector set is pure Go, apart from the SQL that feeds it"},
+	{"vectorizer", "github.com/openai/openai-go", "the background embedder takes any Embedder it is given; model clients and providers are llm's"},
 	{"internal/simd", "github.com/mattn/go-sqlite3", "the kernels are a leaf that both index and llm import: no cgo, so their arm64 tests run under qemu (scripts/test-arm64.sh)"},
 }
 

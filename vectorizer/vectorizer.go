@@ -1,4 +1,4 @@
-package index
+package vectorizer
 
 import (
 	"context"
@@ -7,23 +7,24 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/internal/retry"
 	"github.com/vaultask/vaultask/internal/routine"
 )
 
-// Embedder is what the index needs from an embedding model: one vector per
-// text, in order. llm's embedders satisfy it.
+// Embedder is what the vectorizer needs from an embedding model: one vector
+// per text, in order. llm's embedders satisfy it.
 type Embedder interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }
 
-// VectorizerOptions configure a Vectorizer; zero fields take the defaults.
-type VectorizerOptions struct {
+// Options configure a Vectorizer; zero fields take the defaults.
+type Options struct {
 	// BatchChunks bounds the chunks embedded per call and transaction, and
 	// SliceChunks how many of them one note takes per turn: batches are
 	// dealt out a turn per waiting note, fewest turns first, so that a
 	// large note is embedded in slices with the notes behind it served in
-	// between (see Store.Backlog). Defaults: 64 and 32.
+	// between (see index.Store.Backlog). Defaults: 64 and 32.
 	BatchChunks int
 	SliceChunks int
 	Idle        time.Duration // re-check the backlog this often without a signal; default 1m
@@ -38,8 +39,8 @@ type VectorizerOptions struct {
 	OnCaughtUp func(embedded, open int)
 }
 
-// VectorizerStatus is the embedder's health, for stats and the status endpoint.
-type VectorizerStatus struct {
+// Status is the embedder's health, for stats and the status endpoint.
+type Status struct {
 	Available bool      `json:"available"` // false while the embedding host fails
 	LastError string    `json:"last_error,omitempty"`
 	Since     time.Time `json:"since"` // when Available last changed
@@ -53,18 +54,18 @@ type VectorizerStatus struct {
 // Open starts it in its own goroutine, Close stops it; Drain embeds the
 // backlog once, for a one-shot command.
 type Vectorizer struct {
-	store *Store
+	store *index.Store
 	emb   Embedder
-	opts  VectorizerOptions
+	opts  Options
 	log   *slog.Logger
 	life  routine.Routine
 
 	mu     sync.Mutex
-	status VectorizerStatus
+	status Status
 }
 
-// NewVectorizer returns a vectorizer that fills s's backlog with e.
-func NewVectorizer(s *Store, e Embedder, opts VectorizerOptions) *Vectorizer {
+// New returns a vectorizer that fills s's backlog with e.
+func New(s *index.Store, e Embedder, opts Options) *Vectorizer {
 	if opts.BatchChunks <= 0 {
 		opts.BatchChunks = 64
 	}
@@ -87,11 +88,11 @@ func NewVectorizer(s *Store, e Embedder, opts VectorizerOptions) *Vectorizer {
 		opts.Clock = retry.System
 	}
 	return &Vectorizer{store: s, emb: e, opts: opts, log: opts.Logger.With(logComponent, "vectorizer"),
-		status: VectorizerStatus{Available: true, Since: time.Now()}}
+		status: Status{Available: true, Since: time.Now()}}
 }
 
 // Status reports the vectorizer's health.
-func (v *Vectorizer) Status() VectorizerStatus {
+func (v *Vectorizer) Status() Status {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	return v.status
@@ -135,9 +136,9 @@ func (v *Vectorizer) step(ctx context.Context) (written, open int, empty bool, e
 	if err != nil {
 		return 0, 0, false, fmt.Errorf("embed: %w", err)
 	}
-	vs := make([]Vector, len(pending))
+	vs := make([]index.Vector, len(pending))
 	for i, p := range pending {
-		vs[i] = Vector{RowID: p.RowID, Text: p.Text, Embedding: vecs[i]}
+		vs[i] = index.Vector{RowID: p.RowID, Text: p.Text, Embedding: vecs[i]}
 	}
 	// Chunks rewritten meanwhile are dropped by PutVectors; the next
 	// Backlog read returns their new text.

@@ -2,35 +2,43 @@ package index
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/vaultask/vaultask/index/markdown"
-	"github.com/vaultask/vaultask/internal/retry"
 	"github.com/vaultask/vaultask/vault"
 )
 
-// hostEmbedder is a deterministic embedder whose host can be taken down.
-type hostEmbedder struct {
-	down  atomic.Bool
-	calls atomic.Int32
+// textVector is a deterministic 4-dimension vector of a chunk's text.
+func textVector(text string) []float32 {
+	return []float32{float32(len(text)), 1, float32(strings.Count(text, "e")), 0}
 }
 
-func (h *hostEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
-	h.calls.Add(1)
-	if h.down.Load() {
-		return nil, errors.New("dial tcp 127.0.0.1:11434: connection refused")
+// embedStep embeds one batch of the backlog as the vectorizer does (batch
+// chunks, slice of them per note a turn) and returns how many vectors the
+// store took, and whether the backlog was empty.
+func embedStep(tb testing.TB, s *Store, batch, slice int) (int, bool) {
+	tb.Helper()
+	ctx := context.Background()
+	pending, err := s.Backlog(ctx, batch, slice)
+	if err != nil {
+		tb.Fatal(err)
 	}
-	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		out[i] = []float32{float32(len(t)), 1, float32(strings.Count(t, "e")), 0}
+	if len(pending) == 0 {
+		return 0, true
 	}
-	return out, nil
+	vs := make([]Vector, len(pending))
+	for i, p := range pending {
+		vs[i] = Vector{RowID: p.RowID, Text: p.Text, Embedding: textVector(p.Text)}
+	}
+	n, err := s.PutVectors(ctx, vs)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return n, false
 }
 
 func manyNotes(n int) []vault.NoteInput {
@@ -42,7 +50,9 @@ func manyNotes(n int) []vault.NoteInput {
 	return notes
 }
 
-func TestVectorizerDrainsBacklogWholeNotes(t *testing.T) {
+// The backlog, drained in small batches, never shows a reader a note half
+// embedded.
+func TestBacklogPublishesWholeNotes(t *testing.T) {
 	s := mustOpen(t, Options{})
 	mustApply(t, s, upserts(manyNotes(20)...))
 	ctx := context.Background()
@@ -70,13 +80,16 @@ func TestVectorizerDrainsBacklogWholeNotes(t *testing.T) {
 			}
 		}
 	}()
-	v := NewVectorizer(s, &hostEmbedder{}, VectorizerOptions{BatchChunks: 6})
-	n, err := v.Drain(ctx)
+	n := 0
+	for {
+		written, empty := embedStep(t, s, 6, 6)
+		if empty {
+			break
+		}
+		n += written
+	}
 	close(stop)
 	wg.Wait()
-	if err != nil {
-		t.Fatal(err)
-	}
 	st, _ := s.Stats(ctx)
 	if n != st.Chunks || st.Vectors != st.Chunks || st.EmbeddingBacklog != 0 {
 		t.Fatalf("drained %d; stats %+v", n, st)
@@ -91,98 +104,12 @@ func TestVectorizerDrainsBacklogWholeNotes(t *testing.T) {
 	}
 }
 
-func TestVectorizerDegradesAndRecovers(t *testing.T) {
-	s := mustOpen(t, Options{})
-	emb := &hostEmbedder{}
-	emb.down.Store(true)
-	ticks := make(chan time.Time)
-	v := NewVectorizer(s, emb, VectorizerOptions{Clock: tickClock{retry.System, ticks}})
-	ctx := context.Background()
-	if err := v.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-
-	mustApply(t, s, upserts(note("a.md", "kiwi orchard notes")))
-	waitFor(t, func() bool { return !v.Status().Available })
-	if st := v.Status(); !strings.Contains(st.LastError, "connection refused") {
-		t.Fatalf("status while down: %+v", st)
-	}
-	// FTS works without vectors.
-	hits, err := s.SearchFTS(ctx, "kiwi", 5, vault.ScopeAll, vault.FieldWeights{})
-	if err != nil || len(hits) != 1 {
-		t.Fatalf("FTS while the embedder is down: %v %v", hits, err)
-	}
-	emb.down.Store(false)
-	ticks <- time.Now() // the backoff elapses
-	// The vectors land before the vectorizer counts them and marks itself
-	// recovered: wait for all three.
-	waitFor(t, func() bool {
-		st, _ := s.Stats(ctx)
-		return st.EmbeddingBacklog == 0 && v.Status().Embedded == 1 && v.Status().Available
-	})
-	if st := v.Status(); !st.Available || st.LastError != "" || st.Embedded != 1 {
-		t.Fatalf("status after recovery: %+v", st)
-	}
-	// A new note wakes it through the store's signal, without a tick.
-	mustApply(t, s, upserts(note("b.md", "pear")))
-	waitFor(t, func() bool { st, _ := s.Stats(ctx); return st.Vectors == 2 })
-	if err := v.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func TestLateVectorForRewrittenChunkIsDropped(t *testing.T) {
-	s := mustOpen(t, Options{})
-	ctx := context.Background()
-	mustApply(t, s, upserts(note("a.md", "first text")))
-	pending, err := s.Backlog(ctx, 64, 64)
-	if err != nil || len(pending) != 1 {
-		t.Fatal(pending, err)
-	}
-	n := note("a.md", "second text")
-	n.Rev = "2-x"
-	mustApply(t, s, upserts(n))
-	written, err := s.PutVectors(ctx, []Vector{{RowID: pending[0].RowID, Text: pending[0].Text, Embedding: []float32{1, 0, 0, 0}}})
-	if err != nil || written != 0 {
-		t.Fatalf("late vector: written=%d err=%v, want it dropped", written, err)
-	}
-	if st, _ := s.Stats(ctx); st.Vectors != 0 || st.EmbeddingBacklog != 1 {
-		t.Fatalf("stats %+v", st)
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached in 10s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// recordingEmbedder remembers how many texts each call held.
-type recordingEmbedder struct {
-	hostEmbedder
-	mu    sync.Mutex
-	sizes []int
-}
-
-func (r *recordingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	r.mu.Lock()
-	r.sizes = append(r.sizes, len(texts))
-	r.mu.Unlock()
-	return r.hostEmbedder.Embed(ctx, texts)
-}
-
 // A large note is embedded in slices with the notes behind it served in
 // between: a small note written after it has its vector after one step,
 // not after the whole large note. The large note's vectors stay out of
 // search until its last slice, so it is never half embedded.
 func TestLargeNoteDoesNotStarveSmallOnes(t *testing.T) {
 	s := mustOpen(t, Options{Chunking: markdown.ChunkOptions{TargetTokens: 60, MinTokens: 20, MaxTokens: 80}})
-	ctx := context.Background()
 	var big strings.Builder
 	for i := range 60 {
 		fmt.Fprintf(&big, "## Part %d\n\n%s\n\n", i, filler(i, 3))
@@ -193,11 +120,7 @@ func TestLargeNoteDoesNotStarveSmallOnes(t *testing.T) {
 	if bigChunks < 40 {
 		t.Fatalf("the big note has %d chunks, want at least 40", bigChunks)
 	}
-	emb := &recordingEmbedder{}
-	v := NewVectorizer(s, emb, VectorizerOptions{BatchChunks: 16, SliceChunks: 8})
-	if _, _, _, err := v.step(ctx); err != nil {
-		t.Fatal(err)
-	}
+	embedStep(t, s, 16, 8)
 	if got := count(t, s, `SELECT count(*) FROM chunks WHERE doc_id = 'small.md' AND embedded = 1`); got != 1 {
 		t.Fatalf("after one step the small note has %d vectors, want 1", got)
 	}
@@ -206,10 +129,7 @@ func TestLargeNoteDoesNotStarveSmallOnes(t *testing.T) {
 		t.Fatalf("%d vectors of the half-embedded big note are searchable", got)
 	}
 	for {
-		n, _, empty, err := v.step(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		n, empty := embedStep(t, s, 16, 8)
 		if empty {
 			break
 		}
@@ -220,27 +140,7 @@ func TestLargeNoteDoesNotStarveSmallOnes(t *testing.T) {
 	if got := count(t, s, visible); got != bigChunks {
 		t.Fatalf("after draining, %d of the big note's %d vectors are searchable", got, bigChunks)
 	}
-	for i, n := range emb.sizes {
-		if n > 16 {
-			t.Errorf("embed call %d held %d texts, want at most 16", i, n)
-		}
-	}
 }
-
-// tickClock is the system clock whose timers fire when the test sends on
-// ticks.
-type tickClock struct {
-	retry.Clock
-	ticks chan time.Time
-}
-
-func (c tickClock) NewTimer(time.Duration) retry.Timer { return tickTimer{c.ticks} }
-
-type tickTimer struct{ c chan time.Time }
-
-func (t tickTimer) C() <-chan time.Time    { return t.c }
-func (tickTimer) Stop() bool               { return true }
-func (tickTimer) Reset(time.Duration) bool { return true }
 
 // A database error while PutVectors reads a chunk is an error, not a chunk
 // that changed meanwhile (whose vector is dropped without a word).
@@ -295,11 +195,8 @@ func TestSmallNotesWaitAboutOneBatchBehindLargeOnes(t *testing.T) {
 			t.Fatalf("%s has %d chunks, want at least three slices", id, n)
 		}
 	}
-	v := NewVectorizer(s, &hostEmbedder{}, VectorizerOptions{BatchChunks: 16, SliceChunks: 8})
 	for range 2 {
-		if _, _, _, err := v.step(ctx); err != nil {
-			t.Fatal(err)
-		}
+		embedStep(t, s, 16, 8)
 	}
 	for _, p := range small {
 		if got := embeddedCount(t, s, p); got != 1 {
@@ -307,22 +204,18 @@ func TestSmallNotesWaitAboutOneBatchBehindLargeOnes(t *testing.T) {
 		}
 	}
 	mustApply(t, s, upserts(note("late.md", "a small note written while the large ones wait")))
-	if _, _, _, err := v.step(ctx); err != nil {
-		t.Fatal(err)
-	}
+	embedStep(t, s, 16, 8)
 	if got := embeddedCount(t, s, "late.md"); got != 1 {
 		t.Errorf("the batch after late.md was written left it with %d vectors, want 1", got)
 	}
-	if _, err := v.Drain(ctx); err != nil {
-		t.Fatal(err)
-	}
+	embedAll(t, s, textVector)
 	if st, _ := s.Stats(ctx); st.Vectors != st.Chunks || st.EmbeddingBacklog != 0 {
 		t.Fatalf("after draining: %+v", st)
 	}
 }
 
 // BenchmarkSmallNotesBehindLargeNotes is how many batches of the default
-// size pass, and how many chunks are embedded, before four small notes
+// size (64 chunks, 32 a note a turn) pass, and how many chunks are embedded, before four small notes
 // written after two 1 MB notes and a 5 MB note have their vectors. The
 // embedder is the deterministic test one, so the time per op is the
 // backlog's own cost; multiply the batches by the real embedder's time per
@@ -330,7 +223,6 @@ func TestSmallNotesWaitAboutOneBatchBehindLargeOnes(t *testing.T) {
 //
 //	go test -tags sqlite_fts5 -run '^$' -bench SmallNotesBehindLargeNotes -benchtime 1x ./index/
 func BenchmarkSmallNotesBehindLargeNotes(b *testing.B) {
-	ctx := context.Background()
 	small := []string{"s1.md", "s2.md", "s3.md", "s4.md"}
 	for range b.N {
 		b.StopTimer()
@@ -342,13 +234,12 @@ func BenchmarkSmallNotesBehindLargeNotes(b *testing.B) {
 			mustApply(b, s, upserts(note(p, "a small note "+p)))
 		}
 		large := count(b, s, `SELECT count(*) FROM chunks`) - len(small)
-		v := NewVectorizer(s, &hostEmbedder{}, VectorizerOptions{})
 		b.StartTimer()
 		batches, embedded := 0, 0
 		for count(b, s, `SELECT count(*) FROM chunks WHERE doc_id LIKE 's_.md' AND embedded = 1`) < len(small) {
-			n, _, empty, err := v.step(ctx)
-			if err != nil || empty {
-				b.Fatalf("step: empty=%v err=%v", empty, err)
+			n, empty := embedStep(b, s, 64, 32)
+			if empty {
+				b.Fatal("the backlog ran out before the small notes were embedded")
 			}
 			batches++
 			embedded += n
