@@ -39,7 +39,7 @@ const passphrase = "correct horse battery staple"
 // fixtures holds the LiveSync fixtures (vault, vaultenc) beside the decoder.
 const fixtures = "livesync/testdata"
 
-var testCorpus = index.Corpus{Include: []string{"**/*.md"}, Exclude: []string{"00 inbox/**"}}
+var testCorpus = Corpus{Include: []string{"**/*.md"}, Exclude: []string{"00 inbox/**"}}
 
 // mustStore opens a fresh index in a temporary directory.
 func mustStore(tb testing.TB) *index.Store {

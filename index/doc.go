@@ -1,7 +1,7 @@
 // Package index owns the SQLite file: opening it (one writer connection and a
 // reader pool, WAL), the embedded migrations, markdown parsing (frontmatter,
 // wikilinks, tags, topic regions, through index/markdown), chunking,
-// classification (the personal-path and corpus globs), Apply (notes and the
+// classification (the personal-path globs), Apply (notes and the
 // feed checkpoint in one transaction) and the read primitives (FTS, vector
 // KNN, neighbours, notes, stats), which return vault's nouns (vault.Chunk,
 // vault.Doc, vault.Neighbour, …) and apply a vault.Scope inside every query.

@@ -40,23 +40,6 @@ func TestClassifyGlobsAndOverride(t *testing.T) {
 	}
 }
 
-func TestCorpusMatch(t *testing.T) {
-	c := Corpus{Include: []string{"**/*.md"}, Exclude: []string{"00 inbox/**", "**/.trash/**"}}
-	for path, want := range map[string]bool{
-		"Note.md":              true,
-		"a/b/Note.md":          true,
-		"00 inbox/Draft.md":    false,
-		"x/.trash/Old.md":      false,
-		"image.png":            false,
-		"00 Inbox/Draft.md":    true, // case-sensitive
-		"Attachments/x.canvas": false,
-	} {
-		if got := c.Match(path); got != want {
-			t.Errorf("Match(%q) = %v, want %v", path, got, want)
-		}
-	}
-}
-
 func TestFrontmatterOverrideWhenIndexing(t *testing.T) {
 	s := mustOpen(t, Options{Sensitivity: Classifier{PersonalPaths: []string{"Private/**"}}})
 	mustApply(t, s, upserts(

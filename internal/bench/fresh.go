@@ -261,7 +261,7 @@ func (r *run) baselineFreshness(ctx context.Context, s *Section, lp *livesyncput
 	}
 	defer store.Close()
 	couch, err := feed.Connect(ctx, feed.CouchOptions{URL: r.couch.URL, Database: r.corpusDB, User: r.couch.User, Password: r.couch.Password,
-		Corpus: index.Corpus{Include: []string{"**/*.md"}, Exclude: []string{"00 inbox/**", "**/.trash/**"}}, Logger: quiet})
+		Corpus: feed.Corpus{Include: []string{"**/*.md"}, Exclude: []string{"00 inbox/**", "**/.trash/**"}}, Logger: quiet})
 	if err != nil {
 		return nil, err
 	}

@@ -150,7 +150,7 @@ func (r *run) withFollower(ctx context.Context, store *index.Store, name string,
 	}
 	defer func() { _ = r.couch.DeleteDB(db) }()
 	couch, err := feed.Connect(ctx, feed.CouchOptions{URL: r.couch.URL, Database: db, User: r.couch.User, Password: r.couch.Password,
-		Corpus: index.Corpus{Include: []string{"**/*.md"}}, Logger: quiet})
+		Corpus: feed.Corpus{Include: []string{"**/*.md"}}, Logger: quiet})
 	if err != nil {
 		return err
 	}
