@@ -49,7 +49,7 @@ func mustStore(tb testing.TB) *index.Store {
 
 func mustOpenStore(tb testing.TB, path string) *index.Store {
 	tb.Helper()
-	s, err := index.Open(context.Background(), index.Options{Path: path, Space: index.EmbeddingSpace{Model: "test/fixed", Dim: 4}, Logger: quietLogger()})
+	s, err := index.Open(context.Background(), index.Options{Path: path, Space: vault.EmbeddingSpace{Model: "test/fixed", Dim: 4}, Logger: quietLogger()})
 	if err != nil {
 		tb.Fatalf("open index: %v", err)
 	}

@@ -21,7 +21,7 @@ import (
 func (s *Store) Apply(ctx context.Context, b Batch) (ApplyResult, error) {
 	var res ApplyResult
 	var w *applier
-	err := s.write(ctx, "apply", func(tx *sql.Tx) error {
+	err := s.write(ctx, "apply", func(tx *writeTx) error {
 		w = newApplier(s, tx)
 		for _, p := range b.Deletes {
 			if err := w.applyDelete(ctx, b.Expect, p, &res); err != nil {
@@ -33,10 +33,10 @@ func (s *Store) Apply(ctx context.Context, b Batch) (ApplyResult, error) {
 				return fmt.Errorf("%s: %w", n.Path, err)
 			}
 		}
-		if err := w.relink(ctx, tx, b.linked); err != nil {
+		if err := w.relink(ctx, tx.Tx, b.linked); err != nil {
 			return err
 		}
-		return saveCheckpoint(ctx, tx, b)
+		return saveCheckpoint(ctx, tx.Tx, b)
 	})
 	if err != nil {
 		return res, err
@@ -183,6 +183,7 @@ const (
 // notes whose link text may have (see refreshLinkText).
 type applier struct {
 	s        *Store
+	tx       *writeTx
 	q        *stmtCache // the transaction's statements, each prepared once
 	affected map[string]bool
 	linked   map[string]bool
@@ -191,8 +192,8 @@ type applier struct {
 	preludesChanged bool // refreshTopics re-queued chunks for embedding
 }
 
-func newApplier(s *Store, tx *sql.Tx) *applier {
-	return &applier{s: s, q: newTxStmts(tx), affected: map[string]bool{}, linked: map[string]bool{}, resolved: map[string]string{}}
+func newApplier(s *Store, tx *writeTx) *applier {
+	return &applier{s: s, tx: tx, q: newTxStmts(tx.Tx), affected: map[string]bool{}, linked: map[string]bool{}, resolved: map[string]string{}}
 }
 
 // markTargets marks the notes docID links to: their link text holds what
@@ -275,7 +276,7 @@ func (w *applier) deleteVectors(ctx context.Context, docID string) error {
 		if _, err := w.q.ExecContext(ctx, `DELETE FROM chunks_vec WHERE rowid = ?`, id); err != nil {
 			return fmt.Errorf("delete vector %d: %w", id, err)
 		}
-		w.s.vlog.record(vectorset.Change{ID: id, Dropped: true})
+		w.tx.recordVector(vectorset.Change{ID: id, Dropped: true})
 	}
 	return nil
 }

@@ -10,8 +10,10 @@
 // its shortlist on the float vectors in the file; graph expansion bounds
 // the distances of the notes it reaches through the same copy, which knows
 // each note's vectors (DistanceBounds), and reads exactly only those that
-// may be kept. The graph walk (Hops) remembers what topic notes clip for as long
-// as no write changes the graph (memberCache).
+// may be kept. The graph walk (Hops) remembers what topic notes clip
+// (memberCache), full-text search how many chunks hold each word
+// (ftsCounts). Every such cache is on one list of after-commit hooks
+// (commit.go), which each write of the store hands what it changed.
 //
 // It may import vault, index/markdown, index/vectorset and internal/retry and
 // internal/routine: feed writes into it, and rag and transport read from it

@@ -47,7 +47,7 @@ func editCycles(tb testing.TB, total, edited, cycles int, compact bool) (clean, 
 	tb.Helper()
 	ctx := context.Background()
 	path := filepath.Join(tb.TempDir(), "growth.db")
-	s := mustOpen(tb, Options{Path: path, Space: EmbeddingSpace{Model: "test/seeded", Dim: 512}})
+	s := mustOpen(tb, Options{Path: path, Space: vault.EmbeddingSpace{Model: "test/seeded", Dim: 512}})
 	emb := &seeded{}
 	batch := func(first, notes, rev int) Batch {
 		var b Batch

@@ -10,7 +10,7 @@ import (
 	"github.com/vaultask/vaultask/vault"
 )
 
-var testSpace = EmbeddingSpace{Model: "test/fixed", Dim: 4}
+var testSpace = vault.EmbeddingSpace{Model: "test/fixed", Dim: 4}
 
 func mustOpen(tb testing.TB, opts Options) *Store {
 	tb.Helper()

@@ -13,7 +13,7 @@ import (
 // forgot to decide must never be shown a personal note.
 func TestZeroScopeSeesOpenOnly(t *testing.T) {
 	ctx := context.Background()
-	s := mustOpen(t, Options{Space: EmbeddingSpace{Model: "test/fixed", Dim: 8}, Sensitivity: Classifier{PersonalPaths: []string{"Private/**", "99 topics/Hidden.md"}}})
+	s := mustOpen(t, Options{Space: vault.EmbeddingSpace{Model: "test/fixed", Dim: 8}, Sensitivity: Classifier{PersonalPaths: []string{"Private/**", "99 topics/Hidden.md"}}})
 	mustApply(t, s, upserts(
 		note("Recipes/Bread.md", "# Bread\nBake the sourdough loaf at 230 degrees. See [[Secret]]."),
 		note("Private/Secret.md", "# Secret\nThe sourdough loaf recipe of grandma, see [[Bread]]."),

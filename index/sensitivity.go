@@ -68,18 +68,23 @@ type Reclassified struct {
 func (s *Store) Reclassify(ctx context.Context, dryRun bool) (Reclassified, error) {
 	var out Reclassified
 	var w *applier
-	run := s.write
+	const what = "recompute sensitivity"
+	var err error
 	if dryRun {
-		run = s.read
-	}
-	err := run(ctx, "recompute sensitivity", func(tx *sql.Tx) error {
-		changes, err := s.reclassifications(ctx, tx, &out)
-		if err != nil || dryRun || len(changes) == 0 {
+		err = s.read(ctx, what, func(tx *sql.Tx) error {
+			_, err := s.reclassifications(ctx, tx, &out)
 			return err
-		}
-		w = newApplier(s, tx)
-		return w.reclassify(ctx, tx, changes)
-	})
+		})
+	} else {
+		err = s.write(ctx, what, func(tx *writeTx) error {
+			changes, err := s.reclassifications(ctx, tx.Tx, &out)
+			if err != nil || len(changes) == 0 {
+				return err
+			}
+			w = newApplier(s, tx)
+			return w.reclassify(ctx, tx.Tx, changes)
+		})
+	}
 	if err != nil {
 		return out, err
 	}
@@ -166,7 +171,7 @@ func (w *applier) updateVectorSensitivity(ctx context.Context, tx *sql.Tx, docID
 		if _, err := tx.ExecContext(ctx, `UPDATE chunks_vec SET sensitivity = ? WHERE rowid = ?`, sens, id); err != nil {
 			return err
 		}
-		w.s.vlog.record(vectorset.Change{ID: id, Open: sens == vault.SensitivityOpen})
+		w.tx.recordVector(vectorset.Change{ID: id, Open: sens == vault.SensitivityOpen})
 	}
 	return nil
 }
@@ -239,14 +244,14 @@ func (s *Store) ensureClassification(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.write(ctx, "record classification", func(tx *sql.Tx) error { return setMeta(ctx, tx, "classification", string(raw)) })
+	return s.write(ctx, "record classification", func(tx *writeTx) error { return setMeta(ctx, tx, "classification", string(raw)) })
 }
 
 // rereadOverrides reads each note's frontmatter override again, under the
 // store's frontmatter key, from the note's text. A note indexed before the
 // index kept whole texts keeps its override until it is written again.
 func (s *Store) rereadOverrides(ctx context.Context) error {
-	return s.write(ctx, "reread frontmatter overrides", func(tx *sql.Tx) error {
+	return s.write(ctx, "reread frontmatter overrides", func(tx *writeTx) error {
 		type note struct{ id, text string }
 		notes, err := queryAll(ctx, tx, func(n *note) []any { return []any{&n.id, &n.text} }, `SELECT doc_id, text FROM docs WHERE text IS NOT NULL`)
 		if err != nil {

@@ -35,21 +35,6 @@ type shortlist struct {
 // read-only store knows when its shortlist is out of date.
 const vectorsVersionMeta = "vectors_version"
 
-// vectorLog collects one write transaction's changes to chunks_vec, under
-// the store's write lock.
-type vectorLog struct {
-	changed bool // the transaction changed chunks_vec: it bumps the version
-	keep    bool // the shortlist is built: changes are recorded for it
-	changes []vectorset.Change
-}
-
-func (l *vectorLog) record(c vectorset.Change) {
-	l.changed = true
-	if l.keep {
-		l.changes = append(l.changes, c)
-	}
-}
-
 // bumpVectorsVersion counts one more commit that changed chunks_vec.
 func bumpVectorsVersion(ctx context.Context, e execer) error {
 	return countMeta(ctx, e, vectorsVersionMeta)

@@ -43,7 +43,7 @@ func numberAtEnd(text string) int {
 	return n
 }
 
-var space512 = EmbeddingSpace{Model: "test/seeded", Dim: 512}
+var space512 = vault.EmbeddingSpace{Model: "test/seeded", Dim: 512}
 
 // clusteredStore is a store of notes notes of one chunk each, every fifth
 // personal, embedded with clustered vectors seeded by the note's number.

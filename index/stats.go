@@ -92,7 +92,7 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 
 // MarkRun records the time of a completed full index or reconcile run.
 func (s *Store) MarkRun(ctx context.Context, at time.Time) error {
-	return s.write(ctx, "mark run", func(tx *sql.Tx) error {
+	return s.write(ctx, "mark run", func(tx *writeTx) error {
 		return setMeta(ctx, tx, "last_run", at.UTC().Format(time.RFC3339))
 	})
 }

@@ -62,17 +62,10 @@ var errReadOnly = errors.New("index opened read-only")
 // is configured to be.
 var ErrIndexPath = errors.New("index path unusable")
 
-// EmbeddingSpace names the vector space of chunks_vec: vectors from different
-// models are never comparable, so the index records which one it holds.
-type EmbeddingSpace struct {
-	Model string
-	Dim   int
-}
-
 // Options configure a Store. The zero value of every field but Path has a default.
 type Options struct {
 	Path        string
-	Space       EmbeddingSpace
+	Space       vault.EmbeddingSpace
 	Sensitivity Classifier
 	// FrontmatterKey overrides a note's sensitivity (default "sensitivity").
 	FrontmatterKey string
@@ -95,7 +88,7 @@ type Options struct {
 // readers that see WAL snapshots while the writer commits.
 type Store struct {
 	path           string
-	space          EmbeddingSpace
+	space          vault.EmbeddingSpace
 	classifier     Classifier
 	frontmatterKey string
 	chunking       markdown.ChunkOptions
@@ -117,8 +110,9 @@ type Store struct {
 	ftsCounts ftsCounts   // words' row counts for SearchFTS
 	members   memberCache // topic notes' members for Hops
 
-	// vlog holds the changes to chunks_vec of the write holding mu.
-	vlog vectorLog
+	// commitHooks are the caches' after-commit hooks (see afterCommit),
+	// registered at Open.
+	commitHooks []afterCommit
 	// short is the vector shortlist, nil until the first vector search has
 	// read it; reading is that read, in the background, guarded by
 	// shortMu.
@@ -180,6 +174,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	})
 
 	s := &Store{path: opts.Path, space: opts.Space, classifier: opts.Sensitivity, frontmatterKey: opts.FrontmatterKey, chunking: opts.Chunking, changed: make(chan struct{}, 1), log: opts.Logger.With(logComponent, "index")}
+	s.commitHooks = s.hooks()
 	if opts.ReadOnly {
 		r, err := openReadOnly(ctx, s, opts.Readers)
 		if err != nil || opts.AsClassified {
@@ -333,20 +328,20 @@ func (s *Store) checkReadable(ctx context.Context) error {
 
 // storedSpace is the embedding space the index records; zero before its
 // first writer.
-func storedSpace(ctx context.Context, q querier) (EmbeddingSpace, error) {
+func storedSpace(ctx context.Context, q querier) (vault.EmbeddingSpace, error) {
 	model, _, err := getMeta(ctx, q, "embedding_model")
 	if err != nil {
-		return EmbeddingSpace{}, err
+		return vault.EmbeddingSpace{}, err
 	}
 	dimText, _, err := getMeta(ctx, q, "embedding_dim")
 	if err != nil {
-		return EmbeddingSpace{}, err
+		return vault.EmbeddingSpace{}, err
 	}
 	dim, _ := strconv.Atoi(dimText)
-	return EmbeddingSpace{Model: model, Dim: dim}, nil
+	return vault.EmbeddingSpace{Model: model, Dim: dim}, nil
 }
 
-func (s *Store) spaceMismatch(have EmbeddingSpace) error {
+func (s *Store) spaceMismatch(have vault.EmbeddingSpace) error {
 	return fmt.Errorf("%w: the index at %s holds vectors of %s (%d dimensions) but the configured embedding model is %s (%d dimensions); run `vaultask index --rebuild` to re-embed every chunk with the configured model",
 		errEmbeddingMismatch, s.path, have.Model, have.Dim, s.space.Model, s.space.Dim)
 }

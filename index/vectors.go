@@ -134,7 +134,7 @@ func takeTurns(queue []waitingNote, maxChunks, slice int) []waitingNote {
 // its note has one; then the note's vectors are made searchable together.
 func (s *Store) PutVectors(ctx context.Context, vs []Vector) (int, error) {
 	taken := 0
-	err := s.writeVectors(ctx, "put vectors", func(tx *sql.Tx) error {
+	err := s.writeVectors(ctx, "put vectors", func(tx *writeTx) error {
 		var notes []string
 		seen := map[string]bool{}
 		for _, v := range vs {
@@ -182,7 +182,7 @@ func (s *Store) PutVectors(ctx context.Context, vs []Vector) (int, error) {
 
 // publishVectors moves a note's staged vectors into chunks_vec once none of
 // its chunks waits for one any more.
-func (s *Store) publishVectors(ctx context.Context, tx *sql.Tx, docID string) error {
+func (s *Store) publishVectors(ctx context.Context, tx *writeTx, docID string) error {
 	var waiting int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM chunks WHERE doc_id = ? AND embedded = 0 AND staged IS NULL`, docID).Scan(&waiting); err != nil {
 		return err
@@ -190,8 +190,8 @@ func (s *Store) publishVectors(ctx context.Context, tx *sql.Tx, docID string) er
 	if waiting > 0 {
 		return nil
 	}
-	s.vlog.changed = true
-	if s.vlog.keep {
+	tx.vectorsChanged = true
+	if tx.keepVectors {
 		if err := s.recordStaged(ctx, tx, docID); err != nil {
 			return err
 		}
@@ -205,7 +205,7 @@ func (s *Store) publishVectors(ctx context.Context, tx *sql.Tx, docID string) er
 }
 
 // recordStaged records the note's staged vectors for the shortlist.
-func (s *Store) recordStaged(ctx context.Context, tx *sql.Tx, docID string) error {
+func (s *Store) recordStaged(ctx context.Context, tx *writeTx, docID string) error {
 	rows, err := tx.QueryContext(ctx, `SELECT rowid, staged, sensitivity = 'open' FROM chunks WHERE doc_id = ? AND staged IS NOT NULL`, docID)
 	if err != nil {
 		return err
@@ -220,7 +220,7 @@ func (s *Store) recordStaged(ctx context.Context, tx *sql.Tx, docID string) erro
 		if err := decodeVector(c.Vec, blob); err != nil {
 			return fmt.Errorf("chunk %d: %w", c.ID, err)
 		}
-		s.vlog.record(c)
+		tx.recordVector(c)
 	}
 	return rows.Err()
 }
@@ -254,7 +254,7 @@ func vectorSpace(ctx context.Context, q querier) (VectorSpace, error) {
 func (s *Store) CompactVectors(ctx context.Context, force bool) (VectorSpace, bool, error) {
 	var before VectorSpace
 	rebuilt := false
-	err := s.writeVectors(ctx, "compact vectors", func(tx *sql.Tx) error {
+	err := s.writeVectors(ctx, "compact vectors", func(tx *writeTx) error {
 		var err error
 		if before, err = vectorSpace(ctx, tx); err != nil {
 			return err

@@ -50,7 +50,7 @@ func golden(t *testing.T, name, got string) {
 // testDim is the dimension of bagEmbedder's vectors.
 const testDim = 64
 
-var testSpace = index.EmbeddingSpace{Model: "test/bag-of-words", Dim: testDim}
+var testSpace = vault.EmbeddingSpace{Model: "test/bag-of-words", Dim: testDim}
 
 // bagEmbedder is a deterministic embedder: each word adds to one of testDim
 // dimensions, so texts sharing words are near. down makes it fail like an

@@ -43,7 +43,7 @@ func (h *hostEmbedder) Embed(_ context.Context, texts []string) ([][]float32, er
 func mustStore(t *testing.T) *index.Store {
 	t.Helper()
 	s, err := index.Open(context.Background(), index.Options{Path: filepath.Join(t.TempDir(), "index.db"),
-		Space: index.EmbeddingSpace{Model: "test/fixed", Dim: 4}, Logger: quiet()})
+		Space: vault.EmbeddingSpace{Model: "test/fixed", Dim: 4}, Logger: quiet()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func BenchmarkSmallNoteBehindLargeNote(b *testing.B) {
 	ctx := context.Background()
 	for range b.N {
 		b.StopTimer()
-		store, err := index.Open(ctx, index.Options{Path: filepath.Join(b.TempDir(), "i.db"), Space: index.EmbeddingSpace{Model: cfg.Models.Embedding, Dim: cfg.Models.EmbeddingDim}})
+		store, err := index.Open(ctx, index.Options{Path: filepath.Join(b.TempDir(), "i.db"), Space: vault.EmbeddingSpace{Model: cfg.Models.Embedding, Dim: cfg.Models.EmbeddingDim}})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/rag/web"
+	"github.com/vaultask/vaultask/vault"
 )
 
 var _ config.ModelPolicy = llm.Policy{}
@@ -123,7 +124,7 @@ func newLogger(w io.Writer, c config.Log) *slog.Logger {
 func storeOptions(cfg config.Config, log *slog.Logger) index.Options {
 	return index.Options{
 		Path:           cfg.Index.Path,
-		Space:          index.EmbeddingSpace{Model: cfg.Models.Embedding, Dim: cfg.Models.EmbeddingDim},
+		Space:          vault.EmbeddingSpace{Model: cfg.Models.Embedding, Dim: cfg.Models.EmbeddingDim},
 		Sensitivity:    index.Classifier{PersonalPaths: cfg.Sensitivity.PersonalPaths},
 		FrontmatterKey: cfg.Sensitivity.FrontmatterKey,
 		Logger:         log,

@@ -3,16 +3,15 @@ package bench
 import (
 	"context"
 	"encoding/binary"
+	"github.com/vaultask/vaultask/vault"
 	"hash/fnv"
 	"log/slog"
 	"math"
 	"math/rand/v2"
-
-	"github.com/vaultask/vaultask/index"
 )
 
 // builtinSpace is the built-in embedder's vector space, the default.
-var builtinSpace = index.EmbeddingSpace{Model: "builtin/use-lite", Dim: 512}
+var builtinSpace = vault.EmbeddingSpace{Model: "builtin/use-lite", Dim: 512}
 
 // quiet is the logger of the index and feed the benchmarks open in process.
 var quiet = slog.New(slog.DiscardHandler)
