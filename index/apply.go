@@ -7,11 +7,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"maps"
-	"time"
-
-	"github.com/vaultask/vaultask/index/vectorset"
 	"github.com/vaultask/vaultask/vault"
+	"maps"
 )
 
 // Apply writes a batch in one transaction: deletes, then upserts (each note's
@@ -144,21 +141,6 @@ func (w *applier) relink(ctx context.Context, tx *sql.Tx, linked map[string]bool
 	return nil
 }
 
-// saveCheckpoint stores the batch's checkpoint for its source, in the
-// batch's transaction, so a crash resumes exactly after what was written.
-func saveCheckpoint(ctx context.Context, tx *sql.Tx, b Batch) error {
-	if b.Source == "" {
-		return nil
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO feed_state(source, since, identity, updated_at) VALUES (?, ?, ?, ?)
-		ON CONFLICT(source) DO UPDATE SET since = excluded.since, updated_at = excluded.updated_at,
-			identity = CASE WHEN excluded.identity != '' THEN excluded.identity ELSE identity END`,
-		b.Source, b.Checkpoint, b.Identity, time.Now().UnixMilli()); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	return nil
-}
-
 // noteChange describes the indexed note docID for ApplyResult.Notes.
 func (w *applier) noteChange(ctx context.Context, docID, kind string) (NoteChange, error) {
 	c := NoteChange{Change: kind}
@@ -263,27 +245,6 @@ func (w *applier) deleteDoc(ctx context.Context, docID string) (bool, error) {
 		return false, err
 	}
 	return n > 0, nil
-}
-
-// deleteVectors removes the vec0 rows of a note's chunks. vec0 is a virtual
-// table, so no foreign key or trigger can do this.
-func (w *applier) deleteVectors(ctx context.Context, docID string) error {
-	ids, err := embeddedRowIDs(ctx, w.q, docID)
-	if err != nil {
-		return err
-	}
-	for _, id := range ids {
-		if _, err := w.q.ExecContext(ctx, `DELETE FROM chunks_vec WHERE rowid = ?`, id); err != nil {
-			return fmt.Errorf("delete vector %d: %w", id, err)
-		}
-		w.tx.recordVector(vectorset.Change{ID: id, Dropped: true})
-	}
-	return nil
-}
-
-// embeddedRowIDs lists the rowids of a note's chunks that have a vector.
-func embeddedRowIDs(ctx context.Context, q rowQuerier, docID string) ([]int64, error) {
-	return queryAll(ctx, q, one[int64], `SELECT rowid FROM chunks WHERE doc_id = ? AND embedded = 1`, docID)
 }
 
 func contentHash(text string) string {

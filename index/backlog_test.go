@@ -98,7 +98,7 @@ func TestBacklogPublishesWholeNotes(t *testing.T) {
 		t.Fatalf("a reader saw %d half-embedded snapshots", torn.Load())
 	}
 	// Searching with a stored vector finds its own chunk first.
-	hits, err := s.SearchVector(ctx, []float32{float32(len(embedText("n000\nn000.md\nA", ""))), 1, 0, 0}, 3, vault.ScopeAll)
+	hits, err := s.SearchVector(ctx, s.queryOf([]float32{float32(len(embedText("n000\nn000.md\nA", ""))), 1, 0, 0}), 3, vault.ScopeAll)
 	if err != nil || len(hits) != 3 {
 		t.Fatalf("vector search after drain: %v %v", hits, err)
 	}
@@ -124,7 +124,7 @@ func TestLargeNoteDoesNotStarveSmallOnes(t *testing.T) {
 	if got := count(t, s, `SELECT count(*) FROM chunks WHERE doc_id = 'small.md' AND embedded = 1`); got != 1 {
 		t.Fatalf("after one step the small note has %d vectors, want 1", got)
 	}
-	visible := `SELECT count(*) FROM chunks_vec v JOIN chunks c ON c.rowid = v.rowid WHERE c.doc_id = 'big.md'`
+	visible := `SELECT count(*) FROM vectors v JOIN chunks c ON c.rowid = v.chunk WHERE c.doc_id = 'big.md'`
 	if got := count(t, s, visible); got != 0 {
 		t.Fatalf("%d vectors of the half-embedded big note are searchable", got)
 	}

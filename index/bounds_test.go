@@ -39,7 +39,7 @@ func boundsStore(t *testing.T) (*Store, []string) {
 		t.Fatalf("%d chunks, want %d", chunks, k+1)
 	}
 	// In both tables, as a reclassification writes it.
-	for _, table := range []string{"chunks", "chunks_vec"} {
+	for _, table := range []string{"chunks"} {
 		if _, err := s.writer.Exec(`UPDATE ` + table + ` SET sensitivity = 'personal'
 			WHERE rowid = (SELECT rowid FROM chunks WHERE doc_id = 'open/n0002.md' AND ordinal = 2)`); err != nil {
 			t.Fatal(err)
@@ -64,11 +64,11 @@ func TestDistanceBounds(t *testing.T) {
 			vec = unitVector(2000 + i) // far from every cluster
 		}
 		for _, scope := range []vault.Scope{vault.ScopeAll, vault.ScopeOpen, vault.Scope(7)} {
-			nearest, dist, err := s.NearestChunks(ctx, ids, vec, scope)
+			nearest, dist, err := s.NearestChunks(ctx, ids, s.queryOf(vec), scope)
 			if err != nil {
 				t.Fatal(err)
 			}
-			bounds, err := s.DistanceBounds(ctx, ids, vec, scope)
+			bounds, err := s.DistanceBounds(ctx, ids, s.queryOf(vec), scope)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -92,7 +92,7 @@ func TestDistanceBounds(t *testing.T) {
 	// A query at the personal chunk of open/n0002.md: under ScopeAll the
 	// note is at distance 0, under ScopeOpen at its nearest open chunk.
 	var personal []byte
-	if err := s.reader.QueryRow(`SELECT v.embedding FROM chunks c JOIN chunks_vec v ON v.rowid = c.rowid
+	if err := s.reader.QueryRow(`SELECT v.embedding FROM chunks c JOIN vectors v ON v.chunk = c.rowid
 		WHERE c.doc_id = 'open/n0002.md' AND c.ordinal = 2`).Scan(&personal); err != nil {
 		t.Fatal(err)
 	}
@@ -100,15 +100,15 @@ func TestDistanceBounds(t *testing.T) {
 	if err := decodeVector(vec, personal); err != nil {
 		t.Fatal(err)
 	}
-	all, err := s.DistanceBounds(ctx, []string{"open/n0002.md"}, vec, vault.ScopeAll)
+	all, err := s.DistanceBounds(ctx, []string{"open/n0002.md"}, s.queryOf(vec), vault.ScopeAll)
 	if err != nil {
 		t.Fatal(err)
 	}
-	open, err := s.DistanceBounds(ctx, []string{"open/n0002.md"}, vec, vault.ScopeOpen)
+	open, err := s.DistanceBounds(ctx, []string{"open/n0002.md"}, s.queryOf(vec), vault.ScopeOpen)
 	if err != nil {
 		t.Fatal(err)
 	}
-	nearest, dist, err := s.NearestChunks(ctx, []string{"open/n0002.md"}, vec, vault.ScopeOpen)
+	nearest, dist, err := s.NearestChunks(ctx, []string{"open/n0002.md"}, s.queryOf(vec), vault.ScopeOpen)
 	if err != nil || len(nearest) != 1 {
 		t.Fatalf("NearestChunks = %v, %v", nearest, err)
 	}
@@ -124,7 +124,7 @@ func TestDistanceBoundsLeaveOut(t *testing.T) {
 	s, ids := boundsStore(t)
 	ctx := context.Background()
 	vec := clustered(7)
-	if b, err := s.DistanceBounds(ctx, ids, vec, vault.ScopeAll); err != nil || b != nil {
+	if b, err := s.DistanceBounds(ctx, ids, s.queryOf(vec), vault.ScopeAll); err != nil || b != nil {
 		t.Fatalf("before the shortlist is read: %v, %v; want nothing bounded", b, err)
 	}
 	awaitShortlist(t, s)
@@ -133,9 +133,9 @@ func TestDistanceBoundsLeaveOut(t *testing.T) {
 		t.Fatalf("the chunks of open/n0004.md: %v, %v", lagging, err)
 	}
 	for _, id := range lagging {
-		s.short.Load().set.Apply([]vectorset.Change{{ID: id, Dropped: true}})
+		loadedSet(t, s).set.Apply([]vectorset.Change{{ID: id, Dropped: true}})
 	}
-	b, err := s.DistanceBounds(ctx, ids, vec, vault.ScopeAll)
+	b, err := s.DistanceBounds(ctx, ids, s.queryOf(vec), vault.ScopeAll)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,11 +145,11 @@ func TestDistanceBoundsLeaveOut(t *testing.T) {
 	nan := clustered(7)
 	nan[3] = float32(math.NaN())
 	for name, v := range map[string][]float32{"nil": nil, "zero": make([]float32, space512.Dim), "NaN": nan} {
-		if b, err := s.DistanceBounds(ctx, ids, v, vault.ScopeAll); err != nil || b != nil {
+		if b, err := s.DistanceBounds(ctx, ids, s.queryOf(v), vault.ScopeAll); err != nil || b != nil {
 			t.Fatalf("a %s query: %v, %v; want nothing bounded", name, b, err)
 		}
 	}
-	if _, err := s.DistanceBounds(ctx, ids, []float32{1, 0}, vault.ScopeAll); err == nil {
+	if _, err := s.DistanceBounds(ctx, ids, s.queryOf([]float32{1, 0}), vault.ScopeAll); err == nil {
 		t.Fatal("a query of the wrong dimension: no error")
 	}
 }

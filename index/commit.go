@@ -3,8 +3,6 @@ package index
 import (
 	"context"
 	"database/sql"
-
-	"github.com/vaultask/vaultask/index/vectorset"
 )
 
 // writeTx is one write transaction of the store and the record of what it
@@ -22,11 +20,11 @@ type writeTx struct {
 	// changes are then recorded in vectors for the sets' hook, which
 	// replays them once the write commits.
 	keepVectors bool
-	vectors     []vectorset.Change
+	vectors     []spaceChange
 }
 
 // recordVector records a change to the stored vectors.
-func (w *writeTx) recordVector(c vectorset.Change) {
+func (w *writeTx) recordVector(c spaceChange) {
 	w.vectorsChanged = true
 	if w.keepVectors {
 		w.vectors = append(w.vectors, c)
@@ -93,7 +91,7 @@ func (s *Store) writeTx(ctx context.Context, what string, vectorsOnly bool, fn f
 	if s.writer == nil {
 		return errReadOnly
 	}
-	w := &writeTx{vectorsOnly: vectorsOnly, keepVectors: s.short.Load() != nil}
+	w := &writeTx{vectorsOnly: vectorsOnly, keepVectors: s.sets.any()}
 	err := inTx(ctx, s.writer, what, func(tx *sql.Tx) error {
 		w.Tx = tx
 		if err := fn(w); err != nil {
@@ -119,12 +117,4 @@ func (s *Store) writeTx(ctx context.Context, what string, vectorsOnly bool, fn f
 		}
 	}
 	return err
-}
-
-// vectorsCommitted replays a committed write's vector changes on the
-// vector set, when one is in memory.
-func (s *Store) vectorsCommitted(w *writeTx) {
-	if sl := s.short.Load(); sl != nil && len(w.vectors) > 0 {
-		sl.set.Apply(w.vectors)
-	}
 }

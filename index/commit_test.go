@@ -42,7 +42,7 @@ var cacheProbes = map[string]cacheProbe{
 			if err := s.WarmVectorSearch(ctx); err != nil {
 				t.Fatal(err)
 			}
-			hits, err := s.SearchVector(ctx, clustered(31337), 3, vault.ScopeOpen)
+			hits, err := s.SearchVector(ctx, s.queryOf(clustered(31337)), 3, vault.ScopeOpen)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -103,3 +103,8 @@ func (s *Store) db() *sql.DB {
 	}
 	return s.reader
 }
+
+// queryOf is v as a query vector of s's embedding space.
+func (s *Store) queryOf(v []float32) vault.QueryVector {
+	return vault.QueryVector{Space: s.space, Values: v}
+}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/vaultask/vaultask/index/markdown"
-	"github.com/vaultask/vaultask/index/vectorset"
 	"github.com/vaultask/vaultask/vault"
 )
 
@@ -62,9 +61,9 @@ type Reclassified struct {
 }
 
 // Reclassify reclassifies every note with the store's classifier as a plain
-// UPDATE of docs, chunks and the vectors' metadata column: nothing is
-// re-chunked or re-embedded. It logs a warning for every pattern that matches
-// no note. With dryRun it reports what would change and writes nothing.
+// UPDATE of docs and chunks: nothing is re-chunked or re-embedded. It logs a
+// warning for every pattern that matches no note. With dryRun it reports
+// what would change and writes nothing.
 func (s *Store) Reclassify(ctx context.Context, dryRun bool) (Reclassified, error) {
 	var out Reclassified
 	var w *applier
@@ -129,8 +128,8 @@ func (s *Store) reclassifications(ctx context.Context, tx *sql.Tx, out *Reclassi
 	return changes, nil
 }
 
-// reclassify writes each note's new sensitivity to its row, its chunks and
-// their vectors, then recomputes what depends on it.
+// reclassify writes each note's new sensitivity to its row and its chunks,
+// and for the vector sets, then recomputes what depends on it.
 func (w *applier) reclassify(ctx context.Context, tx *sql.Tx, changes []reclassification) error {
 	for _, c := range changes {
 		// A note that changed sides changes whose words its link text may
@@ -147,7 +146,7 @@ func (w *applier) reclassify(ctx context.Context, tx *sql.Tx, changes []reclassi
 				return fmt.Errorf("reclassify %s: %w", c.path, err)
 			}
 		}
-		if err := w.updateVectorSensitivity(ctx, tx, c.docID, c.sens); err != nil {
+		if err := w.vectorsSensitivity(ctx, c.docID, c.sens == vault.SensitivityOpen); err != nil {
 			return fmt.Errorf("reclassify %s: %w", c.path, err)
 		}
 	}
@@ -158,20 +157,6 @@ func (w *applier) reclassify(ctx context.Context, tx *sql.Tx, changes []reclassi
 	}
 	if err := w.refreshLinkText(ctx); err != nil {
 		return fmt.Errorf("link text: %w", err)
-	}
-	return nil
-}
-
-func (w *applier) updateVectorSensitivity(ctx context.Context, tx *sql.Tx, docID, sens string) error {
-	ids, err := embeddedRowIDs(ctx, tx, docID)
-	if err != nil {
-		return err
-	}
-	for _, id := range ids {
-		if _, err := tx.ExecContext(ctx, `UPDATE chunks_vec SET sensitivity = ? WHERE rowid = ?`, sens, id); err != nil {
-			return err
-		}
-		w.tx.recordVector(vectorset.Change{ID: id, Open: sens == vault.SensitivityOpen})
 	}
 	return nil
 }

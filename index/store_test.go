@@ -109,21 +109,21 @@ func TestDeleteRemovesEveryTrace(t *testing.T) {
 	if got := count(t, s, `SELECT count(*) FROM edges WHERE dst = 'b.md'`); got != 1 {
 		t.Fatalf("edges to b.md = %d, want 1", got)
 	}
-	vecsBefore := count(t, s, `SELECT count(*) FROM chunks_vec`)
+	vecsBefore := count(t, s, `SELECT count(*) FROM vectors`)
 
 	res := mustApply(t, s, Batch{Deletes: []string{"b.MD"}})
 	if res.Deleted != 1 {
 		t.Fatalf("Deleted = %d, want 1", res.Deleted)
 	}
 	for q, want := range map[string]int{
-		`SELECT count(*) FROM docs WHERE doc_id = 'b.md'`:                               0,
-		`SELECT count(*) FROM chunks WHERE doc_id = 'b.md'`:                             0,
-		`SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'zebraword'`:            0,
-		`SELECT count(*) FROM aliases WHERE doc_id = 'b.md'`:                            0,
-		`SELECT count(*) FROM edges WHERE src = 'b.md' OR dst = 'b.md'`:                 0,
-		`SELECT count(*) FROM edges WHERE src = 'a.md' AND resolved = 0`:                1,
-		`SELECT count(*) FROM chunks_vec`:                                               vecsBefore - 1,
-		`SELECT count(*) FROM chunks_vec WHERE rowid NOT IN (SELECT rowid FROM chunks)`: 0,
+		`SELECT count(*) FROM docs WHERE doc_id = 'b.md'`:                            0,
+		`SELECT count(*) FROM chunks WHERE doc_id = 'b.md'`:                          0,
+		`SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'zebraword'`:         0,
+		`SELECT count(*) FROM aliases WHERE doc_id = 'b.md'`:                         0,
+		`SELECT count(*) FROM edges WHERE src = 'b.md' OR dst = 'b.md'`:              0,
+		`SELECT count(*) FROM edges WHERE src = 'a.md' AND resolved = 0`:             1,
+		`SELECT count(*) FROM vectors`:                                               vecsBefore - 1,
+		`SELECT count(*) FROM vectors WHERE chunk NOT IN (SELECT rowid FROM chunks)`: 0,
 	} {
 		if got := count(t, s, q); got != want {
 			t.Errorf("%s = %d, want %d", q, got, want)

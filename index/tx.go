@@ -109,7 +109,7 @@ func (c *stmtCache) QueryRowContext(ctx context.Context, query string, args ...a
 // the pool inside a transaction waits for a free connection, and when
 // every connection is held by a transaction that waits the same way,
 // none comes.
-var inTxQueries = []string{metaSQL, hopsSQL, topicMembersSQL}
+var inTxQueries = []string{metaSQL, hopsSQL, topicMembersSQL, rescoreSQL, hitsSQL, nearestHitsSQL, nearestCandidatesSQL, firstChunksSQL}
 
 // prepareInTx prepares inTxQueries, before the store is used: c.inTx is
 // read without a lock after.

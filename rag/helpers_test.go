@@ -68,6 +68,11 @@ func (e *bagEmbedder) Embed(_ context.Context, texts []string) ([][]float32, err
 	return out, nil
 }
 
+// EmbedQuery embeds a question in testSpace.
+func (e *bagEmbedder) EmbedQuery(ctx context.Context, text string) (vault.QueryVector, error) {
+	return SpaceEmbedder{Texts: e, Space: testSpace}.EmbedQuery(ctx, text)
+}
+
 func bagVector(text string) []float32 {
 	v := make([]float32, testDim)
 	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {

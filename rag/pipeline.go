@@ -18,26 +18,30 @@ import (
 // it. Every method takes the request's scope and applies it inside its
 // query, before any k or limit.
 type Searcher interface {
-	SearchVector(ctx context.Context, vec []float32, k int, scope vault.Scope) ([]vault.Chunk, error)
+	// SearchVector, DistanceBounds and NearestChunks compare q with the
+	// vectors of q's embedding space only, and refuse one the index does
+	// not search.
+	SearchVector(ctx context.Context, q vault.QueryVector, k int, scope vault.Scope) ([]vault.Chunk, error)
 	SearchFTS(ctx context.Context, text string, k int, scope vault.Scope, w vault.FieldWeights) ([]vault.Chunk, error)
 	Docs(ctx context.Context, docIDs []string, scope vault.Scope) ([]vault.Doc, error)
 	// Hops reads the notes one hop from each of docIDs, by doc id alone:
 	// expansion reads only the notes it may keep.
 	Hops(ctx context.Context, docIDs []string, scope vault.Scope) ([]vault.Hop, error)
-	// DistanceBounds bounds the distance of each note's chunk nearest vec,
+	// DistanceBounds bounds the distance of each note's chunk nearest q,
 	// cheaply, for the notes it can: expansion reads exactly only those
 	// that may be among the nearest it keeps (see expansionReads).
-	DistanceBounds(ctx context.Context, docIDs []string, vec []float32, scope vault.Scope) (map[string]vault.DistanceBounds, error)
-	// NearestChunks reads each note's chunk nearest vec (its first without
-	// vec or without vectors), with the distances of those that have one:
+	DistanceBounds(ctx context.Context, docIDs []string, q vault.QueryVector, scope vault.Scope) (map[string]vault.DistanceBounds, error)
+	// NearestChunks reads each note's chunk nearest q (its first without
+	// a vector or without vectors), with the distances of those that have one:
 	// what Expand takes of the notes it reaches.
-	NearestChunks(ctx context.Context, docIDs []string, vec []float32, scope vault.Scope) ([]vault.Chunk, map[int64]float64, error)
+	NearestChunks(ctx context.Context, docIDs []string, q vault.QueryVector, scope vault.Scope) ([]vault.Chunk, map[int64]float64, error)
 	ResolveLinks(ctx context.Context, links []string, scope vault.Scope) (map[string]vault.Doc, error)
 }
 
-// Embedder embeds the query, in the index's vector space.
+// Embedder embeds a question in one of the index's embedding spaces and
+// tags the vector with it (SpaceEmbedder is the one of a single space).
 type Embedder interface {
-	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	EmbedQuery(ctx context.Context, text string) (vault.QueryVector, error)
 }
 
 // ChatModel is a generation model; *llm.Client implements it.
@@ -269,7 +273,7 @@ func (p *Pipeline) RankNotes(ctx context.Context, q Question) (ranked, inContext
 // scope, fused, capped per note and cut to fusion_top_k. It returns the
 // query vector, nil when there is none (no embedder, or it failed: the
 // search is then full text only).
-func (p *Pipeline) direct(ctx context.Context, r *Retrieval, s Settings) ([]float32, error) {
+func (p *Pipeline) direct(ctx context.Context, r *Retrieval, s Settings) (vault.QueryVector, error) {
 	tr := &r.Trace
 	// The two arms run side by side, full text in SQLite and the vector
 	// arm (the query's embedding, the shortlist's scan, the rescore) beside
@@ -284,7 +288,7 @@ func (p *Pipeline) direct(ctx context.Context, r *Retrieval, s Settings) ([]floa
 	ftsText := FTSText(r.Query)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var vec []float32
+	var vec vault.QueryVector
 	var vecHits []vault.Chunk
 	var vecErr error
 	vecDone := make(chan struct{})
@@ -305,9 +309,9 @@ func (p *Pipeline) direct(ctx context.Context, r *Retrieval, s Settings) ([]floa
 	}
 	<-vecDone
 	if err = cmp.Or(err, vecErr); err != nil {
-		return nil, err
+		return vault.QueryVector{}, err
 	}
-	r.FullTextOnly = vec == nil
+	r.FullTextOnly = vec.Values == nil
 	tr.stage("fts", armHits(ftsHits, FromFTS), fmt.Sprintf("top %d by BM25 (the score, lower is better) for %q", s.FTSTopK, ftsText))
 
 	ftsWeight := s.FTSWeight
@@ -340,7 +344,7 @@ func (p *Pipeline) direct(ctx context.Context, r *Retrieval, s Settings) ([]floa
 
 	hashOf, err := p.contentHashes(ctx, fused, r.Scope)
 	if err != nil {
-		return nil, err
+		return vault.QueryVector{}, err
 	}
 	kept, dropped := Diversify(fused, s.MaxChunksPerDoc, hashOf)
 	changes := changeList("cap dropped", dropped)
@@ -356,7 +360,7 @@ func (p *Pipeline) direct(ctx context.Context, r *Retrieval, s Settings) ([]floa
 // vectorArm is the vector search for r's query under r's scope: the query
 // vector (nil when there is none, and then no hits) and the hits, which it
 // also sets as r.Vector.
-func (p *Pipeline) vectorArm(ctx context.Context, r *Retrieval, s Settings) ([]float32, []vault.Chunk, error) {
+func (p *Pipeline) vectorArm(ctx context.Context, r *Retrieval, s Settings) (vault.QueryVector, []vault.Chunk, error) {
 	tr := &r.Trace
 	embedded := r.Query
 	if s.VectorKeywords {
@@ -366,19 +370,19 @@ func (p *Pipeline) vectorArm(ctx context.Context, r *Retrieval, s Settings) ([]f
 	switch {
 	case p.opts.Embedder == nil:
 		tr.stage("vector", nil, "no embedder: full-text search only")
-		return nil, nil, nil
+		return vault.QueryVector{}, nil, nil
 	case err != nil && ctx.Err() != nil:
 		// The request is gone: the embedding failed for that, not for
 		// the embedder.
-		return nil, nil, ctx.Err()
+		return vault.QueryVector{}, nil, ctx.Err()
 	case err != nil:
 		p.log.Warn("query embedding failed: full-text search only", keyErr, err)
 		tr.stage("vector", nil, fmt.Sprintf("embedder unavailable (%v): full-text search only", err))
-		return nil, nil, nil
+		return vault.QueryVector{}, nil, nil
 	}
 	vecHits, err := p.opts.Searcher.SearchVector(ctx, vec, s.VectorTopK, r.Scope)
 	if err != nil {
-		return nil, nil, err
+		return vault.QueryVector{}, nil, err
 	}
 	r.Vector = armHits(vecHits, FromVector)
 	what := ""
@@ -389,19 +393,12 @@ func (p *Pipeline) vectorArm(ctx context.Context, r *Retrieval, s Settings) ([]f
 	return vec, vecHits, nil
 }
 
-// embedQuery embeds the query; nil without an embedder.
-func (p *Pipeline) embedQuery(ctx context.Context, query string) ([]float32, error) {
+// embedQuery embeds the query; no vector without an embedder.
+func (p *Pipeline) embedQuery(ctx context.Context, query string) (vault.QueryVector, error) {
 	if p.opts.Embedder == nil {
-		return nil, nil
+		return vault.QueryVector{}, nil
 	}
-	vs, err := p.opts.Embedder.Embed(ctx, []string{query})
-	if err != nil {
-		return nil, err
-	}
-	if len(vs) != 1 {
-		return nil, fmt.Errorf("embedder returned %d vectors for one query", len(vs))
-	}
-	return vs[0], nil
+	return p.opts.Embedder.EmbedQuery(ctx, query)
 }
 
 // standalone is the query to search: the question itself, or with history
@@ -449,7 +446,7 @@ func (p *Pipeline) contentHashes(ctx context.Context, hits []Hit, scope vault.Sc
 
 // expand reads the one-hop neighbourhood of the hits' notes under scope and
 // scores it (see Expand).
-func (p *Pipeline) expand(ctx context.Context, direct []Hit, vec []float32, s Settings, scope vault.Scope) ([]Hit, []vault.Hop, error) {
+func (p *Pipeline) expand(ctx context.Context, direct []Hit, vec vault.QueryVector, s Settings, scope vault.Scope) ([]Hit, []vault.Hop, error) {
 	nb, err := p.opts.Searcher.Hops(ctx, graphSources(direct, s.FinalTopK), scope)
 	if err != nil || len(nb) == 0 {
 		return nil, nil, err

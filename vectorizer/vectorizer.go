@@ -193,9 +193,6 @@ func (v *Vectorizer) run(ctx context.Context) {
 		} else {
 			v.recovered()
 			bo.Reset()
-			if _, _, err := v.store.CompactVectors(ctx, false); err != nil && ctx.Err() == nil {
-				v.log.Warn("compacting vectors failed", keyErr, err)
-			}
 		}
 		timer := v.opts.Clock.NewTimer(wait)
 		select {

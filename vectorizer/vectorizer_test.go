@@ -121,7 +121,9 @@ func TestDrainRefusesShortAnswers(t *testing.T) {
 
 type embedFunc func(ctx context.Context, texts []string) ([][]float32, error)
 
-func (f embedFunc) Embed(ctx context.Context, texts []string) ([][]float32, error) { return f(ctx, texts) }
+func (f embedFunc) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return f(ctx, texts)
+}
 
 func TestVectorizerDegradesAndRecovers(t *testing.T) {
 	s := mustStore(t)

@@ -55,9 +55,6 @@ func (m *Main) embedBacklog(ctx context.Context, cfg config.Config, store *index
 		log.Warn("embedding stopped: the rest of the backlog is searchable by full text only until embedded", keyModel, cfg.Models.Embedding, keyEmbedded, n, keyErr, err)
 		return nil
 	}
-	if _, _, err := store.CompactVectors(ctx, false); err != nil {
-		return err
-	}
 	if n > 0 {
 		d := time.Since(start)
 		fmt.Fprintf(m.Stdout, "embedded %d chunks with %s in %s (%.0f chunks/s)\n", n, cfg.Models.Embedding, d.Round(time.Millisecond), float64(n)/d.Seconds())

@@ -1,6 +1,7 @@
 package vectorset
 
 import (
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -124,6 +125,23 @@ func TestCosineDistanceWithinSlack(t *testing.T) {
 		}
 		if d := CosineDistance(v, v); math.Abs(d) > slack {
 			t.Fatalf("seed %d: a vector's distance to itself %v", seed, d)
+		}
+	}
+}
+
+// CosineDistanceBytes is CosineDistance, bit for bit, on the bytes of v.
+func TestCosineDistanceBytes(t *testing.T) {
+	for seed := range 100 {
+		v, q := unit(seed, 512), unit(seed+500, 512)
+		for i := range v {
+			v[i] *= float32(seed + 1)
+		}
+		b := make([]byte, 4*len(v))
+		for i, x := range v {
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+		}
+		if got, want := CosineDistanceBytes(b, q), CosineDistance(v, q); got != want {
+			t.Fatalf("seed %d: %v from bytes, %v from floats", seed, got, want)
 		}
 	}
 }

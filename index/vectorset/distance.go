@@ -1,6 +1,9 @@
 package vectorset
 
-import "math"
+import (
+	"encoding/binary"
+	"math"
+)
 
 // CosineDistance is the cosine distance between v and q as sqlite-vec's
 // vec_distance_cosine computes it (distance_cosine_float in sqlite-vec.c,
@@ -15,6 +18,22 @@ func CosineDistance(v, q []float32) float64 {
 	var dot, vv, qq float32
 	for i, x := range v {
 		y := q[i]
+		dot += float32(x * y)
+		vv += float32(x * x)
+		qq += float32(y * y)
+	}
+	return float64(float32(1 - float64(dot)/(math.Sqrt(float64(vv))*math.Sqrt(float64(qq)))))
+}
+
+// CosineDistanceBytes is CosineDistance of v given as its float32 values in
+// little-endian bytes, as the index stores a vector, read as they are
+// summed: the same arithmetic, without a pass to decode v first.
+func CosineDistanceBytes(v []byte, q []float32) float64 {
+	v = v[:4*len(q)]
+	var dot, vv, qq float32
+	for _, y := range q {
+		x := math.Float32frombits(binary.LittleEndian.Uint32(v))
+		v = v[4:]
 		dot += float32(x * y)
 		vv += float32(x * x)
 		qq += float32(y * y)

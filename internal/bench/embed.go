@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"encoding/binary"
+	"github.com/vaultask/vaultask/rag"
 	"github.com/vaultask/vaultask/vault"
 	"hash/fnv"
 	"log/slog"
@@ -90,4 +91,18 @@ func decodeVectors(b []byte) [][]float32 {
 		out[i] = v
 	}
 	return out
+}
+
+// queryVectors embeds qs with emb, each tagged with builtinSpace, as the
+// pipeline's embedder tags a question.
+func queryVectors(ctx context.Context, emb rag.TextEmbedder, qs []string) ([]vault.QueryVector, error) {
+	vs, err := emb.Embed(ctx, qs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]vault.QueryVector, len(vs))
+	for i, v := range vs {
+		out[i] = vault.QueryVector{Space: builtinSpace, Values: v}
+	}
+	return out, nil
 }

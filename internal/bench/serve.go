@@ -129,26 +129,19 @@ func footprint(ctx context.Context, r *run, s *Section) error {
 	s.add(fmt.Sprintf("index file per 1k notes, generated %d, FTS only", r.genFTS.notes), "MiB", per1k(r.genFTS))
 	s.add(fmt.Sprintf("index file per 1k notes, generated %d, %s", r.genVec.notes, withVectors(r.genVec)), "MiB", per1k(r.genVec))
 	g := r.sz.growth
-	for _, compact := range []bool{false, true} {
-		clean, final, err := editCycles(ctx, filepath.Join(r.work, "growth.db"), g[0], g[1], g[2], compact)
-		if err != nil {
-			return err
-		}
-		what := "without compaction"
-		if compact {
-			what = "with compaction (as serve and index run it)"
-		}
-		s.add(fmt.Sprintf("index file after %d edit cycles of %d notes (%d-note vault), %s", g[2], g[1], g[0], what), "MiB", []float64{mib(final)}).
-			against("the same index clean", []float64{mib(clean)})
+	clean, final, err := editCycles(ctx, filepath.Join(r.work, "growth.db"), g[0], g[1], g[2])
+	if err != nil {
+		return err
 	}
+	s.add(fmt.Sprintf("index file after %d edit cycles of %d notes (%d-note vault)", g[2], g[1], g[0]), "MiB", []float64{mib(final)}).
+		against("the same index clean", []float64{mib(clean)})
 	return nil
 }
 
 // editCycles indexes total generated notes with vectors, then edits a
 // different run of edited notes in each cycle, re-embedding as the
-// vectorizer does, with or without compaction after each cycle, and returns
-// the file size clean and at the end.
-func editCycles(ctx context.Context, path string, total, edited, cycles int, compact bool) (clean, final int64, err error) {
+// vectorizer does, and returns the file size clean and at the end.
+func editCycles(ctx context.Context, path string, total, edited, cycles int) (clean, final int64, err error) {
 	for _, p := range []string{path, path + "-wal", path + "-shm"} {
 		_ = os.Remove(p)
 	}
@@ -199,11 +192,6 @@ func editCycles(ctx context.Context, path string, total, edited, cycles int, com
 	for c := 1; c <= cycles; c++ {
 		if err := step(batch(c*edited, edited, c)); err != nil {
 			return 0, 0, err
-		}
-		if compact {
-			if _, _, err := s.CompactVectors(ctx, false); err != nil {
-				return 0, 0, err
-			}
 		}
 	}
 	final, err = size(s)

@@ -79,11 +79,11 @@ func TestShortlistRecall(t *testing.T) {
 		var recall float64
 		for i := range 50 {
 			q := clustered(100000 + i)
-			exact, err := s.SearchVectorExact(ctx, q, k, scope)
+			exact, err := s.SearchVectorExact(ctx, s.queryOf(q), k, scope)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := s.SearchVector(ctx, q, k, scope)
+			got, err := s.SearchVector(ctx, s.queryOf(q), k, scope)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,7 +115,7 @@ func TestShortlistRecall(t *testing.T) {
 	}
 }
 
-// mustShortlist has s read its shortlist, so that SearchVector searches
+// mustShortlist has s read its vector set, so that SearchVector searches
 // through it.
 func mustShortlist(t *testing.T, s *Store) {
 	t.Helper()
@@ -124,37 +124,43 @@ func mustShortlist(t *testing.T, s *Store) {
 	}
 }
 
-// awaitShortlist waits for the read of the shortlist a search started.
+// loadedSet is s's vector set of its active space, which must be read.
+func loadedSet(t *testing.T, s *Store) *vectorSet {
+	t.Helper()
+	vs := s.sets.get(s.spaceID)
+	if vs == nil {
+		t.Fatal("no vector set: the test proves nothing")
+	}
+	return vs
+}
+
+// awaitShortlist waits for the read of the vector set a search started.
 func awaitShortlist(t *testing.T, s *Store) {
 	t.Helper()
-	s.shortMu.Lock()
-	r := s.reading
-	s.shortMu.Unlock()
+	s.sets.mu.Lock()
+	r := s.sets.reading[s.spaceID]
+	s.sets.mu.Unlock()
 	if r == nil {
-		t.Fatal("no read of the shortlist was started")
+		t.Fatal("no read of the vector set was started")
 	}
 	<-r.Done()
 }
 
-// mustMatchIndex checks that the store's shortlist holds exactly what
-// chunks_vec does, as a shortlist read afresh would.
+// mustMatchIndex checks that the store's vector set holds exactly what the
+// vectors table does, as a set read afresh would.
 func mustMatchIndex(t *testing.T, s *Store) {
 	t.Helper()
-	sl := s.short.Load()
-	if sl == nil {
-		t.Fatal("no shortlist: the test proves nothing")
-	}
-	fresh, err := s.readShortlist(context.Background())
+	fresh, err := s.readSet(context.Background(), s.spaceID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sl.set.Diff(fresh.set); err != nil {
-		t.Fatalf("the shortlist differs from the index: %v", err)
+	if err := loadedSet(t, s).set.Diff(fresh.set); err != nil {
+		t.Fatalf("the vector set differs from the index: %v", err)
 	}
 }
 
 // TestShortlistFollowsWrites checks that once built, the shortlist follows
-// every write that changes chunks_vec, each checked against a fresh read and
+// every write that changes the vectors, each checked against a fresh read and
 // by a search: vectors published, notes rewritten and deleted, notes
 // reclassified both ways, topic changes that send chunks back to the
 // embedder, a write that fails (it changes nothing), and a reopen.
@@ -165,21 +171,21 @@ func TestShortlistFollowsWrites(t *testing.T) {
 	// drop moves a slot across blocks.
 	s := clusteredStore(t, path, 1224)
 	q := clustered(777777)
-	if s.short.Load() != nil {
-		t.Fatal("a shortlist before the first search")
+	if s.sets.get(s.spaceID) != nil {
+		t.Fatal("a vector set before the first search")
 	}
-	if _, err := s.SearchVector(ctx, q, 10, vault.ScopeAll); err != nil {
+	if _, err := s.SearchVector(ctx, s.queryOf(q), 10, vault.ScopeAll); err != nil {
 		t.Fatal(err)
 	}
 	awaitShortlist(t, s)
 	mustMatchIndex(t, s)
 	top := func(scope vault.Scope) []string {
 		t.Helper()
-		hits, err := s.SearchVector(ctx, q, 10, scope)
+		hits, err := s.SearchVector(ctx, s.queryOf(q), 10, scope)
 		if err != nil {
 			t.Fatal(err)
 		}
-		exact, err := s.SearchVectorExact(ctx, q, 10, scope)
+		exact, err := s.SearchVectorExact(ctx, s.queryOf(q), 10, scope)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -281,10 +287,10 @@ func TestReadOnlyShortlistSeesWrites(t *testing.T) {
 		if err := r.WarmVectorSearch(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if v := str(t, w, `SELECT value FROM meta WHERE key = ?`, vectorsVersionMeta); r.short.Load().version != v {
-			t.Fatalf("shortlist at version %s, the index at %s", r.short.Load().version, v)
+		if v := str(t, w, `SELECT value FROM meta WHERE key = ?`, vectorsVersionMeta); loadedSet(t, r).version != v {
+			t.Fatalf("vector set at version %s, the index at %s", loadedSet(t, r).version, v)
 		}
-		hits, err := r.SearchVector(ctx, q, 1, vault.ScopeOpen)
+		hits, err := r.SearchVector(ctx, r.queryOf(q), 1, vault.ScopeOpen)
 		if err != nil || len(hits) != 1 {
 			t.Fatalf("SearchVector = %v, %v", hits, err)
 		}
@@ -327,7 +333,7 @@ func TestShortlistConcurrent(t *testing.T) {
 					return
 				default:
 				}
-				hits, err := s.SearchVector(ctx, clustered(i*3+r), k, vault.ScopeOpen)
+				hits, err := s.SearchVector(ctx, s.queryOf(clustered(i*3+r)), k, vault.ScopeOpen)
 				if err == nil && len(hits) != k {
 					err = fmt.Errorf("%d hits, want %d", len(hits), k)
 				}
@@ -363,52 +369,6 @@ func TestShortlistConcurrent(t *testing.T) {
 	mustMatchIndex(t, s)
 }
 
-// TestVectorLayoutRebuilt opens an index whose chunks_vec has sqlite-vec's
-// default allocation chunks, as indexes had before vecChunkSize: Open
-// rebuilds it with the layout vecTableDDL says, keeping every vector and
-// sensitivity.
-func TestVectorLayoutRebuilt(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "index.db")
-	s := clusteredStore(t, path, 50)
-	old := strings.Replace(vecTableDDL(s.space.Dim), fmt.Sprintf(", chunk_size=%d", vecChunkSize), "", 1)
-	if old == vecTableDDL(s.space.Dim) {
-		t.Fatal("vecTableDDL names no chunk size")
-	}
-	for _, q := range []string{
-		`CREATE TEMP TABLE keep AS SELECT rowid AS id, embedding, sensitivity FROM chunks_vec`,
-		`DROP TABLE chunks_vec`,
-		old,
-		`INSERT INTO chunks_vec(rowid, embedding, sensitivity) SELECT id, embedding, sensitivity FROM keep`,
-		`DROP TABLE keep`,
-	} {
-		if _, err := s.writer.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	n, digest := vectorDigest(t, s)
-	personal := count(t, s, `SELECT count(*) FROM chunks_vec WHERE sensitivity = 'personal'`)
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s = mustOpen(t, Options{Path: path, Space: space512, Sensitivity: Classifier{PersonalPaths: []string{"p/**"}}})
-	if got := str(t, s, `SELECT sql FROM sqlite_master WHERE name = 'chunks_vec'`); got != vecTableDDL(s.space.Dim) {
-		t.Fatalf("chunks_vec after Open: %s", got)
-	}
-	if n2, d2 := vectorDigest(t, s); n2 != n || d2 != digest || n != 50 {
-		t.Fatalf("%d vectors before the rebuild, %d after (want 50), digests equal: %v", n, n2, d2 == digest)
-	}
-	if got := count(t, s, `SELECT count(*) FROM chunks_vec WHERE sensitivity = 'personal'`); got != personal || personal != 10 {
-		t.Fatalf("%d personal vectors after the rebuild, %d before (want 10)", got, personal)
-	}
-	mustShortlist(t, s)
-	mustMatchIndex(t, s)
-	hits, err := s.SearchVector(ctx, clustered(3), 1, vault.ScopeAll)
-	if err != nil || len(hits) != 1 || hits[0].Path != notePath(3) {
-		t.Fatalf("SearchVector after the rebuild = %v, %v", paths(hits), err)
-	}
-}
-
 // TestRescoreChecksSnapshot changes the index behind the shortlist's back,
 // as a commit the shortlist has not caught up with (or a reader's snapshot
 // from before one it has) would: a chunk made personal, another deleted.
@@ -425,15 +385,14 @@ func TestRescoreChecksSnapshot(t *testing.T) {
 	secret, gone := rowOf(notePath(1)), rowOf(notePath(2))
 	for _, q := range []string{
 		`UPDATE chunks SET sensitivity = 'personal' WHERE rowid = ?1`,
-		`UPDATE chunks_vec SET sensitivity = 'personal' WHERE rowid = ?1`,
-		`DELETE FROM chunks_vec WHERE rowid = ?2`,
+		`DELETE FROM vectors WHERE chunk = ?2`,
 		`DELETE FROM docs WHERE path = ?3`,
 	} {
 		if _, err := s.writer.Exec(q, secret, gone, notePath(2)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	sl := s.short.Load()
+	sl := loadedSet(t, s)
 	if _, open, ok := sl.set.Lookup(secret); !ok || !open {
 		t.Fatal("the shortlist does not hold the chunk as open: the test proves nothing")
 	}
@@ -449,7 +408,7 @@ func TestRescoreChecksSnapshot(t *testing.T) {
 		if ids := sl.set.Nearest(c.q, 2*k, c.scope.OpenOnly()); !slices.Contains(ids, map[string]int64{notePath(1): secret, notePath(2): gone}[c.not]) {
 			t.Fatalf("the shortlist does not offer %s: the test proves nothing", c.not)
 		}
-		hits, err := s.SearchVector(ctx, c.q, k, c.scope)
+		hits, err := s.SearchVector(ctx, s.queryOf(c.q), k, c.scope)
 		if err != nil {
 			t.Fatal(err)
 		}
