@@ -12,6 +12,24 @@ import (
 	"github.com/vaultask/vaultask/vault"
 )
 
+// Corpus matches doublestar globs, case-sensitive, exclude over include.
+func TestCorpusMatch(t *testing.T) {
+	c := Corpus{Include: []string{"**/*.md"}, Exclude: []string{"00 inbox/**", "**/.trash/**"}}
+	for path, want := range map[string]bool{
+		"Note.md":              true,
+		"a/b/Note.md":          true,
+		"00 inbox/Draft.md":    false,
+		"x/.trash/Old.md":      false,
+		"image.png":            false,
+		"00 Inbox/Draft.md":    true, // case-sensitive
+		"Attachments/x.canvas": false,
+	} {
+		if got := c.Match(path); got != want {
+			t.Errorf("Match(%q) = %v, want %v", path, got, want)
+		}
+	}
+}
+
 // The help corpus indexes its 265 markdown notes less the soft-deleted one,
 // with the three edited notes at their edited revision.
 func TestCorpusHelp(t *testing.T) {

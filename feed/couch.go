@@ -18,7 +18,6 @@ import (
 	kivik "github.com/go-kivik/kivik/v4"
 	"github.com/go-kivik/kivik/v4/couchdb" // registers the "couch" driver
 	"github.com/vaultask/vaultask/feed/livesync"
-	"github.com/vaultask/vaultask/index"
 )
 
 // Errors of Connect that a setting fixes; the caller says which setting.
@@ -47,7 +46,7 @@ type CouchOptions struct {
 	// Passphrase is LiveSync's E2EE passphrase; an encrypted vault needs it.
 	Passphrase string
 	// Corpus selects the notes that are indexed.
-	Corpus index.Corpus
+	Corpus Corpus
 	// Heartbeat is how often the server is asked to send a newline on an
 	// idle _changes feed; a connection that stays silent for three
 	// heartbeats is dropped and re-opened. Default 10s.
@@ -63,7 +62,7 @@ type Couch struct {
 	db         *kivik.DB
 	client     *kivik.Client
 	dec        *livesync.Decoder // nil until Check succeeds
-	corpus     index.Corpus
+	corpus     Corpus
 	settings   livesync.Settings
 	passphrase string
 	heartbeat  time.Duration

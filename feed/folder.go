@@ -35,7 +35,7 @@ type FolderListing struct {
 // with errFolderChanged, as any other error fails it: nothing is removed
 // from the index on a listing that may be short, and the next scan sees
 // the folder as it is then.
-func ScanFolder(dir string, corpus index.Corpus) (FolderListing, error) {
+func ScanFolder(dir string, corpus Corpus) (FolderListing, error) {
 	var l FolderListing
 	gone := false
 	root, err := filepath.Abs(dir)
@@ -104,7 +104,7 @@ func goneOr(gone *bool, mayBeGone bool, err error) error {
 // for a LiveSync database: changed notes re-indexed, notes gone removed,
 // sensitivity recomputed, the skipped files recorded, the run marked.
 // force re-chunks every note (`--rebuild`).
-func SyncFolder(ctx context.Context, store *index.Store, dir string, corpus index.Corpus, force bool) (FolderListing, index.SyncResult, error) {
+func SyncFolder(ctx context.Context, store *index.Store, dir string, corpus Corpus, force bool) (FolderListing, index.SyncResult, error) {
 	l, err := ScanFolder(dir, corpus)
 	if err != nil {
 		return l, index.SyncResult{}, err
@@ -129,7 +129,7 @@ func SyncFolder(ctx context.Context, store *index.Store, dir string, corpus inde
 // small second source for vaults without LiveSync.
 type FolderFollower struct {
 	dir    string
-	corpus index.Corpus
+	corpus Corpus
 	store  *index.Store
 	log    *slog.Logger
 	// Debounce is how long the folder must be quiet before a rescan.
@@ -167,7 +167,7 @@ func (f *FolderFollower) Stats() FolderStats {
 }
 
 // NewFolderFollower returns a follower of the folder dir; Open starts it.
-func NewFolderFollower(dir string, corpus index.Corpus, store *index.Store, log *slog.Logger) *FolderFollower {
+func NewFolderFollower(dir string, corpus Corpus, store *index.Store, log *slog.Logger) *FolderFollower {
 	if log == nil {
 		log = slog.Default()
 	}

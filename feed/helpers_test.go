@@ -39,7 +39,7 @@ const passphrase = "correct horse battery staple"
 // fixtures holds the LiveSync fixtures (vault, vaultenc) beside the decoder.
 const fixtures = "livesync/testdata"
 
-var testCorpus = index.Corpus{Include: []string{"**/*.md"}, Exclude: []string{"00 inbox/**"}}
+var testCorpus = Corpus{Include: []string{"**/*.md"}, Exclude: []string{"00 inbox/**"}}
 
 // mustStore opens a fresh index in a temporary directory.
 func mustStore(tb testing.TB) *index.Store {
@@ -49,7 +49,7 @@ func mustStore(tb testing.TB) *index.Store {
 
 func mustOpenStore(tb testing.TB, path string) *index.Store {
 	tb.Helper()
-	s, err := index.Open(context.Background(), index.Options{Path: path, Space: index.EmbeddingSpace{Model: "test/fixed", Dim: 4}, Logger: quietLogger()})
+	s, err := index.Open(context.Background(), index.Options{Path: path, Space: vault.EmbeddingSpace{Model: "test/fixed", Dim: 4}, Logger: quietLogger()})
 	if err != nil {
 		tb.Fatalf("open index: %v", err)
 	}

@@ -7,10 +7,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"maps"
-	"time"
-
 	"github.com/vaultask/vaultask/vault"
+	"maps"
 )
 
 // Apply writes a batch in one transaction: deletes, then upserts (each note's
@@ -20,7 +18,7 @@ import (
 func (s *Store) Apply(ctx context.Context, b Batch) (ApplyResult, error) {
 	var res ApplyResult
 	var w *applier
-	err := s.write(ctx, "apply", func(tx *sql.Tx) error {
+	err := s.write(ctx, "apply", func(tx *writeTx) error {
 		w = newApplier(s, tx)
 		for _, p := range b.Deletes {
 			if err := w.applyDelete(ctx, b.Expect, p, &res); err != nil {
@@ -32,10 +30,10 @@ func (s *Store) Apply(ctx context.Context, b Batch) (ApplyResult, error) {
 				return fmt.Errorf("%s: %w", n.Path, err)
 			}
 		}
-		if err := w.relink(ctx, tx, b.linked); err != nil {
+		if err := w.relink(ctx, tx.Tx, b.linked); err != nil {
 			return err
 		}
-		return saveCheckpoint(ctx, tx, b)
+		return saveCheckpoint(ctx, tx.Tx, b)
 	})
 	if err != nil {
 		return res, err
@@ -146,21 +144,6 @@ func (w *applier) relink(ctx context.Context, tx *sql.Tx, linked map[string]bool
 	return nil
 }
 
-// saveCheckpoint stores the batch's checkpoint for its source, in the
-// batch's transaction, so a crash resumes exactly after what was written.
-func saveCheckpoint(ctx context.Context, tx *sql.Tx, b Batch) error {
-	if b.Source == "" {
-		return nil
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO feed_state(source, since, identity, updated_at) VALUES (?, ?, ?, ?)
-		ON CONFLICT(source) DO UPDATE SET since = excluded.since, updated_at = excluded.updated_at,
-			identity = CASE WHEN excluded.identity != '' THEN excluded.identity ELSE identity END`,
-		b.Source, b.Checkpoint, b.Identity, time.Now().UnixMilli()); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	return nil
-}
-
 // noteChange describes the indexed note docID for ApplyResult.Notes.
 func (w *applier) noteChange(ctx context.Context, docID, kind string) (NoteChange, error) {
 	c := NoteChange{Change: kind}
@@ -185,6 +168,7 @@ const (
 // notes whose link text may have (see refreshLinkText).
 type applier struct {
 	s        *Store
+	tx       *writeTx
 	q        *stmtCache // the transaction's statements, each prepared once
 	affected map[string]bool
 	linked   map[string]bool
@@ -193,8 +177,8 @@ type applier struct {
 	preludesChanged bool // refreshTopics re-queued chunks for embedding
 }
 
-func newApplier(s *Store, tx *sql.Tx) *applier {
-	return &applier{s: s, q: newTxStmts(tx), affected: map[string]bool{}, linked: map[string]bool{}, resolved: map[string]string{}}
+func newApplier(s *Store, tx *writeTx) *applier {
+	return &applier{s: s, tx: tx, q: newTxStmts(tx.Tx), affected: map[string]bool{}, linked: map[string]bool{}, resolved: map[string]string{}}
 }
 
 // markTargets marks the notes docID links to: their link text holds what
@@ -264,27 +248,6 @@ func (w *applier) deleteDoc(ctx context.Context, docID string) (bool, error) {
 		return false, err
 	}
 	return n > 0, nil
-}
-
-// deleteVectors removes the vec0 rows of a note's chunks. vec0 is a virtual
-// table, so no foreign key or trigger can do this.
-func (w *applier) deleteVectors(ctx context.Context, docID string) error {
-	ids, err := embeddedRowIDs(ctx, w.q, docID)
-	if err != nil {
-		return err
-	}
-	for _, id := range ids {
-		if _, err := w.q.ExecContext(ctx, `DELETE FROM chunks_vec WHERE rowid = ?`, id); err != nil {
-			return fmt.Errorf("delete vector %d: %w", id, err)
-		}
-		w.s.vlog.record(vectorChange{id: id, dropped: true})
-	}
-	return nil
-}
-
-// embeddedRowIDs lists the rowids of a note's chunks that have a vector.
-func embeddedRowIDs(ctx context.Context, q rowQuerier, docID string) ([]int64, error) {
-	return queryAll(ctx, q, one[int64], `SELECT rowid FROM chunks WHERE doc_id = ? AND embedded = 1`, docID)
 }
 
 func contentHash(text string) string {

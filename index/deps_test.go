@@ -7,5 +7,5 @@ import (
 )
 
 func TestDeps(t *testing.T) {
-	deptest.Check(t, "vault", "index/markdown", "index/quant", "internal/retry", "internal/routine")
+	deptest.Check(t, "vault", "index/markdown", "index/vectorset", "internal/routine")
 }

@@ -394,7 +394,8 @@ func join(terms []ftsTerm, sep string) string {
 // done once per word and state. FTS5 rewrites its structure record (row 10
 // of chunks_fts_data) whenever the index changes, so that record, read in
 // the search's own snapshot, tells whether the counts are the snapshot's,
-// whichever process wrote.
+// whichever process wrote; this process's writes also empty the counts once
+// they commit (Store.hooks).
 type ftsCounts struct {
 	mu      sync.Mutex
 	version []byte
@@ -441,6 +442,14 @@ func (c *ftsCounts) terms(ctx context.Context, tx *sql.Tx, filter string, words 
 	}
 	slices.SortStableFunc(terms, func(a, b ftsTerm) int { return cmp.Compare(a.rows, b.rows) })
 	return terms, floor, total, nil
+}
+
+// clear forgets every count: a write of this process may have changed
+// the full-text index (see Store.hooks).
+func (c *ftsCounts) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.version, c.rows = nil, nil
 }
 
 // count returns the count key stands for in version, running query when it

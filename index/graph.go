@@ -6,12 +6,10 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"slices"
-	"sort"
-
-	sqlite_vec "github.com/asg017/sqlite-vec-go-bindings/cgo"
 	"github.com/vaultask/vaultask/index/markdown"
 	"github.com/vaultask/vaultask/vault"
+	"slices"
+	"sort"
 )
 
 const docColumns = `d.doc_id, d.path, d.title, d.content_hash, d.sensitivity`
@@ -49,68 +47,6 @@ func readDocs(ctx context.Context, q rowQuerier, docIDs []string, scope vault.Sc
 // docFields points Scan at the docColumns of a Doc.
 func docFields(d *vault.Doc) []any {
 	return []any{&d.DocID, &d.Path, &d.Title, &d.ContentHash, &d.Sensitivity}
-}
-
-// nearestChunksSQL reads, of each note of ?2 (a JSON list of doc_ids), the
-// chunk nearest the query vector ?1 (NULL: no vector) among those scope ?3
-// (1: open only) may see, the first in document order on a tie and when
-// none has a vector. The scope applies to the note and to each of its
-// chunks before the choice: a chunk's sensitivity is read through
-// chunks_scope, not from its row, whose text comes first. Each vector is
-// looked up by rowid, without a scan of chunks_vec, and only the chosen
-// chunks' texts are read.
-const nearestChunksSQL = `WITH candidates AS MATERIALIZED (
-		SELECT c.rowid AS id, c.doc_id, c.ordinal,
-			CASE WHEN ?1 IS NOT NULL THEN (SELECT vec_distance_cosine(v.embedding, ?1) FROM chunks_vec v WHERE v.rowid = c.rowid) END AS distance
-		FROM docs d CROSS JOIN chunks c ON c.doc_id = d.doc_id
-		WHERE d.doc_id IN (SELECT value FROM json_each(?2)) AND (?3 = 0 OR (d.sensitivity = 'open'
-			AND (SELECT cs.sensitivity FROM chunks cs INDEXED BY chunks_scope WHERE cs.rowid = c.rowid) = 'open'))),
-	ranked AS (
-		SELECT id, distance, row_number() OVER (PARTITION BY doc_id ORDER BY distance IS NULL, distance, ordinal) AS n
-		FROM candidates)
-	SELECT ` + hitColumns + `, 0.0, ranked.distance
-	FROM ranked JOIN chunks c ON c.rowid = ranked.id JOIN docs d ON d.doc_id = c.doc_id
-	WHERE ranked.n = 1
-	ORDER BY c.doc_id`
-
-// NearestChunks returns, of each note of docIDs that scope may see, its
-// chunk nearest vec by cosine distance, the first of them in document order
-// on a tie; its first chunk when vec is nil or none of its chunks has a
-// vector yet. The chunks come in doc_id order, their Score 0, with the
-// distances of those that have one. It is what graph expansion reads of
-// the notes it reaches: one chunk each, however many a note has.
-func (s *Store) NearestChunks(ctx context.Context, docIDs []string, vec []float32, scope vault.Scope) ([]vault.Chunk, map[int64]float64, error) {
-	if len(docIDs) == 0 {
-		return nil, nil, nil
-	}
-	var blob []byte
-	if vec != nil {
-		if len(vec) != s.space.Dim {
-			return nil, nil, fmt.Errorf("nearest chunks: query has %d dimensions, the index holds %d", len(vec), s.space.Dim)
-		}
-		var err error
-		if blob, err = sqlite_vec.SerializeFloat32(vec); err != nil {
-			return nil, nil, err
-		}
-	}
-	type nearest struct {
-		c        vault.Chunk
-		distance sql.NullFloat64
-	}
-	rows, err := queryAll(ctx, s.prepared, func(n *nearest) []any { return append(hitFields(&n.c), &n.distance) },
-		nearestChunksSQL, blob, idList(docIDs), scope.OpenOnly())
-	if err != nil {
-		return nil, nil, fmt.Errorf("nearest chunks: %w", err)
-	}
-	chunks := make([]vault.Chunk, len(rows))
-	dist := map[int64]float64{}
-	for i, r := range rows {
-		chunks[i] = r.c
-		if r.distance.Valid {
-			dist[r.c.RowID] = r.distance.Float64
-		}
-	}
-	return chunks, dist, nil
 }
 
 // Neighbours returns the notes one hop from each of docIDs: its topic notes,

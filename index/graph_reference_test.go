@@ -6,14 +6,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	gocmp "github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
-
-	sqlite_vec "github.com/asg017/sqlite-vec-go-bindings/cgo"
-	gocmp "github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/vaultask/vaultask/index/markdown"
 	"github.com/vaultask/vaultask/vault"
@@ -79,7 +77,7 @@ func TestGraphReadsMatchReference(t *testing.T) {
 				}
 			}
 			for _, vec := range vecs {
-				chunks, dist, err := s.NearestChunks(ctx, start, vec, scope)
+				chunks, dist, err := s.NearestChunks(ctx, start, s.queryOf(vec), scope)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -95,7 +93,7 @@ func TestGraphReadsMatchReference(t *testing.T) {
 						t.Fatalf("NearestChunks(%q) under %s reveal a personal chunk of %s", start, scope, c.Path)
 					}
 				}
-				bounds, err := s.DistanceBounds(ctx, start, vec, scope)
+				bounds, err := s.DistanceBounds(ctx, start, s.queryOf(vec), scope)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -221,7 +219,7 @@ func referenceVault(tb testing.TB) *Store {
 			AND (SELECT count(*) FROM chunks o WHERE o.doc_id = c.doc_id) > 1`).Scan(&chunk); err != nil {
 		tb.Fatal(err)
 	}
-	for _, table := range []string{"chunks", "chunks_vec"} {
+	for _, table := range []string{"chunks"} {
 		if _, err := s.writer.Exec(`UPDATE `+table+` SET sensitivity = 'personal' WHERE rowid = ?`, chunk); err != nil {
 			tb.Fatal(err)
 		}
@@ -355,13 +353,7 @@ func (r *graphReference) hops(nb []vault.Neighbour) []vault.Hop {
 
 func (r *graphReference) nearestChunks(tb testing.TB, ids []string, vec []float32, scope vault.Scope) ([]vault.Chunk, map[int64]float64) {
 	ctx := context.Background()
-	var blob []byte
-	if vec != nil {
-		var err error
-		if blob, err = sqlite_vec.SerializeFloat32(vec); err != nil {
-			tb.Fatal(err)
-		}
-	}
+	blob := encodeVector(vec)
 	var out []vault.Chunk
 	dist := map[int64]float64{}
 	for _, id := range slices.Compact(slices.Sorted(slices.Values(ids))) {
@@ -385,7 +377,7 @@ func (r *graphReference) nearestChunks(tb testing.TB, ids []string, vec []float3
 			}
 			var d sql.NullFloat64
 			if vec != nil {
-				err := r.s.reader.QueryRowContext(ctx, `SELECT vec_distance_cosine(embedding, ?) FROM chunks_vec WHERE rowid = ?`, blob, c.rowid).Scan(&d)
+				err := r.s.reader.QueryRowContext(ctx, `SELECT vec_distance_cosine(embedding, ?) FROM vectors WHERE space = (SELECT id FROM spaces WHERE state = 'active') AND chunk = ?`, blob, c.rowid).Scan(&d)
 				if err != nil && !errors.Is(err, sql.ErrNoRows) {
 					tb.Fatal(err)
 				}

@@ -248,7 +248,7 @@ func TestDocsAndNearestChunksUnderScope(t *testing.T) {
 	}
 	read := func(vec []float32, scope vault.Scope) []nearest {
 		t.Helper()
-		chunks, dist, err := s.NearestChunks(ctx, []string{"open.md", "twice.md", "pending.md", "private/p.md", "private/q.md", "gone.md"}, vec, scope)
+		chunks, dist, err := s.NearestChunks(ctx, []string{"open.md", "twice.md", "pending.md", "private/p.md", "private/q.md", "gone.md"}, s.queryOf(vec), scope)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -285,7 +285,7 @@ func TestDocsAndNearestChunksUnderScope(t *testing.T) {
 	if diff := cmp.Diff(want, read(nil, vault.ScopeOpen)); diff != "" {
 		t.Fatalf("no vector (-want +got):\n%s", diff)
 	}
-	if _, _, err := s.NearestChunks(ctx, []string{"open.md"}, []float32{1, 0}, vault.ScopeOpen); err == nil {
+	if _, _, err := s.NearestChunks(ctx, []string{"open.md"}, s.queryOf([]float32{1, 0}), vault.ScopeOpen); err == nil {
 		t.Fatal("a query of the wrong dimension: no error")
 	}
 }
@@ -415,7 +415,7 @@ func TestConcurrentWalksOnFewConnections(t *testing.T) {
 				_, err = s.Hops(ctx, ids, scope)
 			}
 			if err == nil {
-				_, _, err = s.NearestChunks(ctx, ids, nil, scope)
+				_, _, err = s.NearestChunks(ctx, ids, s.queryOf(nil), scope)
 			}
 			if err == nil {
 				_, err = s.Neighbours(ctx, []string{"recipes/starter.md"}, scope)

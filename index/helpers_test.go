@@ -10,7 +10,7 @@ import (
 	"github.com/vaultask/vaultask/vault"
 )
 
-var testSpace = EmbeddingSpace{Model: "test/fixed", Dim: 4}
+var testSpace = vault.EmbeddingSpace{Model: "test/fixed", Dim: 4}
 
 func mustOpen(tb testing.TB, opts Options) *Store {
 	tb.Helper()
@@ -102,4 +102,9 @@ func (s *Store) db() *sql.DB {
 		return s.writer
 	}
 	return s.reader
+}
+
+// queryOf is v as a query vector of s's embedding space.
+func (s *Store) queryOf(v []float32) vault.QueryVector {
+	return vault.QueryVector{Space: s.space, Values: v}
 }

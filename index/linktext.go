@@ -2,7 +2,6 @@ package index
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"maps"
 	"slices"
@@ -91,7 +90,7 @@ func (s *Store) ensureLinkText(ctx context.Context) error {
 	if _, done, err := getMeta(ctx, s.writer, linkTextMeta); err != nil || done {
 		return err
 	}
-	return s.write(ctx, "link text", func(tx *sql.Tx) error {
+	return s.write(ctx, "link text", func(tx *writeTx) error {
 		type note struct{ id, path, text string }
 		notes, err := queryAll(ctx, tx, func(n *note) []any { return []any{&n.id, &n.path, &n.text} }, `SELECT doc_id, path, text FROM docs WHERE text IS NOT NULL`)
 		if err != nil {

@@ -4,9 +4,7 @@ package index
 const (
 	logComponent = "component"
 	keyChanged   = "changed"
-	keyDeadSlots = "dead_slots"
 	keyErr       = "err"
-	keyLive      = "live"
 	keyNotes     = "notes"
 	keyPath      = "path"
 	keyPattern   = "pattern"

@@ -34,7 +34,9 @@ var topicMembersSQL = `SELECT DISTINCT src, dst FROM (
 // graph version: a big topic note's members are most of a walk's rows (a
 // topic of 1,200 notes is 1,200 rows for every question that reaches it),
 // and questions reach the same few topic notes again and again while the
-// graph stays as it is.
+// graph stays as it is. This process's writes empty it once they commit
+// (Store.hooks); another's, and a read in another snapshot, find nothing
+// under a graph version they do not read.
 type memberCache struct {
 	mu      sync.Mutex
 	version int64
@@ -59,6 +61,14 @@ func graphVersion(s string) int64 {
 		return 0
 	}
 	return n
+}
+
+// clear forgets every member remembered: a write of this process may have
+// changed the graph (see Store.hooks).
+func (c *memberCache) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.members, c.held = nil, 0
 }
 
 // lookup returns the members remembered for each of topics at version,

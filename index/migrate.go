@@ -44,6 +44,12 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	return nil
 }
 
+// migrationSteps are the work of migrations that SQL alone cannot do, run
+// in the migration's transaction after its SQL.
+var migrationSteps = map[string]func(ctx context.Context, tx *sql.Tx) error{
+	"migrations/0014_vectors.sql": moveVec0Vectors,
+}
+
 // migrationNames are the embedded migrations in the order they apply.
 func migrationNames() ([]string, error) {
 	names, err := fs.Glob(migrationFS, "migrations/*.sql")
@@ -85,6 +91,11 @@ func applyMigration(ctx context.Context, db *sql.DB, name string) error {
 		}
 		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
 			return err
+		}
+		if step := migrationSteps[name]; step != nil {
+			if err := step(ctx, tx); err != nil {
+				return err
+			}
 		}
 		if err := bumpGraphVersion(ctx, tx); err != nil { // a migration may change what a walk reads
 			return err

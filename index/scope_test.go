@@ -13,7 +13,7 @@ import (
 // forgot to decide must never be shown a personal note.
 func TestZeroScopeSeesOpenOnly(t *testing.T) {
 	ctx := context.Background()
-	s := mustOpen(t, Options{Space: EmbeddingSpace{Model: "test/fixed", Dim: 8}, Sensitivity: Classifier{PersonalPaths: []string{"Private/**", "99 topics/Hidden.md"}}})
+	s := mustOpen(t, Options{Space: vault.EmbeddingSpace{Model: "test/fixed", Dim: 8}, Sensitivity: Classifier{PersonalPaths: []string{"Private/**", "99 topics/Hidden.md"}}})
 	mustApply(t, s, upserts(
 		note("Recipes/Bread.md", "# Bread\nBake the sourdough loaf at 230 degrees. See [[Secret]]."),
 		note("Private/Secret.md", "# Secret\nThe sourdough loaf recipe of grandma, see [[Bread]]."),
@@ -139,12 +139,12 @@ func TestZeroScopeSeesOpenOnly(t *testing.T) {
 
 	personal("SearchFTS", chunkSens(s.SearchFTS(ctx, "sourdough loaf", 10, zero, vault.FieldWeights{})),
 		chunkSens(s.SearchFTS(ctx, "sourdough loaf", 10, vault.ScopeAll, vault.FieldWeights{})))
-	personal("SearchVector", chunkSens(s.SearchVector(ctx, vec, 10, zero)), chunkSens(s.SearchVector(ctx, vec, 10, vault.ScopeAll)))
-	personal("SearchVectorExact", chunkSens(s.SearchVectorExact(ctx, vec, 10, zero)), chunkSens(s.SearchVectorExact(ctx, vec, 10, vault.ScopeAll)))
-	personal("NearestChunks", nearestSens(true)(s.NearestChunks(ctx, ids, vec, zero)), nearestSens(true)(s.NearestChunks(ctx, ids, vec, vault.ScopeAll)))
-	personal("NearestChunks without a vector", nearestSens(false)(s.NearestChunks(ctx, ids, nil, zero)),
-		nearestSens(false)(s.NearestChunks(ctx, ids, nil, vault.ScopeAll)))
-	personal("DistanceBounds", boundSens(s.DistanceBounds(ctx, ids, vec, zero)), boundSens(s.DistanceBounds(ctx, ids, vec, vault.ScopeAll)))
+	personal("SearchVector", chunkSens(s.SearchVector(ctx, s.queryOf(vec), 10, zero)), chunkSens(s.SearchVector(ctx, s.queryOf(vec), 10, vault.ScopeAll)))
+	personal("SearchVectorExact", chunkSens(s.SearchVectorExact(ctx, s.queryOf(vec), 10, zero)), chunkSens(s.SearchVectorExact(ctx, s.queryOf(vec), 10, vault.ScopeAll)))
+	personal("NearestChunks", nearestSens(true)(s.NearestChunks(ctx, ids, s.queryOf(vec), zero)), nearestSens(true)(s.NearestChunks(ctx, ids, s.queryOf(vec), vault.ScopeAll)))
+	personal("NearestChunks without a vector", nearestSens(false)(s.NearestChunks(ctx, ids, s.queryOf(nil), zero)),
+		nearestSens(false)(s.NearestChunks(ctx, ids, s.queryOf(nil), vault.ScopeAll)))
+	personal("DistanceBounds", boundSens(s.DistanceBounds(ctx, ids, s.queryOf(vec), zero)), boundSens(s.DistanceBounds(ctx, ids, s.queryOf(vec), vault.ScopeAll)))
 	personal("Docs", docSens(s.Docs(ctx, ids, zero)), docSens(s.Docs(ctx, ids, vault.ScopeAll)))
 	personal("Neighbours", neighbourSens(s.Neighbours(ctx, ids, zero)), neighbourSens(s.Neighbours(ctx, ids, vault.ScopeAll)))
 	personal("Hops", hopSens(s.Hops(ctx, ids, zero)), hopSens(s.Hops(ctx, ids, vault.ScopeAll)))

@@ -52,36 +52,6 @@ func (c Classifier) matchedBy(path string) string {
 	return ""
 }
 
-// Corpus selects which vault paths are indexed: a path is included when it
-// matches an Include glob and no Exclude glob (doublestar, case-sensitive).
-type Corpus struct {
-	Include []string
-	Exclude []string
-}
-
-// Match reports whether path belongs to the corpus.
-func (c Corpus) Match(path string) bool { return c.Excluded(path) == "" }
-
-// Excluded says why path is not in the corpus, "" when it is.
-func (c Corpus) Excluded(path string) string {
-	in := false
-	for _, p := range c.Include {
-		if ok, _ := doublestar.Match(p, path); ok {
-			in = true
-			break
-		}
-	}
-	if !in {
-		return fmt.Sprintf("outside the corpus: matches none of the include globs %q", c.Include)
-	}
-	for _, p := range c.Exclude {
-		if ok, _ := doublestar.Match(p, path); ok {
-			return fmt.Sprintf("outside the corpus: excluded by the glob %q", p)
-		}
-	}
-	return ""
-}
-
 // Reclassified is what Reclassify changed.
 type Reclassified struct {
 	Paths []string // notes whose sensitivity changed
@@ -91,24 +61,29 @@ type Reclassified struct {
 }
 
 // Reclassify reclassifies every note with the store's classifier as a plain
-// UPDATE of docs, chunks and the vectors' metadata column: nothing is
-// re-chunked or re-embedded. It logs a warning for every pattern that matches
-// no note. With dryRun it reports what would change and writes nothing.
+// UPDATE of docs and chunks: nothing is re-chunked or re-embedded. It logs a
+// warning for every pattern that matches no note. With dryRun it reports
+// what would change and writes nothing.
 func (s *Store) Reclassify(ctx context.Context, dryRun bool) (Reclassified, error) {
 	var out Reclassified
 	var w *applier
-	run := s.write
+	const what = "recompute sensitivity"
+	var err error
 	if dryRun {
-		run = s.read
-	}
-	err := run(ctx, "recompute sensitivity", func(tx *sql.Tx) error {
-		changes, err := s.reclassifications(ctx, tx, &out)
-		if err != nil || dryRun || len(changes) == 0 {
+		err = s.read(ctx, what, func(tx *sql.Tx) error {
+			_, err := s.reclassifications(ctx, tx, &out)
 			return err
-		}
-		w = newApplier(s, tx)
-		return w.reclassify(ctx, tx, changes)
-	})
+		})
+	} else {
+		err = s.write(ctx, what, func(tx *writeTx) error {
+			changes, err := s.reclassifications(ctx, tx.Tx, &out)
+			if err != nil || len(changes) == 0 {
+				return err
+			}
+			w = newApplier(s, tx)
+			return w.reclassify(ctx, tx.Tx, changes)
+		})
+	}
 	if err != nil {
 		return out, err
 	}
@@ -153,8 +128,8 @@ func (s *Store) reclassifications(ctx context.Context, tx *sql.Tx, out *Reclassi
 	return changes, nil
 }
 
-// reclassify writes each note's new sensitivity to its row, its chunks and
-// their vectors, then recomputes what depends on it.
+// reclassify writes each note's new sensitivity to its row and its chunks,
+// and for the vector sets, then recomputes what depends on it.
 func (w *applier) reclassify(ctx context.Context, tx *sql.Tx, changes []reclassification) error {
 	for _, c := range changes {
 		// A note that changed sides changes whose words its link text may
@@ -171,7 +146,7 @@ func (w *applier) reclassify(ctx context.Context, tx *sql.Tx, changes []reclassi
 				return fmt.Errorf("reclassify %s: %w", c.path, err)
 			}
 		}
-		if err := w.updateVectorSensitivity(ctx, tx, c.docID, c.sens); err != nil {
+		if err := w.vectorsSensitivity(ctx, c.docID, c.sens == vault.SensitivityOpen); err != nil {
 			return fmt.Errorf("reclassify %s: %w", c.path, err)
 		}
 	}
@@ -182,20 +157,6 @@ func (w *applier) reclassify(ctx context.Context, tx *sql.Tx, changes []reclassi
 	}
 	if err := w.refreshLinkText(ctx); err != nil {
 		return fmt.Errorf("link text: %w", err)
-	}
-	return nil
-}
-
-func (w *applier) updateVectorSensitivity(ctx context.Context, tx *sql.Tx, docID, sens string) error {
-	ids, err := embeddedRowIDs(ctx, tx, docID)
-	if err != nil {
-		return err
-	}
-	for _, id := range ids {
-		if _, err := tx.ExecContext(ctx, `UPDATE chunks_vec SET sensitivity = ? WHERE rowid = ?`, sens, id); err != nil {
-			return err
-		}
-		w.s.vlog.record(vectorChange{id: id, open: sens == vault.SensitivityOpen})
 	}
 	return nil
 }
@@ -268,14 +229,14 @@ func (s *Store) ensureClassification(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.write(ctx, "record classification", func(tx *sql.Tx) error { return setMeta(ctx, tx, "classification", string(raw)) })
+	return s.write(ctx, "record classification", func(tx *writeTx) error { return setMeta(ctx, tx, "classification", string(raw)) })
 }
 
 // rereadOverrides reads each note's frontmatter override again, under the
 // store's frontmatter key, from the note's text. A note indexed before the
 // index kept whole texts keeps its override until it is written again.
 func (s *Store) rereadOverrides(ctx context.Context) error {
-	return s.write(ctx, "reread frontmatter overrides", func(tx *sql.Tx) error {
+	return s.write(ctx, "reread frontmatter overrides", func(tx *writeTx) error {
 		type note struct{ id, text string }
 		notes, err := queryAll(ctx, tx, func(n *note) []any { return []any{&n.id, &n.text} }, `SELECT doc_id, text FROM docs WHERE text IS NOT NULL`)
 		if err != nil {

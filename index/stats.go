@@ -53,7 +53,7 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 			{&st.PersonalChunks, `SELECT count(*) FROM chunks WHERE sensitivity = 'personal'`},
 			{&st.EmbeddingBacklog, `SELECT count(*) FROM chunks WHERE embedded = 0`},
 			{&st.OpenEmbeddingBacklog, `SELECT count(*) FROM chunks WHERE embedded = 0 AND sensitivity = 'open'`},
-			{&st.Vectors, `SELECT count(*) FROM chunks_vec`},
+			{&st.Vectors, `SELECT count(*) FROM vectors WHERE space = (SELECT id FROM spaces WHERE state = 'active')`},
 			{&st.OpenVectors, `SELECT count(*) FROM chunks WHERE embedded = 1 AND sensitivity = 'open'`},
 			{&st.LinksResolved, `SELECT count(*) FROM edges WHERE kind != 'tag' AND resolved = 1`},
 			{&st.LinksUnresolved, `SELECT count(*) FROM edges WHERE kind != 'tag' AND resolved = 0`},
@@ -68,7 +68,7 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 				return fmt.Errorf("%s: %w", c.query, err)
 			}
 		}
-		space, err := storedSpace(ctx, tx)
+		_, space, err := storedSpace(ctx, tx)
 		if err != nil {
 			return err
 		}
@@ -92,7 +92,7 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 
 // MarkRun records the time of a completed full index or reconcile run.
 func (s *Store) MarkRun(ctx context.Context, at time.Time) error {
-	return s.write(ctx, "mark run", func(tx *sql.Tx) error {
+	return s.write(ctx, "mark run", func(tx *writeTx) error {
 		return setMeta(ctx, tx, "last_run", at.UTC().Format(time.RFC3339))
 	})
 }

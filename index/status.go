@@ -28,11 +28,11 @@ type NoteStatus struct {
 // transaction. A row for the same source id and revision keeps its Since; a
 // new revision starts over.
 func (s *Store) SetNoteStatus(ctx context.Context, set []NoteStatus, clear []string) error {
-	return s.write(ctx, "set note status", func(tx *sql.Tx) error {
-		if err := deleteStatus(ctx, tx, clear); err != nil {
+	return s.write(ctx, "set note status", func(tx *writeTx) error {
+		if err := deleteStatus(ctx, tx.Tx, clear); err != nil {
 			return err
 		}
-		return upsertStatus(ctx, tx, set)
+		return upsertStatus(ctx, tx.Tx, set)
 	})
 }
 
@@ -40,7 +40,7 @@ func (s *Store) SetNoteStatus(ctx context.Context, set []NoteStatus, clear []str
 // reconcile found unreadable. Rows for the same source id and revision keep
 // their Since.
 func (s *Store) ReplaceNoteStatus(ctx context.Context, set []NoteStatus) error {
-	return s.write(ctx, "replace note status", func(tx *sql.Tx) error {
+	return s.write(ctx, "replace note status", func(tx *writeTx) error {
 		keep := map[string]bool{}
 		for _, st := range set {
 			keep[st.SourceID] = true
@@ -55,10 +55,10 @@ func (s *Store) ReplaceNoteStatus(ctx context.Context, set []NoteStatus) error {
 				stale = append(stale, id)
 			}
 		}
-		if err := deleteStatus(ctx, tx, stale); err != nil {
+		if err := deleteStatus(ctx, tx.Tx, stale); err != nil {
 			return err
 		}
-		return upsertStatus(ctx, tx, set)
+		return upsertStatus(ctx, tx.Tx, set)
 	})
 }
 

@@ -5,55 +5,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"net/url"
-	"os"
-	"path/filepath"
-	"strconv"
 	"sync"
-	"sync/atomic"
-
-	"golang.org/x/sys/unix"
 
 	sqlite_vec "github.com/asg017/sqlite-vec-go-bindings/cgo"
 	"github.com/mattn/go-sqlite3"
 	"github.com/vaultask/vaultask/index/markdown"
-	"github.com/vaultask/vaultask/internal/routine"
 	"github.com/vaultask/vaultask/vault"
 )
-
-// registerDriver registers the sqlite-vec extension and driverName once,
-// before the first connection opens.
-var registerDriver sync.Once
-
-// driverName is go-sqlite3's driver with every connection set up by
-// setUpConn.
-const driverName = "sqlite3_vaultask"
-
-// mmapSize is how much of the index file each connection maps into memory
-// (SQLite's largest by default, 2 GiB less 64 KiB) instead of copying every
-// page it reads out of the file with a system call into its own 2 MB page
-// cache, which an index of hundreds of megabytes overflows on every
-// question. The mapped pages are the kernel's page cache, one copy shared by
-// every connection, which the kernel may drop: the process's resident set
-// counts them as file pages, once for each connection that mapped them, but
-// they are not memory of its own (README, "Memory"). Where mapping fails (a
-// 32-bit system short of address space) SQLite goes back to reading. On the
-// hub index (170 MB, 17.9k chunks) it cut a question's retrieval from 44 to
-// 28 CPU ms, and graph expansion's read of 512 notes' nearest chunks from 28
-// to 14 ms.
-const mmapSize = 0x7fff0000
-
-// setUpConn maps the file (see mmapSize).
-func setUpConn(c *sqlite3.SQLiteConn) error {
-	_, err := c.Exec("PRAGMA mmap_size = "+strconv.Itoa(mmapSize), nil)
-	return err
-}
-
-// errEmbeddingMismatch is returned by Open when the index was built with a
-// different embedding model or dimension than the one configured.
-var errEmbeddingMismatch = errors.New("embedding model mismatch")
 
 // errReadOnly is returned by write methods of a store opened ReadOnly.
 var errReadOnly = errors.New("index opened read-only")
@@ -62,17 +21,10 @@ var errReadOnly = errors.New("index opened read-only")
 // is configured to be.
 var ErrIndexPath = errors.New("index path unusable")
 
-// EmbeddingSpace names the vector space of chunks_vec: vectors from different
-// models are never comparable, so the index records which one it holds.
-type EmbeddingSpace struct {
-	Model string
-	Dim   int
-}
-
 // Options configure a Store. The zero value of every field but Path has a default.
 type Options struct {
 	Path        string
-	Space       EmbeddingSpace
+	Space       vault.EmbeddingSpace
 	Sensitivity Classifier
 	// FrontmatterKey overrides a note's sensitivity (default "sensitivity").
 	FrontmatterKey string
@@ -91,11 +43,45 @@ type Options struct {
 	Logger       *slog.Logger
 }
 
+// withDefaults validates o and fills in its defaults.
+func (o Options) withDefaults() (Options, error) {
+	if o.Path == "" {
+		return o, errors.New("open index: empty path")
+	}
+	if o.Space.Model == "" || o.Space.Dim <= 0 {
+		return o, fmt.Errorf("open index: embedding space needs a model and a positive dimension, got %q/%d", o.Space.Model, o.Space.Dim)
+	}
+	if err := o.Sensitivity.Validate(); err != nil {
+		return o, fmt.Errorf("open index: %w", err)
+	}
+	if o.Readers <= 0 {
+		o.Readers = 4
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.FrontmatterKey == "" {
+		o.FrontmatterKey = vault.FrontmatterKey
+	}
+	def := markdown.DefaultChunkOptions()
+	if o.Chunking.TargetTokens <= 0 {
+		o.Chunking.TargetTokens = def.TargetTokens
+	}
+	if o.Chunking.MinTokens <= 0 {
+		o.Chunking.MinTokens = def.MinTokens
+	}
+	if o.Chunking.MaxTokens <= 0 {
+		o.Chunking.MaxTokens = def.MaxTokens
+	}
+	return o, nil
+}
+
 // Store is the index: one SQLite file, one writer connection and a pool of
 // readers that see WAL snapshots while the writer commits.
 type Store struct {
 	path           string
-	space          EmbeddingSpace
+	space          vault.EmbeddingSpace
+	spaceID        int64 // the id of space in the spaces table
 	classifier     Classifier
 	frontmatterKey string
 	chunking       markdown.ChunkOptions
@@ -111,20 +97,15 @@ type Store struct {
 	mu sync.Mutex // serialises Apply and other multi-statement writes
 
 	// changed is poked after a commit that left chunks without vectors, so
-	// the Vectorizer wakes without polling.
+	// the vectorizer (package vectorizer) wakes without polling.
 	changed chan struct{}
 
+	// The caches, each on commitHooks (see afterCommit).
 	ftsCounts ftsCounts   // words' row counts for SearchFTS
 	members   memberCache // topic notes' members for Hops
-
-	// vlog holds the changes to chunks_vec of the write holding mu.
-	vlog vectorLog
-	// short is the vector shortlist, nil until the first vector search has
-	// read it; reading is that read, in the background, guarded by
-	// shortMu.
-	short   atomic.Pointer[shortlist]
-	shortMu sync.Mutex
-	reading *routine.Routine
+	sets      vectorSets  // each embedding space's vectors in memory
+	// commitHooks are the caches' after-commit hooks, registered at Open.
+	commitHooks []afterCommit
 }
 
 // Changed delivers a signal after a write that put chunks on the embedding
@@ -146,246 +127,113 @@ func (s *Store) signalChanged() {
 // (ReadOnly) takes no lock and opens an index in a directory it may not write
 // to as an immutable snapshot.
 func Open(ctx context.Context, opts Options) (*Store, error) {
-	if opts.Path == "" {
-		return nil, errors.New("open index: empty path")
-	}
-	if opts.Space.Model == "" || opts.Space.Dim <= 0 {
-		return nil, fmt.Errorf("open index: embedding space needs a model and a positive dimension, got %q/%d", opts.Space.Model, opts.Space.Dim)
-	}
-	if opts.Readers <= 0 {
-		opts.Readers = 4
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
-	if opts.FrontmatterKey == "" {
-		opts.FrontmatterKey = vault.FrontmatterKey
-	}
-	def := markdown.DefaultChunkOptions()
-	if opts.Chunking.TargetTokens <= 0 {
-		opts.Chunking.TargetTokens = def.TargetTokens
-	}
-	if opts.Chunking.MinTokens <= 0 {
-		opts.Chunking.MinTokens = def.MinTokens
-	}
-	if opts.Chunking.MaxTokens <= 0 {
-		opts.Chunking.MaxTokens = def.MaxTokens
-	}
-	if err := opts.Sensitivity.Validate(); err != nil {
-		return nil, fmt.Errorf("open index: %w", err)
-	}
-	registerDriver.Do(func() {
-		sqlite_vec.Auto()
-		sql.Register(driverName, &sqlite3.SQLiteDriver{ConnectHook: setUpConn})
-	})
-
-	s := &Store{path: opts.Path, space: opts.Space, classifier: opts.Sensitivity, frontmatterKey: opts.FrontmatterKey, chunking: opts.Chunking, changed: make(chan struct{}, 1), log: opts.Logger.With(logComponent, "index")}
-	if opts.ReadOnly {
-		r, err := openReadOnly(ctx, s, opts.Readers)
-		if err != nil || opts.AsClassified {
-			return r, err
-		}
-		if err := r.reclassifyFirst(ctx, opts); err != nil {
-			r.Close()
-			return nil, err
-		}
-		return r, nil
-	}
-	if err := checkWritable(opts.Path); err != nil {
-		return nil, err
-	}
-	lock, err := lockWriter(opts.Path)
+	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	fail := func(err error) (*Store, error) {
+	registerDriver.Do(func() {
+		sqlite_vec.Auto() // for migration 0014 alone (vec0Table)
+		sql.Register(driverName, &sqlite3.SQLiteDriver{ConnectHook: setUpConn})
+	})
+	s := &Store{path: opts.Path, space: opts.Space, classifier: opts.Sensitivity, frontmatterKey: opts.FrontmatterKey,
+		chunking: opts.Chunking, changed: make(chan struct{}, 1), log: opts.Logger.With(logComponent, "index")}
+	s.commitHooks = s.hooks()
+	if opts.ReadOnly {
+		return s.openReader(ctx, opts)
+	}
+	return s.openWriter(ctx, opts)
+}
+
+// openReader opens s read-only, reclassified first unless opts says to
+// read it as it was classified.
+func (s *Store) openReader(ctx context.Context, opts Options) (*Store, error) {
+	if err := s.openReadOnly(ctx, opts.Readers); err != nil {
+		return nil, err
+	}
+	if opts.AsClassified {
+		return s, nil
+	}
+	if err := s.reclassifyFirst(ctx, opts); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// openWriter takes the writer lock, then opens the file for writing and
+// brings it up to date (prepareFile).
+func (s *Store) openWriter(ctx context.Context, opts Options) (*Store, error) {
+	if err := checkWritable(s.path); err != nil {
+		return nil, err
+	}
+	lock, err := lockWriter(s.path)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.prepareFile(ctx, opts); err != nil {
 		s.closeDBs()
 		lock.release()
 		return nil, err
-	}
-	if s.writer, err = openDB(opts.Path, dbWriter); err != nil {
-		return fail(err)
-	}
-	s.writer.SetMaxOpenConns(1)
-	if err := migrate(ctx, s.writer); err != nil {
-		return fail(fmt.Errorf("open index %s: %w", opts.Path, err))
-	}
-	if err := s.ensureSpace(ctx, opts.Rebuild); err != nil {
-		return fail(err)
-	}
-	if err := s.ensureVectorLayout(ctx); err != nil {
-		return fail(fmt.Errorf("open index %s: %w", opts.Path, err))
-	}
-	if err := s.ensureClassification(ctx); err != nil {
-		return fail(err)
-	}
-	if err := s.ensureLinkText(ctx); err != nil {
-		return fail(fmt.Errorf("open index %s: %w", opts.Path, err))
-	}
-	if s.reader, err = openDB(opts.Path, dbReader); err != nil {
-		return fail(err)
-	}
-	s.reader.SetMaxOpenConns(opts.Readers)
-	s.reader.SetMaxIdleConns(opts.Readers)
-	s.prepared = newReadStmts(s.reader)
-	if err := s.prepared.prepareInTx(ctx); err != nil {
-		return fail(fmt.Errorf("open index %s: %w", opts.Path, err))
 	}
 	s.lock = lock
 	return s, nil
 }
 
-// How openDB opens a connection pool.
-const (
-	dbWriter = iota
-	dbReader
-	// dbSnapshot reads a file this process may not write to, or whose
-	// directory it may not write to (so SQLite can't create the WAL's
-	// shared-memory file): SQLite's immutable mode, without locks. Only a
-	// writer of another user could change it meanwhile, and the reader
-	// then sees the file as it was last checkpointed.
-	dbSnapshot
-)
-
-func openDB(path string, mode int) (*sql.DB, error) {
-	q := url.Values{}
-	q.Set("_busy_timeout", "10000")
-	q.Set("_foreign_keys", "1")
-	switch mode {
-	case dbWriter:
-		q.Set("_journal_mode", "WAL")
-		q.Set("_synchronous", "NORMAL")
-		q.Set("_txlock", "immediate")
-		// Incremental auto-vacuum lets CompactVectors hand freed pages back
-		// to the file system; it takes effect only on a new file.
-		q.Set("_auto_vacuum", "incremental")
-	case dbReader:
-		q.Set("mode", "ro")
-		q.Set("_query_only", "1")
-	case dbSnapshot:
-		q.Set("mode", "ro")
-		q.Set("immutable", "1")
-		q.Set("_query_only", "1")
+// prepareFile opens the writer connection, brings the file up to date, a
+// step at a time, and opens the readers.
+func (s *Store) prepareFile(ctx context.Context, opts Options) error {
+	var err error
+	if s.writer, err = openDB(s.path, dbWriter); err != nil {
+		return err
 	}
-	db, err := sql.Open(driverName, "file:"+url.PathEscape(path)+"?"+q.Encode())
-	if err != nil {
-		return nil, fmt.Errorf("open index %s: %w", path, err)
+	s.writer.SetMaxOpenConns(1)
+	steps := []func(ctx context.Context) error{
+		s.migrate,
+		func(ctx context.Context) error { return s.ensureSpace(ctx, opts.Rebuild) },
+		s.ensureClassification,
+		s.ensureLinkText,
+		func(ctx context.Context) error { return s.openReaders(ctx, opts.Readers) },
 	}
-	if err := db.Ping(); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open index %s: %w", path, err)
+	for _, step := range steps {
+		if err := step(ctx); err != nil {
+			return err
+		}
 	}
-	return db, nil
+	return nil
 }
 
-func openReadOnly(ctx context.Context, s *Store, readers int) (*Store, error) {
-	if _, err := os.Stat(s.path); err != nil {
-		return nil, fmt.Errorf("open index read-only: %w", describeFSError(err))
+// migrate applies the migrations the file lacks, then gives back to the
+// file system the pages they freed.
+func (s *Store) migrate(ctx context.Context) error {
+	if err := migrate(ctx, s.writer); err != nil {
+		return fmt.Errorf("open index %s: %w", s.path, err)
 	}
-	mode := dbReader
-	if !writable(filepath.Dir(s.path)) || !writable(s.path) {
-		mode = dbSnapshot
+	// The pragma frees a page each step: Exec would take one step.
+	rows, err := s.writer.QueryContext(ctx, `PRAGMA incremental_vacuum`)
+	if err == nil {
+		for rows.Next() {
+		}
+		err = errors.Join(rows.Err(), rows.Close())
 	}
+	if err != nil {
+		return fmt.Errorf("open index %s: vacuum: %w", s.path, err)
+	}
+	return nil
+}
+
+// openReaders opens a writer's reader pool and prepares its statements.
+func (s *Store) openReaders(ctx context.Context, readers int) error {
 	var err error
-	if s.reader, err = openDB(s.path, mode); err != nil {
-		return nil, err
+	if s.reader, err = openDB(s.path, dbReader); err != nil {
+		return err
 	}
-	// Idle readers stay open, as a writer's do: a connection closed drops
-	// the statements prepared on it.
 	s.reader.SetMaxOpenConns(readers)
 	s.reader.SetMaxIdleConns(readers)
 	s.prepared = newReadStmts(s.reader)
-	if err := s.checkReadable(ctx); err != nil {
-		s.reader.Close()
-		return nil, err
-	}
 	if err := s.prepared.prepareInTx(ctx); err != nil {
-		s.prepared.close()
-		s.reader.Close()
-		return nil, fmt.Errorf("open index %s: %w", s.path, err)
-	}
-	return s, nil
-}
-
-// checkReadable refuses, for a reader, an index whose schema is behind this
-// program's or whose vectors are of another embedding space.
-func (s *Store) checkReadable(ctx context.Context) error {
-	names, err := migrationNames()
-	if err != nil {
-		return err
-	}
-	if err := checkNotNewer(ctx, s.reader, names); err != nil {
 		return fmt.Errorf("open index %s: %w", s.path, err)
 	}
-	var applied int
-	if err := s.reader.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&applied); err != nil || applied != len(names) {
-		return fmt.Errorf("open index %s read-only: its schema is not current (open it once for writing, e.g. with `vaultask index`, to migrate it)", s.path)
-	}
-	space, err := storedSpace(ctx, s.reader)
-	if err != nil {
-		return err
-	}
-	if space != s.space {
-		return s.spaceMismatch(space)
-	}
 	return nil
-}
-
-// storedSpace is the embedding space the index records; zero before its
-// first writer.
-func storedSpace(ctx context.Context, q querier) (EmbeddingSpace, error) {
-	model, _, err := getMeta(ctx, q, "embedding_model")
-	if err != nil {
-		return EmbeddingSpace{}, err
-	}
-	dimText, _, err := getMeta(ctx, q, "embedding_dim")
-	if err != nil {
-		return EmbeddingSpace{}, err
-	}
-	dim, _ := strconv.Atoi(dimText)
-	return EmbeddingSpace{Model: model, Dim: dim}, nil
-}
-
-func (s *Store) spaceMismatch(have EmbeddingSpace) error {
-	return fmt.Errorf("%w: the index at %s holds vectors of %s (%d dimensions) but the configured embedding model is %s (%d dimensions); run `vaultask index --rebuild` to re-embed every chunk with the configured model",
-		errEmbeddingMismatch, s.path, have.Model, have.Dim, s.space.Model, s.space.Dim)
-}
-
-// checkWritable explains, before SQLite's terse "unable to open database
-// file" can, why a writer cannot use path: a missing directory, or a
-// directory or file this user may not write.
-func checkWritable(path string) error {
-	dir := filepath.Dir(path)
-	fi, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%w: cannot create the index %s: directory %s does not exist", ErrIndexPath, path, dir)
-	case err != nil:
-		return fmt.Errorf("%w: cannot create the index %s: %w", ErrIndexPath, path, describeFSError(err))
-	case !fi.IsDir():
-		return fmt.Errorf("%w: cannot create the index %s: %s is not a directory", ErrIndexPath, path, dir)
-	case !writable(dir):
-		return fmt.Errorf("%w: cannot write the index %s: permission denied: directory %s is not writable by this user (uid %d), and the index keeps its WAL and lock files beside it", ErrIndexPath, path, dir, os.Geteuid())
-	}
-	if _, err := os.Stat(path); err == nil && !writable(path) {
-		return fmt.Errorf("%w: cannot write the index %s: permission denied: the file is not writable by this user (uid %d)", ErrIndexPath, path, os.Geteuid())
-	}
-	return nil
-}
-
-// writable reports whether this process may write path (access(2), so a
-// read-only file system counts too).
-func writable(path string) bool {
-	return unix.Access(path, unix.W_OK) == nil
-}
-
-// describeFSError keeps a file-system error's path and cause but says
-// "permission denied" in words a user acts on.
-func describeFSError(err error) error {
-	if errors.Is(err, fs.ErrPermission) {
-		return fmt.Errorf("permission denied: %w", err)
-	}
-	return err
 }
 
 func (s *Store) closeDBs() error {
@@ -402,10 +250,10 @@ func (s *Store) closeDBs() error {
 	return err
 }
 
-// Close stops a read of the vector shortlist, closes both pools, then
+// Close stops the reads of vector sets under way, closes both pools, then
 // releases the writer lock, and returns the first error.
 func (s *Store) Close() error {
-	err := errors.Join(s.closeShortlist(), s.closeDBs())
+	err := errors.Join(s.closeSets(), s.closeDBs())
 	lock := s.lock
 	s.lock = nil
 	return errors.Join(err, lock.release())
@@ -413,88 +261,3 @@ func (s *Store) Close() error {
 
 // Path is the index file's path.
 func (s *Store) Path() string { return s.path }
-
-// ensureSpace records the embedding space on first use, creates chunks_vec for
-// it, and refuses a different one unless reset is true, in which case every
-// vector is dropped and every chunk goes back on the embedding backlog. An
-// unchanged space is kept even when reset is true: its vectors are still valid.
-func (s *Store) ensureSpace(ctx context.Context, reset bool) error {
-	have, err := storedSpace(ctx, s.writer)
-	if err != nil {
-		return err
-	}
-	if have.Model != "" && (have == s.space || !reset) {
-		if have != s.space {
-			return s.spaceMismatch(have)
-		}
-		return nil
-	}
-	err = inTx(ctx, s.writer, "create vector table", func(tx *sql.Tx) error {
-		for _, q := range []string{`DROP TABLE IF EXISTS chunks_vec`, vecTableDDL(s.space.Dim), `UPDATE chunks SET embedded = 0, staged = NULL`} {
-			if _, err := tx.ExecContext(ctx, q); err != nil {
-				return err
-			}
-		}
-		if err := bumpVectorsVersion(ctx, tx); err != nil {
-			return err
-		}
-		if err := setMeta(ctx, tx, "embedding_model", s.space.Model); err != nil {
-			return err
-		}
-		return setMeta(ctx, tx, "embedding_dim", strconv.Itoa(s.space.Dim))
-	})
-	if err != nil {
-		return err
-	}
-	s.signalChanged()
-	return nil
-}
-
-type execer interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-}
-
-type querier interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
-// metaSQL reads one value of meta.
-const metaSQL = `SELECT value FROM meta WHERE key = ?`
-
-func getMeta(ctx context.Context, q querier, key string) (string, bool, error) {
-	var v string
-	err := q.QueryRowContext(ctx, metaSQL, key).Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", false, nil
-	}
-	if err != nil {
-		return "", false, fmt.Errorf("read meta %s: %w", key, err)
-	}
-	return v, true, nil
-}
-
-func deleteMeta(ctx context.Context, e execer, key string) error {
-	if _, err := e.ExecContext(ctx, `DELETE FROM meta WHERE key = ?`, key); err != nil {
-		return fmt.Errorf("delete meta %s: %w", key, err)
-	}
-	return nil
-}
-
-// countMeta adds one to the counter meta holds under key (1 when it holds
-// none yet).
-func countMeta(ctx context.Context, e execer, key string) error {
-	_, err := e.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES (?, '1')
-		ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)`, key)
-	if err != nil {
-		return fmt.Errorf("count meta %s: %w", key, err)
-	}
-	return nil
-}
-
-func setMeta(ctx context.Context, e execer, key, value string) error {
-	_, err := e.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, value)
-	if err != nil {
-		return fmt.Errorf("write meta %s: %w", key, err)
-	}
-	return nil
-}

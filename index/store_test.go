@@ -109,21 +109,21 @@ func TestDeleteRemovesEveryTrace(t *testing.T) {
 	if got := count(t, s, `SELECT count(*) FROM edges WHERE dst = 'b.md'`); got != 1 {
 		t.Fatalf("edges to b.md = %d, want 1", got)
 	}
-	vecsBefore := count(t, s, `SELECT count(*) FROM chunks_vec`)
+	vecsBefore := count(t, s, `SELECT count(*) FROM vectors`)
 
 	res := mustApply(t, s, Batch{Deletes: []string{"b.MD"}})
 	if res.Deleted != 1 {
 		t.Fatalf("Deleted = %d, want 1", res.Deleted)
 	}
 	for q, want := range map[string]int{
-		`SELECT count(*) FROM docs WHERE doc_id = 'b.md'`:                               0,
-		`SELECT count(*) FROM chunks WHERE doc_id = 'b.md'`:                             0,
-		`SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'zebraword'`:            0,
-		`SELECT count(*) FROM aliases WHERE doc_id = 'b.md'`:                            0,
-		`SELECT count(*) FROM edges WHERE src = 'b.md' OR dst = 'b.md'`:                 0,
-		`SELECT count(*) FROM edges WHERE src = 'a.md' AND resolved = 0`:                1,
-		`SELECT count(*) FROM chunks_vec`:                                               vecsBefore - 1,
-		`SELECT count(*) FROM chunks_vec WHERE rowid NOT IN (SELECT rowid FROM chunks)`: 0,
+		`SELECT count(*) FROM docs WHERE doc_id = 'b.md'`:                            0,
+		`SELECT count(*) FROM chunks WHERE doc_id = 'b.md'`:                          0,
+		`SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'zebraword'`:         0,
+		`SELECT count(*) FROM aliases WHERE doc_id = 'b.md'`:                         0,
+		`SELECT count(*) FROM edges WHERE src = 'b.md' OR dst = 'b.md'`:              0,
+		`SELECT count(*) FROM edges WHERE src = 'a.md' AND resolved = 0`:             1,
+		`SELECT count(*) FROM vectors`:                                               vecsBefore - 1,
+		`SELECT count(*) FROM vectors WHERE chunk NOT IN (SELECT rowid FROM chunks)`: 0,
 	} {
 		if got := count(t, s, q); got != want {
 			t.Errorf("%s = %d, want %d", q, got, want)
@@ -315,7 +315,7 @@ func TestEmbeddingSpaceMismatchNeedsRebuild(t *testing.T) {
 	embedAll(t, s, func(string) []float32 { return []float32{0, 1, 0, 0} })
 	s.Close()
 
-	_, err := Open(context.Background(), Options{Path: path, Space: EmbeddingSpace{Model: "ollama/bge-m3", Dim: 1024}})
+	_, err := Open(context.Background(), Options{Path: path, Space: vault.EmbeddingSpace{Model: "ollama/bge-m3", Dim: 1024}})
 	if !errors.Is(err, errEmbeddingMismatch) {
 		t.Fatalf("SensitivityOpen with another model: %v, want errEmbeddingMismatch", err)
 	}
@@ -324,7 +324,7 @@ func TestEmbeddingSpaceMismatchNeedsRebuild(t *testing.T) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}
 	}
-	s2 := mustOpen(t, Options{Path: path, Space: EmbeddingSpace{Model: "ollama/bge-m3", Dim: 1024}, Rebuild: true})
+	s2 := mustOpen(t, Options{Path: path, Space: vault.EmbeddingSpace{Model: "ollama/bge-m3", Dim: 1024}, Rebuild: true})
 	st, err := s2.Stats(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -404,7 +404,7 @@ func TestSecondWriterFailsAtOnce(t *testing.T) {
 func TestReaderChecksEmbeddingModelAndDimension(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "i.db")
 	mustOpen(t, Options{Path: path}).Close()
-	for _, space := range []EmbeddingSpace{{Model: testSpace.Model, Dim: 8}, {Model: "ollama/bge-m3", Dim: testSpace.Dim}} {
+	for _, space := range []vault.EmbeddingSpace{{Model: testSpace.Model, Dim: 8}, {Model: "ollama/bge-m3", Dim: testSpace.Dim}} {
 		_, err := Open(context.Background(), Options{Path: path, Space: space, ReadOnly: true})
 		if !errors.Is(err, errEmbeddingMismatch) {
 			t.Fatalf("reader with %v on a %v index: %v, want errEmbeddingMismatch", space, testSpace, err)

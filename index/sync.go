@@ -2,7 +2,6 @@ package index
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 
 	"github.com/vaultask/vaultask/vault"
@@ -65,7 +64,7 @@ func (s *Store) Sync(ctx context.Context, listing []vault.NoteInput, plan Plan, 
 		}
 	}
 	if len(linked) > 0 {
-		if err := s.write(ctx, "link text", func(tx *sql.Tx) error {
+		if err := s.write(ctx, "link text", func(tx *writeTx) error {
 			w := newApplier(s, tx)
 			w.linked = linked
 			if err := w.refreshLinkText(ctx); err != nil {

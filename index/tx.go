@@ -8,58 +8,6 @@ import (
 	"sync"
 )
 
-// write runs fn in one transaction of the writer connection, holding the
-// store's write lock: committed when fn returns nil, rolled back otherwise.
-// What fn changes in chunks_vec (recorded in s.vlog) bumps the vectors'
-// version in the same transaction and reaches the shortlist once committed.
-// what names the operation in errors. A read-only store has no writer and
-// returns errReadOnly. Every write bumps the graph version (see
-// memberCache) in the same transaction: what changes a note, its links or
-// its sensitivity may change a walk. (pocketbase's RunInTransaction is the
-// model.)
-func (s *Store) write(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
-	return s.writeTx(ctx, what, true, fn)
-}
-
-// writeVectors is write for a transaction that changes nothing a graph
-// walk reads (docs, edges, aliases, chunks' sensitivity), only vectors:
-// the background embedder's writes leave the remembered members be.
-func (s *Store) writeVectors(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
-	return s.writeTx(ctx, what, false, fn)
-}
-
-func (s *Store) writeTx(ctx context.Context, what string, graph bool, fn func(tx *sql.Tx) error) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.writer == nil {
-		return errReadOnly
-	}
-	sl := s.short.Load()
-	s.vlog = vectorLog{keep: sl != nil}
-	defer func() { s.vlog = vectorLog{} }()
-	err := inTx(ctx, s.writer, what, func(tx *sql.Tx) error {
-		if err := fn(tx); err != nil {
-			return err
-		}
-		if s.vlog.changed {
-			if err := bumpVectorsVersion(ctx, tx); err != nil {
-				return err
-			}
-		}
-		if !graph {
-			return nil
-		}
-		return bumpGraphVersion(ctx, tx)
-	})
-	// The shortlist follows only what committed. A reader whose snapshot
-	// is a commit ahead of it or behind it meanwhile is still safe: its
-	// rescore re-reads every candidate in its own snapshot.
-	if err == nil && len(s.vlog.changes) > 0 {
-		sl.apply(s.vlog.changes)
-	}
-	return err
-}
-
 // read runs fn in one read-only transaction of the reader pool: every query
 // in it sees the same WAL snapshot, whatever the writer commits meanwhile.
 func (s *Store) read(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
@@ -161,7 +109,7 @@ func (c *stmtCache) QueryRowContext(ctx context.Context, query string, args ...a
 // the pool inside a transaction waits for a free connection, and when
 // every connection is held by a transaction that waits the same way,
 // none comes.
-var inTxQueries = []string{metaSQL, hopsSQL, topicMembersSQL}
+var inTxQueries = []string{metaSQL, hopsSQL, topicMembersSQL, rescoreSQL, hitsSQL, nearestHitsSQL, nearestCandidatesSQL, firstChunksSQL}
 
 // prepareInTx prepares inTxQueries, before the store is used: c.inTx is
 // read without a lock after.

@@ -2,321 +2,80 @@ package index
 
 import (
 	"context"
-	"database/sql"
-	"errors"
+	"encoding/binary"
 	"fmt"
+	"math"
 
-	sqlite_vec "github.com/asg017/sqlite-vec-go-bindings/cgo"
+	"github.com/vaultask/vaultask/index/vectorset"
 )
 
-// Pending is a chunk waiting for its vector: the text to embed is its
-// prelude and body together, as it is searched.
-type Pending struct {
-	RowID int64
-	DocID string
-	Text  string
-	// Open is set for a chunk of an open note, so that progress shown to
-	// open-only listeners counts only what they may see.
-	Open bool
+// The vectors table holds each chunk's vector in each embedding space, as
+// float32 little-endian blobs (encodeVector). Writes here record what they
+// change on the write (writeTx.recordVector), for the vector sets.
+
+// vectorsVersionMeta counts the commits that change the stored vectors, or
+// the sensitivity of a chunk with a vector, so that a read-only store knows
+// when its vector set is out of date.
+const vectorsVersionMeta = "vectors_version"
+
+// bumpVectorsVersion counts one more commit that changed the vectors.
+func bumpVectorsVersion(ctx context.Context, e execer) error {
+	return countMeta(ctx, e, vectorsVersionMeta)
 }
 
-// Vector is an embedding of Text for the chunk with RowID.
-type Vector struct {
-	RowID     int64
-	Text      string // the Pending text that was embedded
-	Embedding []float32
+// spaceChange is a change to the vectors of one embedding space.
+type spaceChange struct {
+	space int64
+	vectorset.Change
 }
 
-func embedText(prelude, body string) string { return prelude + "\n\n" + body }
-
-// Backlog returns up to maxChunks chunks without a vector, handed out a
-// turn at a time: each turn gives one note up to slice of its chunks, and
-// the next turn goes to the note that has had the fewest turns so far, the
-// note changed longest ago among equals. So a large note is embedded a slice
-// at a time, every waiting note gets its turn before any has a second one,
-// and a note written behind large ones is served in the next batch or so
-// instead of after all of them. Turns are counted from the chunks already
-// staged (see PutVectors), so a restart resumes the same order.
-func (s *Store) Backlog(ctx context.Context, maxChunks, slice int) ([]Pending, error) {
-	if maxChunks <= 0 || slice <= 0 {
-		return nil, nil
+// encodeVector is v as the vectors table and chunks.staged hold it.
+func encodeVector(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
 	}
-	tx, err := s.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	return b
+}
+
+// decodeVector reads a vector as encodeVector writes it into v.
+func decodeVector(v []float32, blob []byte) error {
+	if len(blob) != 4*len(v) {
+		return fmt.Errorf("%d bytes, want %d", len(blob), 4*len(v))
+	}
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(blob[4*i:]))
+	}
+	return nil
+}
+
+// deleteVectors removes the vectors of a note's chunks in every space.
+func (w *applier) deleteVectors(ctx context.Context, docID string) error {
+	type gone struct{ space, chunk int64 }
+	deleted, err := queryAll(ctx, w.q, func(g *gone) []any { return []any{&g.space, &g.chunk} },
+		`DELETE FROM vectors WHERE space IN (SELECT id FROM spaces) AND chunk IN (SELECT rowid FROM chunks WHERE doc_id = ?)
+		RETURNING space, chunk`, docID)
 	if err != nil {
-		return nil, fmt.Errorf("read backlog: %w", err)
+		return fmt.Errorf("delete vectors: %w", err)
 	}
-	defer tx.Rollback()
-	// A note's oldest chunk dates its change: chunk rowids only grow, and
-	// an edit rewrites all of a note's chunks. Every turn takes at least
-	// one chunk, so the maxChunks notes first in line are all a batch can
-	// reach.
-	queue, err := queryAll(ctx, tx, func(q *waitingNote) []any { return []any{&q.docID, &q.waiting, &q.staged, &q.first} }, `
-		WITH waiting AS (SELECT doc_id, count(*) AS n FROM chunks WHERE embedded = 0 AND staged IS NULL GROUP BY doc_id),
-		queue AS (SELECT doc_id, n,
-			(SELECT count(*) FROM chunks c WHERE c.doc_id = w.doc_id AND c.staged IS NOT NULL) AS staged,
-			(SELECT min(rowid) FROM chunks c WHERE c.doc_id = w.doc_id) AS first FROM waiting w)
-		SELECT doc_id, n, staged, first FROM queue ORDER BY staged / ?, first LIMIT ?`, slice, maxChunks)
-	if err != nil {
-		return nil, fmt.Errorf("read backlog: %w", err)
+	for _, g := range deleted {
+		w.tx.recordVector(spaceChange{g.space, vectorset.Change{ID: g.chunk, Dropped: true}})
 	}
-	var out []Pending
-	for _, t := range takeTurns(queue, maxChunks, slice) {
-		rows, err := tx.QueryContext(ctx, `SELECT rowid, prelude, body, sensitivity = 'open' FROM chunks
-			WHERE doc_id = ? AND embedded = 0 AND staged IS NULL ORDER BY rowid LIMIT ?`, t.docID, t.take)
-		if err != nil {
-			return nil, fmt.Errorf("read backlog: %w", err)
-		}
-		for rows.Next() {
-			p := Pending{DocID: t.docID}
-			var prelude, body string
-			if err := rows.Scan(&p.RowID, &prelude, &body, &p.Open); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read backlog: %w", err)
-			}
-			p.Text = embedText(prelude, body)
-			out = append(out, p)
-		}
-		if err := rows.Close(); err != nil {
-			return nil, fmt.Errorf("read backlog: %w", err)
-		}
-	}
-	return out, nil
+	return nil
 }
 
-// waitingNote is a note on the backlog: how many of its chunks are staged
-// and how many still wait for a vector.
-type waitingNote struct {
-	docID   string
-	first   int64 // the rowid of its oldest chunk
-	staged  int
-	waiting int
-	take    int // chunks this batch takes
-}
-
-// takeTurns deals out a batch of up to maxChunks chunks to queue: turn
-// after turn, each to the note with the fewest turns taken (staged chunks
-// over slice), the one changed longest ago among equals. It returns the
-// notes that take chunks.
-func takeTurns(queue []waitingNote, maxChunks, slice int) []waitingNote {
-	turns := func(q waitingNote) int { return (q.staged + q.take) / slice }
-	for left := maxChunks; left > 0; {
-		next := -1
-		for i, q := range queue {
-			if q.waiting == q.take {
-				continue
-			}
-			if next < 0 || turns(q) < turns(queue[next]) || turns(q) == turns(queue[next]) && q.first < queue[next].first {
-				next = i
-			}
-		}
-		if next < 0 {
-			break
-		}
-		q := &queue[next]
-		n := min(slice, q.waiting-q.take, left)
-		q.take += n
-		left -= n
-	}
-	taken := queue[:0]
-	for _, q := range queue {
-		if q.take > 0 {
-			taken = append(taken, q)
-		}
-	}
-	return taken
-}
-
-// PutVectors stores vectors in one transaction and returns how many it
-// took. A vector for a chunk that was deleted, re-written or already
-// embedded since it was read from the backlog is dropped: a chunk's new text
-// is queued again by its own Apply. A vector is staged until every chunk of
-// its note has one; then the note's vectors are made searchable together.
-func (s *Store) PutVectors(ctx context.Context, vs []Vector) (int, error) {
-	taken := 0
-	err := s.writeVectors(ctx, "put vectors", func(tx *sql.Tx) error {
-		var notes []string
-		seen := map[string]bool{}
-		for _, v := range vs {
-			if len(v.Embedding) != s.space.Dim {
-				return fmt.Errorf("chunk %d has %d dimensions, the index holds %d", v.RowID, len(v.Embedding), s.space.Dim)
-			}
-			var docID, prelude, body string
-			var embedded int
-			var staged []byte
-			err := tx.QueryRowContext(ctx, `SELECT doc_id, embedded, staged, prelude, body FROM chunks WHERE rowid = ?`, v.RowID).Scan(&docID, &embedded, &staged, &prelude, &body)
-			if errors.Is(err, sql.ErrNoRows) {
-				continue
-			}
-			if err != nil {
-				return fmt.Errorf("chunk %d: %w", v.RowID, err)
-			}
-			if embedded == 1 || staged != nil || embedText(prelude, body) != v.Text {
-				continue
-			}
-			blob, err := sqlite_vec.SerializeFloat32(v.Embedding)
-			if err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, `UPDATE chunks SET staged = ? WHERE rowid = ?`, blob, v.RowID); err != nil {
-				return fmt.Errorf("chunk %d: %w", v.RowID, err)
-			}
-			taken++
-			if !seen[docID] {
-				seen[docID] = true
-				notes = append(notes, docID)
-			}
-		}
-		for _, docID := range notes {
-			if err := s.publishVectors(ctx, tx, docID); err != nil {
-				return fmt.Errorf("%s: %w", docID, err)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, err
-	}
-	return taken, nil
-}
-
-// publishVectors moves a note's staged vectors into chunks_vec once none of
-// its chunks waits for one any more.
-func (s *Store) publishVectors(ctx context.Context, tx *sql.Tx, docID string) error {
-	var waiting int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM chunks WHERE doc_id = ? AND embedded = 0 AND staged IS NULL`, docID).Scan(&waiting); err != nil {
-		return err
-	}
-	if waiting > 0 {
-		return nil
-	}
-	s.vlog.changed = true
-	if s.vlog.keep {
-		if err := s.recordStaged(ctx, tx, docID); err != nil {
-			return err
-		}
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO chunks_vec(rowid, embedding, sensitivity)
-		SELECT rowid, staged, sensitivity FROM chunks WHERE doc_id = ? AND staged IS NOT NULL ORDER BY rowid`, docID); err != nil {
-		return err
-	}
-	_, err := tx.ExecContext(ctx, `UPDATE chunks SET embedded = 1, staged = NULL WHERE doc_id = ? AND staged IS NOT NULL`, docID)
-	return err
-}
-
-// recordStaged records the note's staged vectors for the shortlist.
-func (s *Store) recordStaged(ctx context.Context, tx *sql.Tx, docID string) error {
-	rows, err := tx.QueryContext(ctx, `SELECT rowid, staged, sensitivity = 'open' FROM chunks WHERE doc_id = ? AND staged IS NOT NULL`, docID)
+// vectorsSensitivity records that the chunks of note docID with a vector,
+// in any space, are now open or not: the vector sets filter on it.
+func (w *applier) vectorsSensitivity(ctx context.Context, docID string, open bool) error {
+	type held struct{ space, chunk int64 }
+	vs, err := queryAll(ctx, w.q, func(h *held) []any { return []any{&h.space, &h.chunk} },
+		`SELECT v.space, v.chunk FROM vectors v
+		WHERE v.space IN (SELECT id FROM spaces) AND v.chunk IN (SELECT rowid FROM chunks WHERE doc_id = ?)`, docID)
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		c := vectorChange{doc: docID, vec: make([]float32, s.space.Dim)}
-		var blob []byte
-		if err := rows.Scan(&c.id, &blob, &c.open); err != nil {
-			return err
-		}
-		if err := decodeVector(c.vec, blob); err != nil {
-			return fmt.Errorf("chunk %d: %w", c.id, err)
-		}
-		s.vlog.record(c)
+	for _, v := range vs {
+		w.tx.recordVector(spaceChange{v.space, vectorset.Change{ID: v.chunk, Open: open}})
 	}
-	return rows.Err()
-}
-
-// VectorSpace describes chunks_vec's storage. sqlite-vec allocates vectors in
-// fixed-size chunks and never reuses the slot of a deleted row, so every edit
-// leaves a dead slot behind.
-type VectorSpace struct {
-	Live      int // vectors stored
-	Allocated int // slots allocated, live or dead
-}
-
-// deadRows is the number of slots held by deleted vectors.
-func (v VectorSpace) deadRows() int { return v.Allocated - v.Live }
-
-func vectorSpace(ctx context.Context, q querier) (VectorSpace, error) {
-	var v VectorSpace
-	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM chunks_vec_rowids`).Scan(&v.Live); err != nil {
-		return v, fmt.Errorf("vector space: %w", err)
-	}
-	if err := q.QueryRowContext(ctx, `SELECT coalesce(sum(size), 0) FROM chunks_vec_chunks`).Scan(&v.Allocated); err != nil {
-		return v, fmt.Errorf("vector space: %w", err)
-	}
-	return v, nil
-}
-
-// CompactVectors rebuilds chunks_vec into a fresh table when dead slots
-// outnumber half the live ones (and more than one allocation chunk), then
-// returns the freed pages to the file system. force rebuilds regardless. It
-// reports the space before and whether it rebuilt.
-func (s *Store) CompactVectors(ctx context.Context, force bool) (VectorSpace, bool, error) {
-	var before VectorSpace
-	rebuilt := false
-	err := s.writeVectors(ctx, "compact vectors", func(tx *sql.Tx) error {
-		var err error
-		if before, err = vectorSpace(ctx, tx); err != nil {
-			return err
-		}
-		if !force && (before.deadRows() <= before.Live/2 || before.deadRows() <= vecChunkSize) {
-			return nil
-		}
-		stmts := []string{
-			`CREATE TEMP TABLE vec_keep AS SELECT rowid AS id, embedding, sensitivity FROM chunks_vec`,
-			`DROP TABLE chunks_vec`,
-			vecTableDDL(s.space.Dim),
-			`INSERT INTO chunks_vec(rowid, embedding, sensitivity) SELECT id, embedding, sensitivity FROM vec_keep ORDER BY id`,
-			`DROP TABLE vec_keep`,
-		}
-		for _, q := range stmts {
-			if _, err := tx.ExecContext(ctx, q); err != nil {
-				return err
-			}
-		}
-		rebuilt = true
-		return nil
-	})
-	if err != nil || !rebuilt {
-		return before, false, err
-	}
-	// The pages the old table held go back to the file system, outside the
-	// transaction: VACUUM cannot run inside one.
-	s.mu.Lock()
-	_, err = s.writer.ExecContext(ctx, `PRAGMA incremental_vacuum`)
-	s.mu.Unlock()
-	if err != nil {
-		return before, true, fmt.Errorf("compact vectors: vacuum: %w", err)
-	}
-	s.log.Info("compacted vectors", keyLive, before.Live, keyDeadSlots, before.deadRows())
-	return before, true, nil
-}
-
-// vecChunkSize is the vectors of one of sqlite-vec's allocation chunks in
-// chunks_vec (its default is 1024). A chunk's vectors are one blob, so a
-// lookup by rowid, as SearchVector's rescore and NearestChunks make, walks the
-// blob's overflow pages up to its vector: on a 100k-vector index, 80
-// lookups took 3.6 ms at 1024 vectors a chunk and 1.3 ms at 64 (at 8 to 256
-// alike; best of 15 runs).
-const vecChunkSize = 64
-
-// vecTableDDL creates chunks_vec for vectors of dim dimensions: the vector,
-// compared by cosine distance, and the chunk's sensitivity as a metadata
-// column, which a KNN query filters on before it takes its k.
-func vecTableDDL(dim int) string {
-	return fmt.Sprintf(`CREATE VIRTUAL TABLE chunks_vec USING vec0(embedding float[%d] distance_metric=cosine, sensitivity text, chunk_size=%d)`, dim, vecChunkSize)
-}
-
-// ensureVectorLayout rebuilds chunks_vec when it was created otherwise than
-// vecTableDDL says (an index from before vecChunkSize): once, at Open.
-func (s *Store) ensureVectorLayout(ctx context.Context) error {
-	var ddl string
-	if err := s.writer.QueryRowContext(ctx, `SELECT sql FROM sqlite_master WHERE name = 'chunks_vec'`).Scan(&ddl); err != nil {
-		return fmt.Errorf("vector table: %w", err)
-	}
-	if ddl == vecTableDDL(s.space.Dim) {
-		return nil
-	}
-	s.log.Info("rebuilding the vector table with its new layout (once)")
-	_, _, err := s.CompactVectors(ctx, true)
-	return err
+	return nil
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/vault"
 )
 
 var wikilink = regexp.MustCompile(`\[\[([^\]\n]*)\]\]`)
@@ -502,10 +503,10 @@ func TestCancelledWhileEmbeddingIsNoEmbedderFailure(t *testing.T) {
 // context to end.
 type blockingEmbedder struct{ started chan struct{} }
 
-func (e *blockingEmbedder) Embed(ctx context.Context, _ []string) ([][]float32, error) {
+func (e *blockingEmbedder) EmbedQuery(ctx context.Context, _ string) (vault.QueryVector, error) {
 	close(e.started)
 	<-ctx.Done()
-	return nil, ctx.Err()
+	return vault.QueryVector{}, ctx.Err()
 }
 
 func TestQuestionOverridesSizes(t *testing.T) {

@@ -10,25 +10,26 @@ import (
 
 // direct finds r's direct hits: vector and full-text search under r's
 // scope side by side (searchArms), fused (fuse), capped per note and cut to
-// fusion_top_k (diversify). It returns the query vector, nil when there is
-// none (no embedder, or it failed: the search is then full text only).
-func (p *Pipeline) direct(ctx context.Context, r *Retrieval, s Settings) ([]float32, error) {
+// fusion_top_k (diversify). It returns the query vector, without values
+// when there is none (no embedder, or it failed: the search is then full
+// text only).
+func (p *Pipeline) direct(ctx context.Context, r *Retrieval, s Settings) (vault.QueryVector, error) {
 	found, err := p.searchArms(ctx, r, s)
 	if err != nil {
-		return nil, err
+		return vault.QueryVector{}, err
 	}
 	kept, err := p.diversify(ctx, r, s, p.fuse(r, s, found))
 	if err != nil {
-		return nil, err
+		return vault.QueryVector{}, err
 	}
 	r.Direct = kept
 	return found.vec, nil
 }
 
-// arms are what the two searches found: the query vector (nil when there
-// is none) and each arm's chunks, best first.
+// arms are what the two searches found: the query vector (without values
+// when there is none) and each arm's chunks, best first.
 type arms struct {
-	vec         []float32
+	vec         vault.QueryVector
 	vector, fts []vault.Chunk
 }
 
@@ -55,7 +56,7 @@ func (p *Pipeline) searchArms(ctx context.Context, r *Retrieval, s Settings) (ar
 	if err := g.Wait(); err != nil {
 		return arms{}, err
 	}
-	r.FullTextOnly = found.vec == nil
+	r.FullTextOnly = found.vec.Values == nil
 	r.Trace.stage("fts", armHits(found.fts, FromFTS), fmt.Sprintf("top %d by BM25 (the score, lower is better) for %q", s.FTSTopK, ftsText))
 	return found, nil
 }
@@ -137,9 +138,9 @@ func (p *Pipeline) diversify(ctx context.Context, r *Retrieval, s Settings, fuse
 }
 
 // vectorArm is the vector search for r's query under r's scope: the query
-// vector (nil when there is none, and then no hits) and the hits, which it
-// also sets as r.Vector.
-func (p *Pipeline) vectorArm(ctx context.Context, r *Retrieval, s Settings) ([]float32, []vault.Chunk, error) {
+// vector (without values when there is none, and then no hits) and the
+// hits, which it also sets as r.Vector.
+func (p *Pipeline) vectorArm(ctx context.Context, r *Retrieval, s Settings) (vault.QueryVector, []vault.Chunk, error) {
 	tr := &r.Trace
 	embedded := r.Query
 	if s.VectorKeywords {
@@ -149,19 +150,19 @@ func (p *Pipeline) vectorArm(ctx context.Context, r *Retrieval, s Settings) ([]f
 	switch {
 	case p.opts.Embedder == nil:
 		tr.stage("vector", nil, "no embedder: full-text search only")
-		return nil, nil, nil
+		return vault.QueryVector{}, nil, nil
 	case err != nil && ctx.Err() != nil:
 		// The request is gone: the embedding failed for that, not for
 		// the embedder.
-		return nil, nil, ctx.Err()
+		return vault.QueryVector{}, nil, ctx.Err()
 	case err != nil:
 		p.log.Warn("query embedding failed: full-text search only", keyErr, err)
 		tr.stage("vector", nil, fmt.Sprintf("embedder unavailable (%v): full-text search only", err))
-		return nil, nil, nil
+		return vault.QueryVector{}, nil, nil
 	}
 	vecHits, err := p.opts.Searcher.SearchVector(ctx, vec, s.VectorTopK, r.Scope)
 	if err != nil {
-		return nil, nil, err
+		return vault.QueryVector{}, nil, err
 	}
 	r.Vector = armHits(vecHits, FromVector)
 	what := ""
@@ -172,19 +173,12 @@ func (p *Pipeline) vectorArm(ctx context.Context, r *Retrieval, s Settings) ([]f
 	return vec, vecHits, nil
 }
 
-// embedQuery embeds the query; nil without an embedder.
-func (p *Pipeline) embedQuery(ctx context.Context, query string) ([]float32, error) {
+// embedQuery embeds the query; no vector without an embedder.
+func (p *Pipeline) embedQuery(ctx context.Context, query string) (vault.QueryVector, error) {
 	if p.opts.Embedder == nil {
-		return nil, nil
+		return vault.QueryVector{}, nil
 	}
-	vs, err := p.opts.Embedder.Embed(ctx, []string{query})
-	if err != nil {
-		return nil, err
-	}
-	if len(vs) != 1 {
-		return nil, fmt.Errorf("embedder returned %d vectors for one query", len(vs))
-	}
-	return vs[0], nil
+	return p.opts.Embedder.EmbedQuery(ctx, query)
 }
 
 func (p *Pipeline) contentHashes(ctx context.Context, hits []Hit, scope vault.Scope) (map[string]string, error) {

@@ -25,7 +25,7 @@ func (a *armsSearcher) SearchFTS(ctx context.Context, text string, k int, scope 
 	return a.Store.SearchFTS(ctx, text, k, scope, w)
 }
 
-func (a *armsSearcher) SearchVector(ctx context.Context, vec []float32, k int, scope vault.Scope) ([]vault.Chunk, error) {
+func (a *armsSearcher) SearchVector(ctx context.Context, vec vault.QueryVector, k int, scope vault.Scope) ([]vault.Chunk, error) {
 	if err := a.vector(ctx); err != nil {
 		return nil, err
 	}

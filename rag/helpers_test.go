@@ -50,7 +50,7 @@ func golden(t *testing.T, name, got string) {
 // testDim is the dimension of bagEmbedder's vectors.
 const testDim = 64
 
-var testSpace = index.EmbeddingSpace{Model: "test/bag-of-words", Dim: testDim}
+var testSpace = vault.EmbeddingSpace{Model: "test/bag-of-words", Dim: testDim}
 
 // bagEmbedder is a deterministic embedder: each word adds to one of testDim
 // dimensions, so texts sharing words are near. down makes it fail like an
@@ -66,6 +66,11 @@ func (e *bagEmbedder) Embed(_ context.Context, texts []string) ([][]float32, err
 		out[i] = bagVector(t)
 	}
 	return out, nil
+}
+
+// EmbedQuery embeds a question in testSpace.
+func (e *bagEmbedder) EmbedQuery(ctx context.Context, text string) (vault.QueryVector, error) {
+	return SpaceEmbedder{Texts: e, Space: testSpace}.EmbedQuery(ctx, text)
 }
 
 func bagVector(text string) []float32 {

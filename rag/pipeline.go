@@ -16,26 +16,30 @@ import (
 // it. Every method takes the request's scope and applies it inside its
 // query, before any k or limit.
 type Searcher interface {
-	SearchVector(ctx context.Context, vec []float32, k int, scope vault.Scope) ([]vault.Chunk, error)
+	// SearchVector, DistanceBounds and NearestChunks compare q with the
+	// vectors of q's embedding space only, and refuse one the index does
+	// not search.
+	SearchVector(ctx context.Context, q vault.QueryVector, k int, scope vault.Scope) ([]vault.Chunk, error)
 	SearchFTS(ctx context.Context, text string, k int, scope vault.Scope, w vault.FieldWeights) ([]vault.Chunk, error)
 	Docs(ctx context.Context, docIDs []string, scope vault.Scope) ([]vault.Doc, error)
 	// Hops reads the notes one hop from each of docIDs, by doc id alone:
 	// expansion reads only the notes it may keep.
 	Hops(ctx context.Context, docIDs []string, scope vault.Scope) ([]vault.Hop, error)
-	// DistanceBounds bounds the distance of each note's chunk nearest vec,
+	// DistanceBounds bounds the distance of each note's chunk nearest q,
 	// cheaply, for the notes it can: expansion reads exactly only those
 	// that may be among the nearest it keeps (see expansionReads).
-	DistanceBounds(ctx context.Context, docIDs []string, vec []float32, scope vault.Scope) (map[string]vault.DistanceBounds, error)
-	// NearestChunks reads each note's chunk nearest vec (its first without
-	// vec or without vectors), with the distances of those that have one:
+	DistanceBounds(ctx context.Context, docIDs []string, q vault.QueryVector, scope vault.Scope) (map[string]vault.DistanceBounds, error)
+	// NearestChunks reads each note's chunk nearest q (its first without
+	// a vector or without vectors), with the distances of those that have one:
 	// what Expand takes of the notes it reaches.
-	NearestChunks(ctx context.Context, docIDs []string, vec []float32, scope vault.Scope) ([]vault.Chunk, map[int64]float64, error)
+	NearestChunks(ctx context.Context, docIDs []string, q vault.QueryVector, scope vault.Scope) ([]vault.Chunk, map[int64]float64, error)
 	ResolveLinks(ctx context.Context, links []string, scope vault.Scope) (map[string]vault.Doc, error)
 }
 
-// Embedder embeds the query, in the index's vector space.
+// Embedder embeds a question in one of the index's embedding spaces and
+// tags the vector with it (SpaceEmbedder is the one of a single space).
 type Embedder interface {
-	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	EmbedQuery(ctx context.Context, text string) (vault.QueryVector, error)
 }
 
 // Options wire a Pipeline. Searcher is required; every other dependency is
@@ -203,7 +207,7 @@ func (r *Retrieval) judgeCoverage(s Settings) {
 // graph adds to r's direct hits their one-hop neighbourhood when graph
 // expansion is on, counting the topic members and the notes linked from a
 // map of content among them; topicOf are the topic notes of the members.
-func (p *Pipeline) graph(ctx context.Context, r *Retrieval, vec []float32, s Settings) (candidates []Hit, topicOf map[string][]string, err error) {
+func (p *Pipeline) graph(ctx context.Context, r *Retrieval, vec vault.QueryVector, s Settings) (candidates []Hit, topicOf map[string][]string, err error) {
 	if !s.GraphEnabled {
 		r.Trace.stage("expand", nil, "graph_enabled is false")
 		return r.Direct, nil, nil
@@ -297,7 +301,7 @@ func (p *Pipeline) standalone(ctx context.Context, q Question, tr *Trace) string
 	return query
 }
 
-func (p *Pipeline) expand(ctx context.Context, direct []Hit, vec []float32, s Settings, scope vault.Scope) ([]Hit, []vault.Hop, error) {
+func (p *Pipeline) expand(ctx context.Context, direct []Hit, vec vault.QueryVector, s Settings, scope vault.Scope) ([]Hit, []vault.Hop, error) {
 	nb, err := p.opts.Searcher.Hops(ctx, graphSources(direct, s.FinalTopK), scope)
 	if err != nil || len(nb) == 0 {
 		return nil, nil, err

@@ -8,9 +8,10 @@ cd "$(dirname "$0")/.."
 out=$(git ls-files -z '*.go' | xargs -0 gofmt -l)
 if [ -n "$out" ]; then echo "gofmt needed:"; echo "$out"; exit 1; fi
 go vet -tags sqlite_fts5 ./...
-# The NEON kernels (the embedders', the index's int8 scan): asmdecl checks
-# their frames against the Go declarations.
-GOARCH=arm64 go vet ./llm/uselite/ ./index/quant/ ./internal/simd/ ./llm/e5/
+# The NEON kernels (internal/simd: the embedders' and the index's int8 scan;
+# the encoders that call them): asmdecl checks their frames against the Go
+# declarations.
+GOARCH=arm64 go vet ./internal/simd/ ./llm/uselite/ ./llm/e5/
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags sqlite_fts5 ./...
 git ls-files -z '*.sh' .ci/run | xargs -0 shellcheck
 tests/clients/node_modules/.bin/dockerfile-utils lint Dockerfile

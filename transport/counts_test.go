@@ -14,7 +14,7 @@ import (
 // note, in resources/list and in vault_topics, which finds one topic note.
 func TestMCPCountsOneInTheSingular(t *testing.T) {
 	ctx := context.Background()
-	store, err := index.Open(ctx, index.Options{Path: filepath.Join(t.TempDir(), "index.db"), Space: index.EmbeddingSpace{Model: "test/none", Dim: 4}, Logger: quietLog()})
+	store, err := index.Open(ctx, index.Options{Path: filepath.Join(t.TempDir(), "index.db"), Space: vault.EmbeddingSpace{Model: "test/none", Dim: 4}, Logger: quietLog()})
 	if err != nil {
 		t.Fatal(err)
 	}

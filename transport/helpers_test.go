@@ -30,7 +30,7 @@ func testVault(t *testing.T) *index.Store {
 	ctx := context.Background()
 	s, err := index.Open(ctx, index.Options{
 		Path:        filepath.Join(t.TempDir(), "index.db"),
-		Space:       index.EmbeddingSpace{Model: "test/none", Dim: 4},
+		Space:       vault.EmbeddingSpace{Model: "test/none", Dim: 4},
 		Sensitivity: index.Classifier{PersonalPaths: []string{"Diary/**"}},
 		Logger:      quietLog(),
 	})

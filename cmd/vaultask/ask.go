@@ -23,7 +23,7 @@ import (
 var (
 	_ rag.Searcher     = (*index.Store)(nil)
 	_ rag.CrossEncoder = (*llm.Client)(nil)
-	_ rag.Embedder     = llm.Embedder(nil)
+	_ rag.TextEmbedder = llm.Embedder(nil)
 
 	_ rag.WebSearcher = webSearcher{}
 )
@@ -158,7 +158,7 @@ func (m *Main) newPipeline(cfg config.Config, store *index.Store, log *slog.Logg
 	if emb, err := m.embedder(cfg); err != nil {
 		fmt.Fprintf(m.Stderr, "note: no embedder (%v): full-text search only\n", err)
 	} else {
-		opts.Embedder = emb
+		opts.Embedder = rag.SpaceEmbedder{Texts: emb, Space: embeddingSpace(cfg)}
 	}
 	if generate {
 		if gen, err := llm.NewClient(cfg.Models.Generation, llm.Options{BaseURL: cfg.Models.GenerationBaseURL, Getenv: m.getenv}); err != nil {

@@ -9,9 +9,10 @@ import (
 	"github.com/vaultask/vaultask/config"
 	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/llm"
+	"github.com/vaultask/vaultask/vectorizer"
 )
 
-var _ index.Embedder = llm.Embedder(nil)
+var _ vectorizer.Embedder = llm.Embedder(nil)
 
 // embedder returns the configured embedding model, built once per Main and
 // shared: serve's pipeline (query vectors) and its background vectorizer
@@ -49,13 +50,10 @@ func (m *Main) embedBacklog(ctx context.Context, cfg config.Config, store *index
 		return nil
 	}
 	start := time.Now()
-	n, err := index.NewVectorizer(store, emb, index.VectorizerOptions{Logger: log}).Drain(ctx)
+	n, err := vectorizer.New(store, emb, vectorizer.Options{Logger: log}).Drain(ctx)
 	if err != nil {
 		log.Warn("embedding stopped: the rest of the backlog is searchable by full text only until embedded", keyModel, cfg.Models.Embedding, keyEmbedded, n, keyErr, err)
 		return nil
-	}
-	if _, _, err := store.CompactVectors(ctx, false); err != nil {
-		return err
 	}
 	if n > 0 {
 		d := time.Since(start)
@@ -73,7 +71,7 @@ func (m *Main) startVectorizer(ctx context.Context, cfg config.Config, store *in
 		log.Warn("no embedder: new notes are searchable by full text only", keyModel, cfg.Models.Embedding, keyErr, err)
 		return func() {}
 	}
-	v := index.NewVectorizer(store, emb, index.VectorizerOptions{Logger: log})
+	v := vectorizer.New(store, emb, vectorizer.Options{Logger: log})
 	if err := v.Open(ctx); err != nil {
 		log.Warn("embedding not started: new notes are searchable by full text only", keyErr, err)
 		return func() {}

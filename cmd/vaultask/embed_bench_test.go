@@ -11,6 +11,7 @@ import (
 	"github.com/vaultask/vaultask/config"
 	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/vault"
+	"github.com/vaultask/vaultask/vectorizer"
 )
 
 // BenchmarkSmallNoteBehindLargeNote is how long a small note written right
@@ -35,14 +36,14 @@ func BenchmarkSmallNoteBehindLargeNote(b *testing.B) {
 	ctx := context.Background()
 	for range b.N {
 		b.StopTimer()
-		store, err := index.Open(ctx, index.Options{Path: filepath.Join(b.TempDir(), "i.db"), Space: index.EmbeddingSpace{Model: cfg.Models.Embedding, Dim: cfg.Models.EmbeddingDim}})
+		store, err := index.Open(ctx, index.Options{Path: filepath.Join(b.TempDir(), "i.db"), Space: vault.EmbeddingSpace{Model: cfg.Models.Embedding, Dim: cfg.Models.EmbeddingDim}})
 		if err != nil {
 			b.Fatal(err)
 		}
 		if _, err := store.Apply(ctx, index.Batch{Upserts: []vault.NoteInput{{Path: "Large.md", Rev: "1", Text: big.String()}}}); err != nil {
 			b.Fatal(err)
 		}
-		v := index.NewVectorizer(store, emb, index.VectorizerOptions{})
+		v := vectorizer.New(store, emb, vectorizer.Options{})
 		b.StartTimer()
 		if err := v.Open(ctx); err != nil {
 			b.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/rag/web"
 	"github.com/vaultask/vaultask/transport"
+	"github.com/vaultask/vaultask/vectorizer"
 )
 
 // Shutdown bounds: running answers get drainTimeout to finish once a signal
@@ -37,7 +38,7 @@ type service struct {
 	store  *index.Store
 	src    source
 	feed   follower
-	vec    *index.Vectorizer
+	vec    *vectorizer.Vectorizer
 	events *transport.Events
 	http   *http.Server
 	ln     net.Listener
@@ -89,7 +90,7 @@ func (svc *service) open(ctx context.Context, m *Main) error {
 		return err
 	}
 	svc.feed = svc.src.follower(svc.store, feedHooks{notes: svc.publishNotes, reconciled: svc.publishReconcile})
-	svc.vec = svc.vectorizer(m)
+	svc.vec = svc.newVectorizer(m)
 	apiKey := cfg.API.Key.Reveal()
 	if apiKey == "" {
 		log.Warn("no API key (VAULTASK_API__KEY): the API, MCP, events and status are open to anyone who can reach " + cfg.API.Listen)
@@ -135,15 +136,15 @@ func (svc *service) open(ctx context.Context, m *Main) error {
 	return nil
 }
 
-// vectorizer is the background embedder, or nil when there is no embedder:
+// newVectorizer is the background embedder, or nil when there is no embedder:
 // the notes are then searchable by full text only.
-func (svc *service) vectorizer(m *Main) *index.Vectorizer {
+func (svc *service) newVectorizer(m *Main) *vectorizer.Vectorizer {
 	emb, err := m.embedder(svc.cfg)
 	if err != nil {
 		svc.log.Warn("no embedder: notes are searchable by full text only", keyModel, svc.cfg.Models.Embedding, keyErr, err)
 		return nil
 	}
-	return index.NewVectorizer(svc.store, emb, index.VectorizerOptions{Logger: svc.log, OnCaughtUp: func(n, open int) {
+	return vectorizer.New(svc.store, emb, vectorizer.Options{Logger: svc.log, OnCaughtUp: func(n, open int) {
 		ev := transport.Event{Type: transport.EventEmbeddingDone, Data: map[string]int{"embedded": n}}
 		if open > 0 {
 			ev.OpenData = map[string]int{"embedded": open}

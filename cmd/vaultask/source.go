@@ -124,14 +124,14 @@ func newSource(cfg config.Config, log *slog.Logger, dir string) (source, error) 
 	return &folderSource{dir: dir, corpus: corpusOf(cfg), log: log}, nil
 }
 
-func corpusOf(cfg config.Config) index.Corpus {
-	return index.Corpus{Include: cfg.Corpus.Include, Exclude: cfg.Corpus.Exclude}
+func corpusOf(cfg config.Config) feed.Corpus {
+	return feed.Corpus{Include: cfg.Corpus.Include, Exclude: cfg.Corpus.Exclude}
 }
 
 // folderSource is a folder of markdown files.
 type folderSource struct {
 	dir    string
-	corpus index.Corpus
+	corpus feed.Corpus
 	log    *slog.Logger
 }
 

@@ -13,7 +13,7 @@ import (
 )
 
 func TestDeps(t *testing.T) {
-	deptest.Check(t, "config", "feed", "index", "llm", "llm/uselite", "rag", "vault",
+	deptest.Check(t, "config", "feed", "index", "llm", "llm/uselite", "rag", "vault", "vectorizer",
 		"internal/testsupport/couchtest", "internal/testsupport/fakellm", "internal/testsupport/livesyncput", "internal/ragconfig", "internal/testsupport/syncbuf")
 }
 

@@ -3,16 +3,16 @@ package bench
 import (
 	"context"
 	"encoding/binary"
+	"github.com/vaultask/vaultask/rag"
+	"github.com/vaultask/vaultask/vault"
 	"hash/fnv"
 	"log/slog"
 	"math"
 	"math/rand/v2"
-
-	"github.com/vaultask/vaultask/index"
 )
 
 // builtinSpace is the built-in embedder's vector space, the default.
-var builtinSpace = index.EmbeddingSpace{Model: "builtin/use-lite", Dim: 512}
+var builtinSpace = vault.EmbeddingSpace{Model: "builtin/use-lite", Dim: 512}
 
 // quiet is the logger of the index and feed the benchmarks open in process.
 var quiet = slog.New(slog.DiscardHandler)
@@ -91,4 +91,18 @@ func decodeVectors(b []byte) [][]float32 {
 		out[i] = v
 	}
 	return out
+}
+
+// queryVectors embeds qs with emb, each tagged with builtinSpace, as the
+// pipeline's embedder tags a question.
+func queryVectors(ctx context.Context, emb rag.TextEmbedder, qs []string) ([]vault.QueryVector, error) {
+	vs, err := emb.Embed(ctx, qs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]vault.QueryVector, len(vs))
+	for i, v := range vs {
+		out[i] = vault.QueryVector{Space: builtinSpace, Values: v}
+	}
+	return out, nil
 }

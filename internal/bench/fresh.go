@@ -16,6 +16,7 @@ import (
 	"github.com/vaultask/vaultask/internal/testsupport/livesyncput"
 	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/vault"
+	"github.com/vaultask/vaultask/vectorizer"
 )
 
 // How long one edit may take to become searchable before it counts as a
@@ -260,7 +261,7 @@ func (r *run) baselineFreshness(ctx context.Context, s *Section, lp *livesyncput
 	}
 	defer store.Close()
 	couch, err := feed.Connect(ctx, feed.CouchOptions{URL: r.couch.URL, Database: r.corpusDB, User: r.couch.User, Password: r.couch.Password,
-		Corpus: index.Corpus{Include: []string{"**/*.md"}, Exclude: []string{"00 inbox/**", "**/.trash/**"}}, Logger: quiet})
+		Corpus: feed.Corpus{Include: []string{"**/*.md"}, Exclude: []string{"00 inbox/**", "**/.trash/**"}}, Logger: quiet})
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +270,7 @@ func (r *run) baselineFreshness(ctx context.Context, s *Section, lp *livesyncput
 	if err != nil {
 		return nil, err
 	}
-	vec := index.NewVectorizer(store, emb, index.VectorizerOptions{Logger: quiet})
+	vec := vectorizer.New(store, emb, vectorizer.Options{Logger: quiet})
 	var cycles []float64
 	cycle := func() (ftsAt, vecAt time.Time, err error) {
 		start := time.Now()
@@ -293,7 +294,7 @@ func (r *run) baselineFreshness(ctx context.Context, s *Section, lp *livesyncput
 	if err != nil {
 		return nil, err
 	}
-	if _, err := index.NewVectorizer(store, poolEmbedder{pool}, index.VectorizerOptions{BatchChunks: 1000, Logger: quiet}).Drain(ctx); err != nil {
+	if _, err := vectorizer.New(store, poolEmbedder{pool}, vectorizer.Options{BatchChunks: 1000, Logger: quiet}).Drain(ctx); err != nil {
 		return nil, err
 	}
 	out := map[int]baselineResult{}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/vectorizer"
 )
 
 // indexed is one `vaultask index` run into a fresh index.
@@ -250,7 +251,7 @@ func (r *run) completeVectors(ctx context.Context, path string) (int, int64, err
 	if err != nil {
 		return 0, 0, err
 	}
-	n, err := index.NewVectorizer(store, poolEmbedder{pool}, index.VectorizerOptions{BatchChunks: 1000, SliceChunks: 1000, Logger: quiet}).Drain(ctx)
+	n, err := vectorizer.New(store, poolEmbedder{pool}, vectorizer.Options{BatchChunks: 1000, SliceChunks: 1000, Logger: quiet}).Drain(ctx)
 	if err != nil {
 		store.Close()
 		return 0, 0, err

@@ -19,6 +19,7 @@ import (
 	"github.com/vaultask/vaultask/internal/testsupport/livesyncput"
 	"github.com/vaultask/vaultask/rag"
 	"github.com/vaultask/vaultask/vault"
+	"github.com/vaultask/vaultask/vectorizer"
 )
 
 // settings are the retrieval defaults, mapped from config as every command maps them.
@@ -32,13 +33,13 @@ type latencies struct {
 	profile string
 }
 
-// bruteForce is the index with its vector search done by sqlite-vec's
-// brute force, as before the shortlist: the baseline the shortlist's
+// bruteForce is the index with its vector search done by brute force over
+// every float vector, as before the vector set: the baseline the set's
 // retrieval is compared with.
 type bruteForce struct{ *index.Store }
 
-func (s bruteForce) SearchVector(ctx context.Context, vec []float32, k int, scope vault.Scope) ([]vault.Chunk, error) {
-	return s.SearchVectorExact(ctx, vec, k, scope)
+func (s bruteForce) SearchVector(ctx context.Context, q vault.QueryVector, k int, scope vault.Scope) ([]vault.Chunk, error) {
+	return s.SearchVectorExact(ctx, q, k, scope)
 }
 
 // measureRetrieval runs the default retrieval (vector, FTS, fusion, graph;
@@ -51,11 +52,11 @@ func (r *run) measureRetrieval(ctx context.Context, searcher rag.Searcher, store
 	if err != nil {
 		return out, err
 	}
-	p, err := rag.New(rag.Options{Searcher: searcher, Embedder: emb, Settings: settings(), Logger: quiet})
+	p, err := rag.New(rag.Options{Searcher: searcher, Embedder: rag.SpaceEmbedder{Texts: emb, Space: builtinSpace}, Settings: settings(), Logger: quiet})
 	if err != nil {
 		return out, err
 	}
-	vecs, err := emb.Embed(ctx, qs)
+	vecs, err := queryVectors(ctx, emb, qs)
 	if err != nil {
 		return out, err
 	}
@@ -149,7 +150,7 @@ func (r *run) withFollower(ctx context.Context, store *index.Store, name string,
 	}
 	defer func() { _ = r.couch.DeleteDB(db) }()
 	couch, err := feed.Connect(ctx, feed.CouchOptions{URL: r.couch.URL, Database: db, User: r.couch.User, Password: r.couch.Password,
-		Corpus: index.Corpus{Include: []string{"**/*.md"}}, Logger: quiet})
+		Corpus: feed.Corpus{Include: []string{"**/*.md"}}, Logger: quiet})
 	if err != nil {
 		return err
 	}
@@ -177,7 +178,7 @@ func (r *run) withFollower(ctx context.Context, store *index.Store, name string,
 	if err != nil {
 		return err
 	}
-	v := index.NewVectorizer(store, emb, index.VectorizerOptions{Logger: quiet})
+	v := vectorizer.New(store, emb, vectorizer.Options{Logger: quiet})
 	if err := v.Open(ctx); err != nil {
 		return err
 	}
@@ -224,7 +225,7 @@ func retrievalLatency(ctx context.Context, r *run, s *Section) error {
 		fmt.Sprintf("In process: `rag.Pipeline.Retrieve` with the defaults (query embedding with the built-in model, vector top-%d by the int8 shortlist with its float rescore, FTS5 top-%d, fusion, graph expansion, assembly; no rerank, no generation), %d times over 50 generated questions, after one warm-up pass. The rows below it time its parts alone: the query's embedding, the KNN and the FTS query.", settings().VectorTopK, settings().FTSTopK, r.sz.queries),
 		"The indexes are the generated vault grown until it has the chunks named, built once and cached (~/.cache/vaultask-bench, keyed by the generator's version and the index schema's; a change to the chunker or the full-text setup that adds no migration needs the cache removed). Their vectors are real USE-lite vectors of a pool of generated passages with a little noise (see internal/bench/embed.go): the built-in model would take half an hour to embed 300k chunks here, and a search's cost does not depend on which vector a chunk holds.",
 		"With the follower: a LiveSync follower and the background embedder (as serve runs them) take in 10 notes/s from a database of their own into the same index while the queries run. Baseline: the same queries on the same index alone.",
-		fmt.Sprintf("Vector search (index.SearchVector): an int8 copy of every vector in memory (one scale per vector), scanned whole by an AVX2 (amd64) or NEON (arm64) kernel, the scope filtering the scan, picks 2× the top-k candidates, rescored by exact cosine distance on their float vectors in chunks_vec. Brute force (SearchVectorExact) is sqlite-vec's KNN over every float vector, as before. Recall@%d is the mean share of brute force's top %d that the shortlist returns, over the 50 questions.", settings().VectorTopK, settings().VectorTopK))
+		fmt.Sprintf("Vector search (index.SearchVector): an int8 copy of every vector in memory (one scale per vector), scanned whole by an AVX2 (amd64) or NEON (arm64) kernel, the scope filtering the scan, picks 2× the top-k candidates, rescored by exact cosine distance on their float vectors. Brute force (SearchVectorExact) is the exact distance to every float vector. Recall@%d is the mean share of brute force's top %d that the shortlist returns, over the 50 questions.", settings().VectorTopK, settings().VectorTopK))
 	for i, t := range targets {
 		ix := ixs[t]
 		// A file of its own per index: a WAL left by the last one must never
@@ -296,7 +297,7 @@ type bruteForceResult struct {
 	recall        float64
 }
 
-// measureBruteForce times retrieval with sqlite-vec's brute-force KNN on
+// measureBruteForce times retrieval with the brute-force KNN on
 // store, that KNN alone, and the shortlist's recall against it.
 func (r *run) measureBruteForce(ctx context.Context, store *index.Store) (bruteForceResult, error) {
 	var out bruteForceResult
@@ -309,7 +310,7 @@ func (r *run) measureBruteForce(ctx context.Context, store *index.Store) (bruteF
 	if err != nil {
 		return out, err
 	}
-	vecs, err := emb.Embed(ctx, Questions(50))
+	vecs, err := queryVectors(ctx, emb, Questions(50))
 	if err != nil {
 		return out, err
 	}
@@ -327,7 +328,7 @@ func (r *run) measureBruteForce(ctx context.Context, store *index.Store) (bruteF
 
 // vectorRecall is the mean share of SearchVectorExact's top k that
 // SearchVector returns, over qs.
-func vectorRecall(ctx context.Context, store *index.Store, qs [][]float32, k int, scope vault.Scope) (float64, error) {
+func vectorRecall(ctx context.Context, store *index.Store, qs []vault.QueryVector, k int, scope vault.Scope) (float64, error) {
 	var sum float64
 	for _, q := range qs {
 		exact, err := store.SearchVectorExact(ctx, q, k, scope)

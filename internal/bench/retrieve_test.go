@@ -43,7 +43,7 @@ func BenchmarkRetrieve(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	on, err := rag.New(rag.Options{Searcher: store, Embedder: emb, Settings: settings(), Logger: quiet})
+	on, err := rag.New(rag.Options{Searcher: store, Embedder: rag.SpaceEmbedder{Texts: emb, Space: builtinSpace}, Settings: settings(), Logger: quiet})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/vault"
+	"github.com/vaultask/vaultask/vectorizer"
 )
 
 // embedderFor loads the built-in embedder once per run.
@@ -159,7 +160,7 @@ func (r *run) scaleIndexes(ctx context.Context, targets []scaleTarget) (map[scal
 			_ = store.Close()
 		}
 	}()
-	vec := index.NewVectorizer(store, poolEmbedder{pool}, index.VectorizerOptions{BatchChunks: 1000, SliceChunks: 1000, Logger: quiet})
+	vec := vectorizer.New(store, poolEmbedder{pool}, vectorizer.Options{BatchChunks: 1000, SliceChunks: 1000, Logger: quiet})
 	apply := func(notes []vault.NoteInput) error {
 		if _, err := store.Apply(ctx, index.Batch{Upserts: notes}); err != nil {
 			return err
@@ -231,7 +232,7 @@ func (r *run) scaleIndexes(ctx context.Context, targets []scaleTarget) (map[scal
 			if store, err = open(); err != nil {
 				return nil, err
 			}
-			vec = index.NewVectorizer(store, poolEmbedder{pool}, index.VectorizerOptions{BatchChunks: 1000, SliceChunks: 1000, Logger: quiet})
+			vec = vectorizer.New(store, poolEmbedder{pool}, vectorizer.Options{BatchChunks: 1000, SliceChunks: 1000, Logger: quiet})
 		}
 		left = still
 	}

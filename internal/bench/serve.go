@@ -12,6 +12,7 @@ import (
 
 	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/vault"
+	"github.com/vaultask/vaultask/vectorizer"
 )
 
 // The fake upstream's reply: its first word is what time to first token
@@ -128,26 +129,19 @@ func footprint(ctx context.Context, r *run, s *Section) error {
 	s.add(fmt.Sprintf("index file per 1k notes, generated %d, FTS only", r.genFTS.notes), "MiB", per1k(r.genFTS))
 	s.add(fmt.Sprintf("index file per 1k notes, generated %d, %s", r.genVec.notes, withVectors(r.genVec)), "MiB", per1k(r.genVec))
 	g := r.sz.growth
-	for _, compact := range []bool{false, true} {
-		clean, final, err := editCycles(ctx, filepath.Join(r.work, "growth.db"), g[0], g[1], g[2], compact)
-		if err != nil {
-			return err
-		}
-		what := "without compaction"
-		if compact {
-			what = "with compaction (as serve and index run it)"
-		}
-		s.add(fmt.Sprintf("index file after %d edit cycles of %d notes (%d-note vault), %s", g[2], g[1], g[0], what), "MiB", []float64{mib(final)}).
-			against("the same index clean", []float64{mib(clean)})
+	clean, final, err := editCycles(ctx, filepath.Join(r.work, "growth.db"), g[0], g[1], g[2])
+	if err != nil {
+		return err
 	}
+	s.add(fmt.Sprintf("index file after %d edit cycles of %d notes (%d-note vault)", g[2], g[1], g[0]), "MiB", []float64{mib(final)}).
+		against("the same index clean", []float64{mib(clean)})
 	return nil
 }
 
 // editCycles indexes total generated notes with vectors, then edits a
 // different run of edited notes in each cycle, re-embedding as the
-// vectorizer does, with or without compaction after each cycle, and returns
-// the file size clean and at the end.
-func editCycles(ctx context.Context, path string, total, edited, cycles int, compact bool) (clean, final int64, err error) {
+// vectorizer does, and returns the file size clean and at the end.
+func editCycles(ctx context.Context, path string, total, edited, cycles int) (clean, final int64, err error) {
 	for _, p := range []string{path, path + "-wal", path + "-shm"} {
 		_ = os.Remove(p)
 	}
@@ -183,7 +177,7 @@ func editCycles(ctx context.Context, path string, total, edited, cycles int, com
 		if _, err := s.Apply(ctx, b); err != nil {
 			return err
 		}
-		_, err := index.NewVectorizer(s, emb, index.VectorizerOptions{BatchChunks: 500, Logger: quiet}).Drain(ctx)
+		_, err := vectorizer.New(s, emb, vectorizer.Options{BatchChunks: 500, Logger: quiet}).Drain(ctx)
 		return err
 	}
 	if err := step(batch(0, len(notes), 0)); err != nil {
@@ -198,11 +192,6 @@ func editCycles(ctx context.Context, path string, total, edited, cycles int, com
 	for c := 1; c <= cycles; c++ {
 		if err := step(batch(c*edited, edited, c)); err != nil {
 			return 0, 0, err
-		}
-		if compact {
-			if _, _, err := s.CompactVectors(ctx, false); err != nil {
-				return 0, 0, err
-			}
 		}
 	}
 	final, err = size(s)

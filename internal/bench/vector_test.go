@@ -19,8 +19,8 @@ var (
 	vecChunks = flag.Int("vec.chunks", 100_000, "chunks of the generated vault BenchmarkSearchVector searches")
 )
 
-// BenchmarkSearchVector times the vector arm alone, the int8 shortlist with
-// its float rescore against sqlite-vec's brute force, at the default top k
+// BenchmarkSearchVector times the vector arm alone, the int8 vector set with
+// its float rescore against brute force over every float vector, at the default top k
 // over the 50 generated questions embedded by the built-in model, on an
 // index whose vectors are the pool's (real USE-lite vectors plus noise, see
 // poolEmbedder). The shortlist's runs report its recall@k against brute
@@ -64,7 +64,7 @@ func BenchmarkSearchVector(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	qs, err := emb.Embed(ctx, Questions(50))
+	qs, err := queryVectors(ctx, emb, Questions(50))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func BenchmarkSearchVector(b *testing.B) {
 		}
 		for _, m := range []struct {
 			name   string
-			search func(context.Context, []float32, int, vault.Scope) ([]vault.Chunk, error)
+			search func(context.Context, vault.QueryVector, int, vault.Scope) ([]vault.Chunk, error)
 		}{{"shortlist", store.SearchVector}, {"exact", store.SearchVectorExact}} {
 			b.Run(fmt.Sprintf("chunks=%d/%s/%s", st.Vectors, m.name, sc.name), func(b *testing.B) {
 				var took []float64

@@ -21,7 +21,7 @@ import (
 const (
 	// BlockLen is the number of values that share one scale.
 	BlockLen = 32
-	// RowGroup is the number of weight rows the kernels compute together;
+	// RowGroup is the number of weight rows the q4q8Kernels compute together;
 	// a Q4's rows must be a multiple of it.
 	RowGroup = 16
 	// tokenTile is the number of activation rows a kernel call takes a step.
@@ -43,7 +43,7 @@ const (
 	aBlockBytes = tokenTile*BlockLen + tokenTile*4 + tokenTile*4
 )
 
-// Q4 is a weight matrix of Rows×Cols repacked for the kernels.
+// Q4 is a weight matrix of Rows×Cols repacked for the q4q8Kernels.
 type Q4 struct {
 	rows, cols int
 	data       []byte
@@ -180,17 +180,17 @@ func roundEven(v float32) int32 {
 // g0·RowGroup up to g1·RowGroup), with the kernel this CPU runs. Calls on
 // disjoint group ranges may run concurrently.
 func MatMulQ4Q8(y []float32, ldy int, w *Q4, bias []float32, a *Q8, g0, g1 int) {
-	matMul(kernels[0], y, ldy, w, bias, a, g0, g1)
+	matMul(q4q8Kernels[0], y, ldy, w, bias, a, g0, g1)
 }
 
-// Kernel names the Q4×Q8 kernel this CPU runs: "avx512vnni", "avx2",
+// Q4Q8Kernel names the Q4×Q8 kernel this CPU runs: "avx512vnni", "avx2",
 // "neon-dot" or "go".
-func Kernel() string { return kernels[0].name }
+func Q4Q8Kernel() string { return q4q8Kernels[0].name }
 
 // kernel computes one row group (16 rows of packed weights w) against
 // tiles tiles of packed activations a, nb blocks each, writing tile t's row
 // i to y[(8t+i)·ldy + r] = bias[r] + the product for r < 16.
-type kernel struct {
+type q4q8Kernel struct {
 	name string
 	fn   func(w, a []byte, nb, tiles int, y []float32, ldy int, bias []float32)
 }
@@ -200,7 +200,7 @@ type kernel struct {
 // every group of the range reads it.
 func chunkTiles(nb int) int { return max(1, (192<<10)/(nb*aBlockBytes)) }
 
-func matMul(k kernel, y []float32, ldy int, w *Q4, bias []float32, a *Q8, g0, g1 int) {
+func matMul(k q4q8Kernel, y []float32, ldy int, w *Q4, bias []float32, a *Q8, g0, g1 int) {
 	if a.cols != w.cols {
 		panic(fmt.Sprintf("simd: activations have %d columns, weights %d", a.cols, w.cols))
 	}
@@ -231,9 +231,9 @@ func matMul(k kernel, y []float32, ldy int, w *Q4, bias []float32, a *Q8, g0, g1
 	}
 }
 
-// goKernel is the portable kernel and the reference the others are tested
+// goQ4Q8 is the portable kernel and the reference the others are tested
 // against.
-var goKernel = kernel{name: "go", fn: q4q8Go}
+var goQ4Q8 = q4q8Kernel{name: "go", fn: q4q8Go}
 
 func q4q8Go(w, a []byte, nb, tiles int, y []float32, ldy int, bias []float32) {
 	le := binary.LittleEndian

@@ -11,20 +11,20 @@ func q4q8VNNI(w, a *byte, nb, tiles int, y *float32, ldy int, bias *float32)
 func q4q8AVX2(w, a *byte, nb, tiles int, y *float32, ldy int, bias *float32)
 func quantizeAVX2(x *float32, nb int, q *byte, d *float32)
 
-// kernels lists the Q4×Q8 kernels this CPU runs, fastest first.
-var kernels = func() []kernel {
-	var ks []kernel
+// q4q8Kernels lists the Q4×Q8 q4q8Kernels this CPU runs, fastest first.
+var q4q8Kernels = func() []q4q8Kernel {
+	var ks []q4q8Kernel
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VNNI {
-		ks = append(ks, asmKernel("avx512vnni", q4q8VNNI))
+		ks = append(ks, asmQ4Q8("avx512vnni", q4q8VNNI))
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
-		ks = append(ks, asmKernel("avx2", q4q8AVX2))
+		ks = append(ks, asmQ4Q8("avx2", q4q8AVX2))
 	}
-	return append(ks, goKernel)
+	return append(ks, goQ4Q8)
 }()
 
-func asmKernel(name string, fn func(w, a *byte, nb, tiles int, y *float32, ldy int, bias *float32)) kernel {
-	return kernel{name: name, fn: func(w, a []byte, nb, tiles int, y []float32, ldy int, bias []float32) {
+func asmQ4Q8(name string, fn func(w, a *byte, nb, tiles int, y *float32, ldy int, bias *float32)) q4q8Kernel {
+	return q4q8Kernel{name: name, fn: func(w, a []byte, nb, tiles int, y []float32, ldy int, bias []float32) {
 		_ = w[nb*wBlockBytes-1]
 		_ = a[tiles*nb*aBlockBytes-1]
 		_ = y[(tiles*tokenTile-1)*ldy+RowGroup-1]

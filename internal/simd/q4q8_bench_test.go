@@ -12,7 +12,7 @@ import (
 func BenchmarkQ4Q8(b *testing.B) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	const n = 512
-	for _, k := range kernels {
+	for _, k := range q4q8Kernels {
 		for _, shape := range [][2]int{{384, 384}, {1536, 384}, {384, 1536}} {
 			rows, cols := shape[0], shape[1]
 			b.Run(fmt.Sprintf("%s/%dx%d", k.name, rows, cols), func(b *testing.B) {
@@ -34,9 +34,9 @@ func BenchmarkQ4Q8(b *testing.B) {
 	}
 }
 
-// BenchmarkQuantize reports how fast activations are quantized, in
+// BenchmarkQuantizeRows reports how fast activations are quantized, in
 // values per second.
-func BenchmarkQuantize(b *testing.B) {
+func BenchmarkQuantizeRows(b *testing.B) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	const n, cols = 512, 1536
 	x := randActs(rng, n, cols, false)

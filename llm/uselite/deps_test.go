@@ -6,4 +6,4 @@ import (
 	"github.com/vaultask/vaultask/internal/testsupport/deptest"
 )
 
-func TestDeps(t *testing.T) { deptest.Check(t) }
+func TestDeps(t *testing.T) { deptest.Check(t, "internal/simd") }

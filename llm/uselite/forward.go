@@ -1,6 +1,10 @@
 package uselite
 
-import "math"
+import (
+	"math"
+
+	"github.com/vaultask/vaultask/internal/simd"
+)
 
 // maxGroupTokens bounds the tokens of the windows one worker stacks into one
 // forward pass. Every dense layer works per token, so stacking turns it into
@@ -14,19 +18,19 @@ type workspace struct {
 	scores       []float32 // maxTokens × maxTokens: one head's attention
 	keys, values []float32 // one head's Kᵀ and V, packed
 	pooled       []float32 // maxGroupTokens × Dim: one row per window
-	tiles        tiles
+	tiles        simd.Tiles
 }
 
 func (m *Model) newWorkspace() *workspace {
 	rows := maxGroupTokens * Dim
-	head := packedLen(maxTokens, maxTokens, m.kern.nr)
+	head := simd.PackedLen(maxTokens, maxTokens, m.kern.NR)
 	return &workspace{
 		x: make([]float32, rows), h: make([]float32, rows), y: make([]float32, rows),
 		wide:   make([]float32, maxGroupTokens*ffnDim),
 		scores: make([]float32, maxTokens*maxTokens),
 		keys:   make([]float32, head), values: make([]float32, head),
 		pooled: make([]float32, rows),
-		tiles:  newTiles(ffnDim, m.kern.nr),
+		tiles:  simd.NewTiles(ffnDim, m.kern.NR),
 	}
 }
 
@@ -113,10 +117,10 @@ func (m *Model) encode(ws *workspace, wins [][]int, n int) {
 	m.feedForward(ws, n, L, y, x)
 }
 
-// dense sets c (rows of l.w.n floats, back to back) to a·l.w + l.bias, plus
+// dense sets c (rows of l.w.Cols() floats, back to back) to a·l.w + l.bias, plus
 // residual when it is not nil, through a ReLU when l.relu is set.
 func (m *Model) dense(ws *workspace, rows int, a []float32, lda int, l linear, c, residual []float32) {
-	width := l.w.n
+	width := l.w.Cols()
 	for r := range rows {
 		cr := c[r*width : (r+1)*width]
 		if residual != nil {
@@ -127,7 +131,7 @@ func (m *Model) dense(ws *workspace, rows int, a []float32, lda int, l linear, c
 			copy(cr, l.bias)
 		}
 	}
-	m.kern.gemm(rows, a, lda, l.w, c, width, l.relu, ws.tiles)
+	m.kern.Gemm(rows, a, lda, l.w, c, width, l.relu, ws.tiles)
 }
 
 // feedForward sets dst to y + FFN(LayerNorm(y)), FFN being
@@ -154,17 +158,17 @@ func (m *Model) attention(ws *workspace, wins [][]int, qkv []float32, width int,
 		}
 		for hd := range numHeads {
 			q := qkv[t*ldq+hd*dh:]
-			keys := m.kern.packCols(ws.keys, qkv[t*ldq+width+hd*dh:], ldq, dh, n)
+			keys := m.kern.PackCols(ws.keys, qkv[t*ldq+width+hd*dh:], ldq, dh, n)
 			s := ws.scores[:n*n]
 			clear(s)
-			m.kern.gemm(n, q, ldq, keys, s, n, false, ws.tiles)
+			m.kern.Gemm(n, q, ldq, keys, s, n, false, ws.tiles)
 			softmaxRows(s, n)
-			values := m.kern.packRows(ws.values, qkv[t*ldq+2*width+hd*dh:], ldq, n, dh)
+			values := m.kern.PackRows(ws.values, qkv[t*ldq+2*width+hd*dh:], ldq, n, dh)
 			o := dst[t*ldd+hd*dh:]
 			for r := range n {
 				clear(o[r*ldd : r*ldd+dh])
 			}
-			m.kern.gemm(n, s, n, values, o, ldd, false, ws.tiles)
+			m.kern.Gemm(n, s, n, values, o, ldd, false, ws.tiles)
 		}
 		t += n
 	}

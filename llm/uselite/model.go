@@ -3,6 +3,7 @@ package uselite
 import (
 	"errors"
 	"fmt"
+	"github.com/vaultask/vaultask/internal/simd"
 	"io/fs"
 	"math"
 	"os"
@@ -48,7 +49,7 @@ const (
 // concurrent use.
 type Model struct {
 	tok     *tokenizer
-	kern    kernel
+	kern    simd.Kernel
 	embed   []float32 // vocabRows × embedDim
 	timing  []float32 // maxTokens × embedDim: sin | cos timing signal per position
 	layers  [2]layer
@@ -59,7 +60,7 @@ type Model struct {
 // linear is a dense layer: x·w + bias, then a ReLU if relu is set, with w
 // packed for the model's kernel.
 type linear struct {
-	w    packed
+	w    simd.Packed
 	bias []float32
 	relu bool
 }
@@ -98,10 +99,10 @@ func Load(dir string) (*Model, error) {
 	if dir == "" {
 		return nil, errors.New("uselite: no model directory given")
 	}
-	return load(os.DirFS(dir), dir, kernels[0])
+	return load(os.DirFS(dir), dir, simd.Kernels[0])
 }
 
-func load(fsys fs.FS, dir string, kern kernel) (*Model, error) {
+func load(fsys fs.FS, dir string, kern simd.Kernel) (*Model, error) {
 	m, err := read(fsys, kern)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w in %s (run scripts/fetch-model.sh to fetch them): %v", ErrModelNotFound, dir, err)
@@ -117,7 +118,7 @@ func load(fsys fs.FS, dir string, kern kernel) (*Model, error) {
 	return m, nil
 }
 
-func read(fsys fs.FS, kern kernel) (*Model, error) {
+func read(fsys fs.FS, kern simd.Kernel) (*Model, error) {
 	w, err := readWeights(fsys)
 	if err != nil {
 		return nil, err
@@ -129,7 +130,7 @@ func read(fsys fs.FS, kern kernel) (*Model, error) {
 	return build(w, vocab, kern)
 }
 
-func build(w *tfjsWeights, vocab []byte, kern kernel) (*Model, error) {
+func build(w *tfjsWeights, vocab []byte, kern simd.Kernel) (*Model, error) {
 	tok, err := parseVocab(vocab)
 	if err != nil {
 		return nil, err
@@ -210,7 +211,7 @@ func (m *Model) readLayer(w *tfjsWeights, i int) layer {
 }
 
 func (m *Model) newLinear(w, bias []float32, in, out int) linear {
-	return linear{w: m.kern.packRows(make([]float32, packedLen(in, out, m.kern.nr)), w, out, in, out), bias: bias}
+	return linear{w: m.kern.PackRows(make([]float32, simd.PackedLen(in, out, m.kern.NR)), w, out, in, out), bias: bias}
 }
 
 // timingSignal builds tensor2tensor's timing signal from the graph's inverse

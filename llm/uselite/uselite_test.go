@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/vaultask/vaultask/internal/simd"
 	"math"
 	"os"
 	"slices"
@@ -25,9 +26,9 @@ var testModels sync.Map // kernel name → *Model
 
 // mustModel returns the model running on kern, loaded once per test binary.
 // It fails the test when the model files are missing: there is no skipping.
-func mustModel(tb testing.TB, kern kernel) *Model {
+func mustModel(tb testing.TB, kern simd.Kernel) *Model {
 	tb.Helper()
-	if m, ok := testModels.Load(kern.name); ok {
+	if m, ok := testModels.Load(kern.Name); ok {
 		return m.(*Model)
 	}
 	dir := modelDir()
@@ -35,13 +36,13 @@ func mustModel(tb testing.TB, kern kernel) *Model {
 	if err != nil {
 		tb.Fatalf("%v\nThe tests need the model: run scripts/fetch-model.sh (or set VAULTASK_MODELS__BUILTIN_DIR).", err)
 	}
-	testModels.Store(kern.name, m)
+	testModels.Store(kern.Name, m)
 	return m
 }
 
 func mustDefaultModel(tb testing.TB) *Model {
 	tb.Helper()
-	return mustModel(tb, kernels[0])
+	return mustModel(tb, simd.Kernels[0])
 }
 
 // reference is testdata/tfjs-reference-vectors.json: inputs, their token ids
@@ -100,8 +101,8 @@ func norm2(v []float32) float64 { return math.Sqrt(dot(v, v)) }
 // TF.js drops tokens past 128) and in one batch, as the reference run did.
 func TestGolden(t *testing.T) {
 	ref := mustReference(t)
-	for _, kern := range kernels {
-		t.Run(kern.name, func(t *testing.T) {
+	for _, kern := range simd.Kernels {
+		t.Run(kern.Name, func(t *testing.T) {
 			m := mustModel(t, kern)
 			for i, s := range ref.Inputs {
 				if got := m.tok.encode(s); !slices.Equal(got, ref.Tokens[i]) {

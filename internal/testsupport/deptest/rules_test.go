@@ -23,7 +23,7 @@ var only = []struct {
 	{"github.com/go-kivik/kivik", "feed", "CouchDB is read by feed alone: one HTTP, auth and error path, and nothing else near a client that could write to the vault's database"},
 	{"github.com/openai/openai-go", "llm", "model clients and provider routing live in llm, so that a provider's key never reaches code that does not know which provider it is for"},
 	{"github.com/mattn/go-sqlite3", "index", "the SQLite file has one owner, which keeps the writer lock, the migrations and the sensitivity filter inside every query"},
-	{"github.com/asg017/sqlite-vec-go-bindings", "index", "the vector table belongs to the index, beside the chunks whose sensitivity its KNN filters on"},
+	{"github.com/asg017/sqlite-vec-go-bindings", "index", "sqlite-vec is linked only for the migration that moves an older index's vectors out of its vec0 table, which only the index may read (index/vec0.go)"},
 }
 
 // never names what a package of this module must not link at all, even
@@ -50,6 +50,9 @@ var never = []struct {
 	{"eval", "github.com/mattn/go-sqlite3", "evaluation ranks through rag; cmd/vaultask opens the index"},
 	{"eval", "github.com/asg017/sqlite-vec-go-bindings", "evaluation ranks through rag; cmd/vaultask opens the index"},
 	{"cmd/vaultask", Module + "/internal/testsupport", "the test servers, fakes and test helpers never ship in the product binary"},
+	{"index/vectorset", "github.com/mattn/go-sqlite3", "the in-memory vector set is pure Go, apart from the SQL that feeds it"},
+	{"vectorizer", "github.com/openai/openai-go", "the background embedder takes any Embedder it is given; model clients and providers are llm's"},
+	{"internal/simd", "github.com/mattn/go-sqlite3", "the kernels are a leaf that both index and llm import: no cgo, so their arm64 tests run under qemu (scripts/test-arm64.sh)"},
 }
 
 // stdOnly names the packages of this module that link the standard library

@@ -1,0 +1,221 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"github.com/vaultask/vaultask/index/vectorset"
+)
+
+// Pending is a chunk waiting for its vector: the text to embed is its
+// prelude and body together, as it is searched.
+type Pending struct {
+	RowID int64
+	DocID string
+	Text  string
+	// Open is set for a chunk of an open note, so that progress shown to
+	// open-only listeners counts only what they may see.
+	Open bool
+}
+
+// Vector is an embedding of Text for the chunk with RowID.
+type Vector struct {
+	RowID     int64
+	Text      string // the Pending text that was embedded
+	Embedding []float32
+}
+
+func embedText(prelude, body string) string { return prelude + "\n\n" + body }
+
+// Backlog returns up to maxChunks chunks without a vector, handed out a
+// turn at a time: each turn gives one note up to slice of its chunks, and
+// the next turn goes to the note that has had the fewest turns so far, the
+// note changed longest ago among equals. So a large note is embedded a slice
+// at a time, every waiting note gets its turn before any has a second one,
+// and a note written behind large ones is served in the next batch or so
+// instead of after all of them. Turns are counted from the chunks already
+// staged (see PutVectors), so a restart resumes the same order.
+func (s *Store) Backlog(ctx context.Context, maxChunks, slice int) ([]Pending, error) {
+	if maxChunks <= 0 || slice <= 0 {
+		return nil, nil
+	}
+	tx, err := s.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("read backlog: %w", err)
+	}
+	defer tx.Rollback()
+	// A note's oldest chunk dates its change: chunk rowids only grow, and
+	// an edit rewrites all of a note's chunks. Every turn takes at least
+	// one chunk, so the maxChunks notes first in line are all a batch can
+	// reach.
+	queue, err := queryAll(ctx, tx, func(q *waitingNote) []any { return []any{&q.docID, &q.waiting, &q.staged, &q.first} }, `
+		WITH waiting AS (SELECT doc_id, count(*) AS n FROM chunks WHERE embedded = 0 AND staged IS NULL GROUP BY doc_id),
+		queue AS (SELECT doc_id, n,
+			(SELECT count(*) FROM chunks c WHERE c.doc_id = w.doc_id AND c.staged IS NOT NULL) AS staged,
+			(SELECT min(rowid) FROM chunks c WHERE c.doc_id = w.doc_id) AS first FROM waiting w)
+		SELECT doc_id, n, staged, first FROM queue ORDER BY staged / ?, first LIMIT ?`, slice, maxChunks)
+	if err != nil {
+		return nil, fmt.Errorf("read backlog: %w", err)
+	}
+	var out []Pending
+	for _, t := range takeTurns(queue, maxChunks, slice) {
+		rows, err := tx.QueryContext(ctx, `SELECT rowid, prelude, body, sensitivity = 'open' FROM chunks
+			WHERE doc_id = ? AND embedded = 0 AND staged IS NULL ORDER BY rowid LIMIT ?`, t.docID, t.take)
+		if err != nil {
+			return nil, fmt.Errorf("read backlog: %w", err)
+		}
+		for rows.Next() {
+			p := Pending{DocID: t.docID}
+			var prelude, body string
+			if err := rows.Scan(&p.RowID, &prelude, &body, &p.Open); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read backlog: %w", err)
+			}
+			p.Text = embedText(prelude, body)
+			out = append(out, p)
+		}
+		if err := rows.Close(); err != nil {
+			return nil, fmt.Errorf("read backlog: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// waitingNote is a note on the backlog: how many of its chunks are staged
+// and how many still wait for a vector.
+type waitingNote struct {
+	docID   string
+	first   int64 // the rowid of its oldest chunk
+	staged  int
+	waiting int
+	take    int // chunks this batch takes
+}
+
+// takeTurns deals out a batch of up to maxChunks chunks to queue: turn
+// after turn, each to the note with the fewest turns taken (staged chunks
+// over slice), the one changed longest ago among equals. It returns the
+// notes that take chunks.
+func takeTurns(queue []waitingNote, maxChunks, slice int) []waitingNote {
+	turns := func(q waitingNote) int { return (q.staged + q.take) / slice }
+	for left := maxChunks; left > 0; {
+		next := -1
+		for i, q := range queue {
+			if q.waiting == q.take {
+				continue
+			}
+			if next < 0 || turns(q) < turns(queue[next]) || turns(q) == turns(queue[next]) && q.first < queue[next].first {
+				next = i
+			}
+		}
+		if next < 0 {
+			break
+		}
+		q := &queue[next]
+		n := min(slice, q.waiting-q.take, left)
+		q.take += n
+		left -= n
+	}
+	taken := queue[:0]
+	for _, q := range queue {
+		if q.take > 0 {
+			taken = append(taken, q)
+		}
+	}
+	return taken
+}
+
+// PutVectors stores vectors in one transaction and returns how many it
+// took. A vector for a chunk that was deleted, re-written or already
+// embedded since it was read from the backlog is dropped: a chunk's new text
+// is queued again by its own Apply. A vector is staged until every chunk of
+// its note has one; then the note's vectors are made searchable together.
+func (s *Store) PutVectors(ctx context.Context, vs []Vector) (int, error) {
+	taken := 0
+	err := s.writeVectors(ctx, "put vectors", func(tx *writeTx) error {
+		var notes []string
+		seen := map[string]bool{}
+		for _, v := range vs {
+			if len(v.Embedding) != s.space.Dim {
+				return fmt.Errorf("chunk %d has %d dimensions, the index holds %d", v.RowID, len(v.Embedding), s.space.Dim)
+			}
+			var docID, prelude, body string
+			var embedded int
+			var staged []byte
+			err := tx.QueryRowContext(ctx, `SELECT doc_id, embedded, staged, prelude, body FROM chunks WHERE rowid = ?`, v.RowID).Scan(&docID, &embedded, &staged, &prelude, &body)
+			if errors.Is(err, sql.ErrNoRows) {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("chunk %d: %w", v.RowID, err)
+			}
+			if embedded == 1 || staged != nil || embedText(prelude, body) != v.Text {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE chunks SET staged = ? WHERE rowid = ?`, encodeVector(v.Embedding), v.RowID); err != nil {
+				return fmt.Errorf("chunk %d: %w", v.RowID, err)
+			}
+			taken++
+			if !seen[docID] {
+				seen[docID] = true
+				notes = append(notes, docID)
+			}
+		}
+		for _, docID := range notes {
+			if err := s.publishVectors(ctx, tx, docID); err != nil {
+				return fmt.Errorf("%s: %w", docID, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return taken, nil
+}
+
+// publishVectors moves a note's staged vectors into the vectors of the
+// space being filled (today the active one, the only one) once none of its
+// chunks waits for one any more.
+func (s *Store) publishVectors(ctx context.Context, tx *writeTx, docID string) error {
+	var waiting int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM chunks WHERE doc_id = ? AND embedded = 0 AND staged IS NULL`, docID).Scan(&waiting); err != nil {
+		return err
+	}
+	if waiting > 0 {
+		return nil
+	}
+	tx.vectorsChanged = true
+	if tx.keepVectors {
+		if err := s.recordStaged(ctx, tx, docID); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO vectors(space, chunk, embedding)
+		SELECT ?, rowid, staged FROM chunks WHERE doc_id = ? AND staged IS NOT NULL ORDER BY rowid`, s.spaceID, docID); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE chunks SET embedded = 1, staged = NULL WHERE doc_id = ? AND staged IS NOT NULL`, docID)
+	return err
+}
+
+// recordStaged records the note's staged vectors for the vector sets.
+func (s *Store) recordStaged(ctx context.Context, tx *writeTx, docID string) error {
+	rows, err := tx.QueryContext(ctx, `SELECT rowid, staged, sensitivity = 'open' FROM chunks WHERE doc_id = ? AND staged IS NOT NULL`, docID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		c := spaceChange{space: s.spaceID, Change: vectorset.Change{Doc: docID, Vec: make([]float32, s.space.Dim)}}
+		var blob []byte
+		if err := rows.Scan(&c.ID, &blob, &c.Open); err != nil {
+			return err
+		}
+		if err := decodeVector(c.Vec, blob); err != nil {
+			return fmt.Errorf("chunk %d: %w", c.ID, err)
+		}
+		tx.recordVector(c)
+	}
+	return rows.Err()
+}

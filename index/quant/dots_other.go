@@ -1,9 +1,0 @@
-//go:build !amd64 && !arm64
-
-package quant
-
-// kernelWidth is unused without a kernel.
-const kernelWidth = 1
-
-// dots is nil: Dots runs dotsGo.
-var dots func(q, rows []int8, out []int32)

@@ -1,0 +1,7 @@
+package vectorizer
+
+// Log attribute keys of package vectorizer.
+const (
+	logComponent = "component"
+	keyErr       = "err"
+)

@@ -1,0 +1,227 @@
+package vectorizer
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/internal/retry"
+	"github.com/vaultask/vaultask/internal/routine"
+)
+
+// Embedder is what the vectorizer needs from an embedding model: one vector
+// per text, in order. llm's embedders satisfy it.
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// Options configure a Vectorizer; zero fields take the defaults.
+type Options struct {
+	// BatchChunks bounds the chunks embedded per call and transaction, and
+	// SliceChunks how many of them one note takes per turn: batches are
+	// dealt out a turn per waiting note, fewest turns first, so that a
+	// large note is embedded in slices with the notes behind it served in
+	// between (see index.Store.Backlog). Defaults: 64 and 32.
+	BatchChunks int
+	SliceChunks int
+	Idle        time.Duration // re-check the backlog this often without a signal; default 1m
+	MinBackoff  time.Duration // first retry after a failure; default 1s
+	MaxBackoff  time.Duration // retry cap; default 2m
+	Logger      *slog.Logger
+	// Clock times the waits, so tests control them; default retry.System.
+	Clock retry.Clock
+	// OnCaughtUp, when set, is called from the vectorizer's goroutine each
+	// time it has embedded chunks and none is left waiting, with how many,
+	// and how many of them belong to open notes.
+	OnCaughtUp func(embedded, open int)
+}
+
+// Status is the embedder's health, for stats and the status endpoint.
+type Status struct {
+	Available bool      `json:"available"` // false while the embedding host fails
+	LastError string    `json:"last_error,omitempty"`
+	Since     time.Time `json:"since"` // when Available last changed
+	Embedded  int64     `json:"embedded"`
+}
+
+// Vectorizer embeds the backlog in the background: chunks are searchable by
+// FTS as soon as their note commits, and gain a vector here, in their own
+// transactions, so embedding never slows the feed. While the embedding host
+// is down it backs off and the index stays FTS-only; it recovers by itself.
+// Open starts it in its own goroutine, Close stops it; Drain embeds the
+// backlog once, for a one-shot command.
+type Vectorizer struct {
+	store *index.Store
+	emb   Embedder
+	opts  Options
+	log   *slog.Logger
+	life  routine.Routine
+
+	mu     sync.Mutex
+	status Status
+}
+
+// New returns a vectorizer that fills s's backlog with e.
+func New(s *index.Store, e Embedder, opts Options) *Vectorizer {
+	if opts.BatchChunks <= 0 {
+		opts.BatchChunks = 64
+	}
+	if opts.SliceChunks <= 0 {
+		opts.SliceChunks = min(32, opts.BatchChunks)
+	}
+	if opts.Idle <= 0 {
+		opts.Idle = time.Minute
+	}
+	if opts.MinBackoff <= 0 {
+		opts.MinBackoff = time.Second
+	}
+	if opts.MaxBackoff < opts.MinBackoff {
+		opts.MaxBackoff = max(2*time.Minute, opts.MinBackoff)
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Clock == nil {
+		opts.Clock = retry.System
+	}
+	return &Vectorizer{store: s, emb: e, opts: opts, log: opts.Logger.With(logComponent, "vectorizer"),
+		status: Status{Available: true, Since: time.Now()}}
+}
+
+// Status reports the vectorizer's health.
+func (v *Vectorizer) Status() Status {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.status
+}
+
+// Drain embeds the backlog until it is empty and returns how many chunks it
+// embedded. The first embedding failure is returned as is.
+func (v *Vectorizer) Drain(ctx context.Context) (int, error) {
+	n, _, err := v.drain(ctx)
+	return n, err
+}
+
+// drain is Drain that also counts the open chunks embedded.
+func (v *Vectorizer) drain(ctx context.Context) (total, open int, err error) {
+	for {
+		n, o, empty, err := v.step(ctx)
+		total += n
+		open += o
+		if err != nil || empty {
+			return total, open, err
+		}
+	}
+}
+
+// step embeds one batch of the backlog and returns how many vectors it
+// wrote and how many of them are of open chunks; empty reports a backlog
+// with nothing left to embed.
+func (v *Vectorizer) step(ctx context.Context) (written, open int, empty bool, err error) {
+	pending, err := v.store.Backlog(ctx, v.opts.BatchChunks, v.opts.SliceChunks)
+	if err != nil || len(pending) == 0 {
+		return 0, 0, err == nil, err
+	}
+	texts := make([]string, len(pending))
+	for i, p := range pending {
+		texts[i] = p.Text
+	}
+	vecs, err := v.emb.Embed(ctx, texts)
+	if err == nil && len(vecs) != len(texts) {
+		err = fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(texts))
+	}
+	if err != nil {
+		return 0, 0, false, fmt.Errorf("embed: %w", err)
+	}
+	vs := make([]index.Vector, len(pending))
+	for i, p := range pending {
+		vs[i] = index.Vector{RowID: p.RowID, Text: p.Text, Embedding: vecs[i]}
+	}
+	// Chunks rewritten meanwhile are dropped by PutVectors; the next
+	// Backlog read returns their new text.
+	n, err := v.store.PutVectors(ctx, vs)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	for _, p := range pending {
+		if p.Open {
+			open++
+		}
+	}
+	// PutVectors does not say which vectors it dropped (chunks rewritten
+	// meanwhile): count each dropped one as open, so that the open count
+	// may fall short but never moves for a personal chunk.
+	open = max(open-(len(pending)-n), 0)
+	v.mu.Lock()
+	v.status.Embedded += int64(n)
+	v.mu.Unlock()
+	return n, open, false, nil
+}
+
+// Open starts embedding the backlog whenever the store signals new chunks
+// (and every Idle interval) in the vectorizer's own goroutine, until Close.
+// Failures back off, capped and jittered; the first failure is logged once
+// and so is the recovery.
+func (v *Vectorizer) Open(ctx context.Context) error {
+	return v.life.Start(ctx, func(ctx context.Context) error {
+		v.run(ctx)
+		return nil
+	})
+}
+
+// Close stops the vectorizer and waits for it, at most until ctx is done:
+// a batch being embedded is abandoned, and its chunks stay on the backlog.
+func (v *Vectorizer) Close(ctx context.Context) error { return v.life.Close(ctx) }
+
+func (v *Vectorizer) run(ctx context.Context) {
+	bo := &retry.Backoff{Min: v.opts.MinBackoff, Max: v.opts.MaxBackoff}
+	for {
+		n, open, err := v.drain(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if err == nil && n > 0 && v.opts.OnCaughtUp != nil {
+			v.opts.OnCaughtUp(n, open)
+		}
+		wait := v.opts.Idle
+		if err != nil {
+			v.fail(err)
+			wait = bo.Next()
+		} else {
+			v.recovered()
+			bo.Reset()
+		}
+		timer := v.opts.Clock.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+		case <-v.store.Changed():
+		case <-timer.C():
+		}
+		timer.Stop()
+	}
+}
+
+func (v *Vectorizer) fail(err error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.status.LastError = err.Error()
+	if v.status.Available {
+		v.status.Available = false
+		v.status.Since = time.Now()
+		v.log.Warn("embedding failed; new chunks are found by full-text search only until the embedder recovers", keyErr, err)
+	}
+}
+
+func (v *Vectorizer) recovered() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if !v.status.Available {
+		v.status.Available = true
+		v.status.Since = time.Now()
+		v.status.LastError = ""
+		v.log.Info("embedding recovered")
+	}
+}
