@@ -30,7 +30,8 @@ func FailureReason(err error) string {
 		return "it did not answer in time"
 	case errors.Is(err, syscall.ECONNREFUSED), errors.As(err, &dial) && dial.Op == "dial":
 		return "it could not be reached"
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), errors.Is(err, syscall.ECONNRESET):
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, syscall.EPIPE), errors.Is(err, net.ErrClosed):
 		return "the connection to it was cut"
 	}
 	return "its reply could not be used"
