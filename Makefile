@@ -27,7 +27,7 @@ fuzz: ## run every fuzz target for FUZZTIME each (default 20s)
 
 bench: ## run the benchmarks (about 1 h 40 min on 2 cores, an hour more the first time) and write reports/BENCHMARKS.md, reports/bench/results.json and reports/bench/*.png; SIZE=smoke for a quick pass
 	bash scripts/setup.sh
-	go run -tags $(TAGS) ./internal/cmd/bench -size $${SIZE:-full} -out reports
+	go run -tags $(TAGS) ./devtools/cmd/bench -size $${SIZE:-full} -out reports
 
 demo: ## the live system on the demo vault: a test CouchDB, LiveSync-format notes, vaultask serve (no API keys)
 	bash scripts/demo.sh

@@ -7,5 +7,5 @@
 //
 // It is a leaf: it may import no sibling package. cmd/vaultask imports it,
 // eval to set A/B arms' keys with Set, internal/ragconfig to map it to the
-// pipeline's settings, and internal/bench.
+// pipeline's settings, and devtools/bench.
 package config

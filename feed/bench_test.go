@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vaultask/vaultask/internal/testsupport/couchtest"
+	"github.com/vaultask/vaultask/tstest/couchtest"
 )
 
 // BenchmarkIndexCorpus indexes a corpus from the test CouchDB into a fresh

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/vaultask/vaultask/feed/livesync"
-	"github.com/vaultask/vaultask/internal/testsupport/couchtest"
+	"github.com/vaultask/vaultask/tstest/couchtest"
 	"github.com/vaultask/vaultask/vault"
 )
 

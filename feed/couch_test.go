@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/vaultask/vaultask/internal/testsupport/couchtest"
+	"github.com/vaultask/vaultask/tstest/couchtest"
 )
 
 func TestConnectRefusesWrongCredentials(t *testing.T) {

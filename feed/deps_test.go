@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vaultask/vaultask/internal/testsupport/deptest"
+	"github.com/vaultask/vaultask/tstest/deptest"
 )
 
 func TestDeps(t *testing.T) {

@@ -25,8 +25,8 @@ import (
 
 	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/internal/retry"
-	"github.com/vaultask/vaultask/internal/testsupport/couchtest"
-	"github.com/vaultask/vaultask/internal/testsupport/syncbuf"
+	"github.com/vaultask/vaultask/tstest/couchtest"
+	"github.com/vaultask/vaultask/tstest/syncbuf"
 	"github.com/vaultask/vaultask/vault"
 )
 

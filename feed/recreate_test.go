@@ -20,7 +20,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/internal/retry"
-	"github.com/vaultask/vaultask/internal/testsupport/couchtest"
+	"github.com/vaultask/vaultask/tstest/couchtest"
 )
 
 // recreate deletes db and creates it again, empty, as LiveSync's "rebuild

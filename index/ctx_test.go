@@ -4,7 +4,7 @@ import (
 	"go/ast"
 	"testing"
 
-	"github.com/vaultask/vaultask/internal/testsupport/deptest"
+	"github.com/vaultask/vaultask/tstest/deptest"
 )
 
 // TestNoContextInStructs keeps a request's context out of the package's

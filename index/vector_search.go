@@ -13,7 +13,7 @@ import (
 )
 
 // setFactor sizes the candidates SearchVector rescores: this many times k
-// of the vector set's nearest (see the recall benchmark in internal/bench).
+// of the vector set's nearest (see the recall benchmark in devtools/bench).
 const setFactor = 2
 
 // SearchVector returns the k chunks nearest q by cosine distance, as

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/vaultask/vaultask/internal/testsupport/fakellm"
+	"github.com/vaultask/vaultask/tstest/fakellm"
 )
 
 // Rerank speaks llama-server's /v1/rerank: the fake sends its results best

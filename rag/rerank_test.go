@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/vaultask/vaultask/internal/testsupport/fakellm"
 	"github.com/vaultask/vaultask/llm"
+	"github.com/vaultask/vaultask/tstest/fakellm"
 )
 
 // crossEncoder is a real llm.Client for a rerank model served by fake, a

@@ -9,5 +9,5 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 echo "demo: building bin/vaultask and bin/vaultask-dev"
 bash scripts/build-release.sh bin/vaultask
-go build -o bin/vaultask-dev ./internal/cmd/vaultask-dev
+go build -o bin/vaultask-dev ./devtools/cmd/vaultask-dev
 exec bin/vaultask-dev demo "$@"

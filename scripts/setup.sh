@@ -37,6 +37,6 @@ npm_install() { # dir what
   (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
   echo "$want" >"$stamp"
 }
-npm_install internal/testsupport/couchtest/server "the CouchDB-compatible test server"
+npm_install tstest/couchtest/server "the CouchDB-compatible test server"
 npm_install tests/clients "the real clients the tests drive (openai, the MCP SDK, Claude Code, playwright-core) and the Dockerfile linter"
-npm_install internal/bench/tfjs "the TF.js reference runtime the embedder benchmark compares with"
+npm_install devtools/bench/tfjs "the TF.js reference runtime the embedder benchmark compares with"

@@ -3,7 +3,7 @@ package transport
 import (
 	"testing"
 
-	"github.com/vaultask/vaultask/internal/testsupport/deptest"
+	"github.com/vaultask/vaultask/tstest/deptest"
 )
 
 func TestDeps(t *testing.T) {

@@ -2,7 +2,7 @@
 // /chat, /admin, auth and health. It is the only place errors become HTTP
 // statuses and holds no retrieval logic.
 //
-// It reads the index through the Vault interface it declares, which
+// It reads the index through the Notes interface it declares, which
 // *index.Store satisfies, and /admin's overrides file through Overrides,
 // which *config.Overrides satisfies. It may import rag, static and vault
 // (the nouns: Scope, Doc, NoteQuery, …). It never imports index, so it

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/vaultask/vaultask/index"
-	"github.com/vaultask/vaultask/internal/testsupport/fakellm"
 	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/rag"
+	"github.com/vaultask/vaultask/tstest/fakellm"
 	"github.com/vaultask/vaultask/vault"
 )
 
@@ -133,7 +133,7 @@ func testServer(t *testing.T, store *index.Store, up *fakellm.Server, opts Optio
 	if opts.Answerer == nil {
 		opts.Answerer = testPipeline(t, store, up)
 	}
-	opts.Vault = store
+	opts.Notes = store
 	if opts.Status == nil {
 		opts.Status = func(context.Context) Status {
 			return Status{Version: "test", Feed: FeedStatus{Source: "folder", CaughtUp: true}}

@@ -34,7 +34,7 @@ func (s *Server) listNotes(ctx context.Context, cursor mcp.Cursor) ([]mcp.Resour
 		}
 		after = path
 	}
-	ts, err := s.opts.Vault.Topics(ctx, scope)
+	ts, err := s.opts.Notes.Topics(ctx, scope)
 	if err != nil {
 		s.log.Error("MCP resource list failed", keyErr, err)
 		return out, ""
@@ -47,7 +47,7 @@ func (s *Server) listNotes(ctx context.Context, cursor mcp.Cursor) ([]mcp.Resour
 				mcp.WithResourceDescription("topic note collecting "+nounCount(t.Members, "note"))))
 		}
 	}
-	notes, _, err := s.opts.Vault.NoteList(ctx, vault.NoteQuery{State: vault.StatusIndexed, Scope: scope, After: after, Limit: resourcePage + 1})
+	notes, _, err := s.opts.Notes.NoteList(ctx, vault.NoteQuery{State: vault.StatusIndexed, Scope: scope, After: after, Limit: resourcePage + 1})
 	if err != nil {
 		s.log.Error("MCP resource list failed", keyErr, err)
 		return out, ""
@@ -99,7 +99,7 @@ func (s *Server) readNoteResource(ctx context.Context, req mcp.ReadResourceReque
 	}
 	scope := vault.ScopeFor(allow || sessionScope(ctx).OpenOnly())
 	ref := strings.TrimPrefix(u.Path, "/")
-	d, _, err := s.opts.Vault.ResolveNote(ctx, ref, scope)
+	d, _, err := s.opts.Notes.ResolveNote(ctx, ref, scope)
 	if errors.Is(err, vault.ErrNoNote) {
 		return nil, fmt.Errorf("no note %q", ref)
 	}
@@ -107,7 +107,7 @@ func (s *Server) readNoteResource(ctx context.Context, req mcp.ReadResourceReque
 		s.log.Error("MCP resource failed", keyErr, err)
 		return nil, errors.New("reading the note failed; the server's log says why")
 	}
-	n, err := s.opts.Vault.ReadNote(ctx, d.DocID, scope, 0, 0)
+	n, err := s.opts.Notes.ReadNote(ctx, d.DocID, scope, 0, 0)
 	if err != nil {
 		s.log.Error("MCP resource failed", keyErr, err)
 		return nil, errors.New("reading the note failed; the server's log says why")

@@ -287,7 +287,7 @@ func snippet(body string, n int) string {
 // Under ScopeOpen a personal note does not exist: not found, not an
 // alternative, and the refusal never names it.
 func (s *Server) resolve(ctx context.Context, ref string, scope vault.Scope) (vault.Doc, []noteRef, *mcp.CallToolResult) {
-	d, alts, err := s.opts.Vault.ResolveNote(ctx, ref, scope)
+	d, alts, err := s.opts.Notes.ResolveNote(ctx, ref, scope)
 	switch {
 	case errors.Is(err, vault.ErrNoNote):
 		return d, nil, mcp.NewToolResultError(fmt.Sprintf("no note %q: try vault_search to find it", ref))
@@ -335,7 +335,7 @@ func (s *Server) vaultRead(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	if fail != nil {
 		return fail, nil
 	}
-	n, err := s.opts.Vault.ReadNote(ctx, d.DocID, scope, offset, limit)
+	n, err := s.opts.Notes.ReadNote(ctx, d.DocID, scope, offset, limit)
 	if err != nil {
 		return s.toolFailed(err), nil
 	}
@@ -361,7 +361,7 @@ func (s *Server) vaultNeighbors(ctx context.Context, req mcp.CallToolRequest) (*
 	if fail != nil {
 		return fail, nil
 	}
-	nb, err := s.opts.Vault.Neighbours(ctx, []string{d.DocID}, scope)
+	nb, err := s.opts.Notes.Neighbours(ctx, []string{d.DocID}, scope)
 	if err != nil {
 		return s.toolFailed(err), nil
 	}
@@ -372,7 +372,7 @@ func (s *Server) vaultNeighbors(ctx context.Context, req mcp.CallToolRequest) (*
 		e := neighbor{noteRef: refOf(n.Doc, scope), Relation: string(n.Relation)}
 		line := fmt.Sprintf("- %s: %s", e.Relation, e.Citation)
 		if n.Via != "" {
-			if via, _, err := s.opts.Vault.ResolveNote(ctx, n.Via, scope); err == nil {
+			if via, _, err := s.opts.Notes.ResolveNote(ctx, n.Via, scope); err == nil {
 				e.Via, e.ViaPath = via.Title, via.Path
 				line += " (via " + via.Title + ")"
 			}
@@ -391,7 +391,7 @@ func (s *Server) vaultTopics(ctx context.Context, req mcp.CallToolRequest) (*mcp
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
 	}
-	ts, err := s.opts.Vault.Topics(ctx, scope)
+	ts, err := s.opts.Notes.Topics(ctx, scope)
 	if err != nil {
 		return s.toolFailed(err), nil
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vaultask/vaultask/rag"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // ModelID is the one model the OpenAI-compatible API serves.
@@ -220,10 +221,7 @@ type completionMeta struct {
 }
 
 func metaOf(a *rag.Answer, q rag.Question) completionMeta {
-	m := completionMeta{Scope: "all", Citations: []rag.Citation{}}
-	if q.AllowWeb {
-		m.Scope = "open"
-	}
+	m := completionMeta{Scope: vault.ScopeFor(q.AllowWeb).String(), Citations: []rag.Citation{}}
 	if a != nil {
 		m.Extractive, m.Silent, m.Web, m.Notes = a.Extractive, a.Silent, a.Web, a.Notes
 		if a.Citations != nil {

@@ -28,10 +28,10 @@ type Answerer interface {
 	Ask(ctx context.Context, q rag.Question, onDelta func(string) error) (*rag.Answer, error)
 }
 
-// Vault is the index as the MCP tools and the status pages read it;
-// *index.Store implements it. Every method applies the scope inside its
-// queries.
-type Vault interface {
+// Notes is the index as the MCP tools and the status pages read the notes
+// in it; *index.Store implements it. Every method applies the scope inside
+// its queries.
+type Notes interface {
 	ResolveNote(ctx context.Context, ref string, scope vault.Scope) (vault.Doc, []vault.Doc, error)
 	ReadNote(ctx context.Context, docID string, scope vault.Scope, offset, limit int) (vault.NoteText, error)
 	Neighbours(ctx context.Context, docIDs []string, scope vault.Scope) ([]vault.Neighbour, error)
@@ -39,11 +39,11 @@ type Vault interface {
 	NoteList(ctx context.Context, q vault.NoteQuery) ([]vault.NoteEntry, int, error)
 }
 
-// Options configure a Server. Answerer, Vault, Status and Events are
+// Options configure a Server. Answerer, Notes, Status and Events are
 // required.
 type Options struct {
 	Answerer Answerer
-	Vault    Vault
+	Notes    Notes
 	// Status reports the process's state for /status and /readyz.
 	Status func(ctx context.Context) Status
 	Events *Events
@@ -114,8 +114,8 @@ type Server struct {
 
 // New returns the server.
 func New(opts Options) (*Server, error) {
-	if opts.Answerer == nil || opts.Vault == nil || opts.Status == nil || opts.Events == nil {
-		return nil, errors.New("transport: Answerer, Vault, Status and Events are required")
+	if opts.Answerer == nil || opts.Notes == nil || opts.Status == nil || opts.Events == nil {
+		return nil, errors.New("transport: Answerer, Notes, Status and Events are required")
 	}
 	if opts.Admin.Key != "" && (opts.Admin.Check == nil || opts.Admin.Overrides == nil) {
 		return nil, errors.New("transport: an admin key needs Admin.Check and Admin.Overrides")

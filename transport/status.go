@@ -258,7 +258,7 @@ func (s *Server) statusNotes(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, apiError{Type: invalidRequest, Param: "state", Message: fmt.Sprintf("state=%q: want indexed, pending, incomplete or skipped", nq.State)})
 		return
 	}
-	notes, total, err := s.opts.Vault.NoteList(r.Context(), nq)
+	notes, total, err := s.opts.Notes.NoteList(r.Context(), nq)
 	if err != nil {
 		s.log.Error("note list", keyErr, err)
 		writeError(w, http.StatusInternalServerError, apiError{Type: serverFault, Message: "internal error"})

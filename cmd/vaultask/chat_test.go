@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/vaultask/vaultask/internal/testsupport/fakellm"
 	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/rag"
+	"github.com/vaultask/vaultask/tstest/fakellm"
 )
 
 // The adapter carries rag's request to the wire whole (every role, the

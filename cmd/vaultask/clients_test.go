@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vaultask/vaultask/internal/testsupport/couchtest"
-	"github.com/vaultask/vaultask/internal/testsupport/fakellm"
-	"github.com/vaultask/vaultask/internal/testsupport/livesyncput"
+	"github.com/vaultask/vaultask/tstest/couchtest"
+	"github.com/vaultask/vaultask/tstest/fakellm"
+	"github.com/vaultask/vaultask/tstest/livesyncput"
 )
 
 // clientsDir holds the real clients the tests drive (tests/clients), with

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/vaultask/vaultask/internal/testsupport/fakellm"
+	"github.com/vaultask/vaultask/tstest/fakellm"
 )
 
 // evalVault is a small vault indexed by the real `index --from-dir`. Only

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vaultask/vaultask/internal/testsupport/fakellm"
+	"github.com/vaultask/vaultask/tstest/fakellm"
 )
 
 // agentLoad is what a run of MCP clients looping searches did.

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vaultask/vaultask/internal/testsupport/couchtest"
+	"github.com/vaultask/vaultask/tstest/couchtest"
 )
 
 // TestMain runs the tests, or, with VAULTASKTEST_MAIN=1 in the environment,

@@ -20,8 +20,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vaultask/vaultask/internal/testsupport/fakeanthropic"
-	"github.com/vaultask/vaultask/internal/testsupport/fakellm"
+	"github.com/vaultask/vaultask/tstest/fakeanthropic"
+	"github.com/vaultask/vaultask/tstest/fakellm"
 )
 
 // sessionServe is a `vaultask serve` that a test can restart on the same

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vaultask/vaultask/internal/testsupport/couchtest"
-	"github.com/vaultask/vaultask/internal/testsupport/fakellm"
-	"github.com/vaultask/vaultask/internal/testsupport/livesyncput"
+	"github.com/vaultask/vaultask/tstest/couchtest"
+	"github.com/vaultask/vaultask/tstest/fakellm"
+	"github.com/vaultask/vaultask/tstest/livesyncput"
 )
 
 // couchRelay is a loopback port that forwards every connection to the test

@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/vaultask/vaultask/internal/testsupport/fakellm"
+	"github.com/vaultask/vaultask/tstest/fakellm"
 )
 
 // sseFrame is one event of an /events stream.

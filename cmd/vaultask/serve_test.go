@@ -15,11 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vaultask/vaultask/internal/testsupport/syncbuf"
+	"github.com/vaultask/vaultask/tstest/syncbuf"
 
-	"github.com/vaultask/vaultask/internal/testsupport/couchtest"
-	"github.com/vaultask/vaultask/internal/testsupport/fakellm"
-	"github.com/vaultask/vaultask/internal/testsupport/livesyncput"
+	"github.com/vaultask/vaultask/tstest/couchtest"
+	"github.com/vaultask/vaultask/tstest/fakellm"
+	"github.com/vaultask/vaultask/tstest/livesyncput"
 )
 
 // served is a running `vaultask serve`.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vaultask/vaultask/internal/testsupport/deptest"
+	"github.com/vaultask/vaultask/tstest/deptest"
 )
 
 // TestOneSourceFork keeps "folder or CouchDB?" in one place: every command

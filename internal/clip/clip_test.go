@@ -5,7 +5,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/vaultask/vaultask/internal/testsupport/deptest"
+	"github.com/vaultask/vaultask/tstest/deptest"
 )
 
 func TestDeps(t *testing.T) { deptest.Check(t) }

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/vaultask/vaultask/internal/testsupport/deptest"
+	"github.com/vaultask/vaultask/tstest/deptest"
 )
 
 func TestDeps(t *testing.T) { deptest.Check(t, "internal/simd") }

@@ -1,0 +1,296 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vaultask/vaultask/llm"
+	"github.com/vaultask/vaultask/tstest/couchtest"
+	"github.com/vaultask/vaultask/tstest/fakellm"
+	"github.com/vaultask/vaultask/tstest/livesyncput"
+)
+
+// Config says what to run and where.
+type Config struct {
+	// Size is "full" (the published figures) or "smoke" (every scenario at
+	// a tiny size, so the code cannot rot).
+	Size string
+	// Out is where BENCHMARKS.md and bench/ are written.
+	Out string
+	// Root is the module root (for go build); Corpus the directory of the
+	// corpus dumps, "" when absent; Cache holds the generated indexes
+	// between runs.
+	Root, Corpus, Cache string
+	// Only, when not empty, runs just these sections (by ID, "1" to "8").
+	Only []string
+	// Chunks, when not empty, replaces the size's scale indexes (sections 3
+	// and 8) by these chunk counts: a re-run of one point skips building
+	// and timing the others.
+	Chunks []int
+	// Log receives progress lines.
+	Log io.Writer
+}
+
+// sizes are a run's dimensions.
+type sizes struct {
+	runs      int // repeated runs of a cheap measurement
+	heavyRuns int // repeated runs of an expensive one
+	corpus    string
+	edits     int
+	loads     []int
+	period    time.Duration // the baseline's _all_docs diff period
+	genNotes  int           // the generated vault of section 2
+	// vectorBudget bounds an index run with vectors: past it the run is
+	// interrupted and its time extrapolated from the rate it reached.
+	vectorBudget time.Duration
+	curve        []int // scale curve, in notes
+	chunks       []int // retrieval latency, in chunks
+	queries      int
+	ttft         int
+	clients      []int
+	clientFor    time.Duration
+	embedN       int
+	pool         int    // passages of the scale indexes' vector pool
+	growth       [3]int // notes, notes edited per cycle, cycles
+	idle         time.Duration
+}
+
+var sizeTable = map[string]sizes{
+	"full": {runs: 3, heavyRuns: 2, corpus: "hub", edits: 100, loads: []int{0, 10, 50}, period: 10 * time.Second,
+		genNotes: 50000, vectorBudget: 90 * time.Second, curve: []int{1000, 5000, 10000, 50000}, chunks: []int{10000, 100000, 300000},
+		queries: 200, ttft: 100, clients: []int{1, 10, 50}, clientFor: 15 * time.Second, embedN: 128, pool: 512,
+		growth: [3]int{2500, 100, 100}, idle: 10 * time.Second},
+	"smoke": {runs: 1, heavyRuns: 1, corpus: "help", edits: 3, loads: []int{0, 10}, period: 500 * time.Millisecond,
+		genNotes: 200, vectorBudget: 7 * time.Second, curve: []int{60, 150}, chunks: []int{300, 600},
+		queries: 8, ttft: 3, clients: []int{1, 3}, clientFor: time.Second, embedN: 4, pool: 8,
+		growth: [3]int{60, 10, 5}, idle: 300 * time.Millisecond},
+}
+
+// scaleTargets are every scale index a run uses (sections 3 and 8), built
+// in one pass.
+func (sz sizes) scaleTargets() []scaleTarget {
+	var ts []scaleTarget
+	for _, c := range sz.chunks {
+		ts = append(ts, scaleTarget{Chunks: c})
+	}
+	for _, n := range sz.curve {
+		ts = append(ts, scaleTarget{Notes: n})
+	}
+	return ts
+}
+
+// run is one benchmark run's shared state.
+type run struct {
+	cfg   Config
+	sz    sizes
+	log   *slog.Logger
+	work  string // scratch directory, removed at the end
+	bin   string
+	couch *couchtest.Server
+	// corpusIndex is the corpus indexed with vectors by section 2, the
+	// existing index the serve sections start on.
+	corpusIndex string
+	corpusDB    string
+	corpusNotes int
+	// What section 2 measured, for the footprint and the scale curve.
+	corpusFTS, corpusVec, genFTS, genVec rates
+	// serve is the server sections 5 to 7 and 1 share; upstream its fake
+	// generation model.
+	serve    *server
+	upstream *fakellm.Server
+	emb      llm.Embedder
+	pool     [][]float32
+	// floors are readFloor's times per database.
+	floors map[string][]float64
+	// completed is how many chunks of the corpus index got pool vectors
+	// after its run stopped at the vector budget.
+	completed int
+	// queryPoints are section 3's sizes, for the scale curve.
+	queryPoints []queryPoint
+}
+
+type scenario struct {
+	id, title string
+	fn        func(ctx context.Context, r *run, s *Section) error
+}
+
+// Run runs the benchmarks and writes the report files.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	sz, ok := sizeTable[cfg.Size]
+	if !ok {
+		return nil, fmt.Errorf("unknown size %q (full or smoke)", cfg.Size)
+	}
+	if len(cfg.Chunks) > 0 {
+		sz.chunks = cfg.Chunks
+	}
+	if cfg.Log == nil {
+		cfg.Log = io.Discard
+	}
+	rep := &Report{Size: cfg.Size, Started: time.Now(), Machine: machine(), Command: command(cfg)}
+	rep.Commit, rep.Dirty = commit(cfg.Root)
+	sectionCommit := rep.Commit
+	if rep.Dirty {
+		sectionCommit += "-dirty"
+	}
+	r := &run{cfg: cfg, sz: sz, floors: map[string][]float64{}, log: slog.New(slog.NewTextHandler(cfg.Log, &slog.HandlerOptions{Level: slog.LevelInfo}))}
+	var err error
+	if r.work, err = os.MkdirTemp("", "vaultask-bench-"); err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(r.work)
+	r.log.Info("building vaultask")
+	if r.bin, err = BuildBinary(ctx, cfg.Root, r.work); err != nil {
+		return nil, err
+	}
+	couch, stop, err := couchtest.Launch()
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	r.couch = couch
+	r.upstream = fakellm.New()
+	defer r.upstream.Close()
+	r.upstream.SetReply(func([]fakellm.Message) string { return reply })
+	defer func() {
+		if r.serve != nil {
+			_ = r.serve.stop()
+		}
+	}()
+	for _, sc := range scenarios() {
+		if len(cfg.Only) > 0 && !slices.Contains(cfg.Only, sc.id) {
+			continue
+		}
+		sec := &Section{ID: sc.id, Title: sc.title, Started: time.Now(), Commit: sectionCommit, Machine: rep.Machine}
+		rep.Sections = append(rep.Sections, sec)
+		r.log.Info("section", keyID, sc.id, keyTitle, sc.title)
+		start := time.Now()
+		var skip *skipError
+		switch err := sc.fn(ctx, r, sec); {
+		case errors.As(err, &skip):
+			sec.Skipped = skip.why
+			r.log.Warn("skipped", keySection, sc.id, keyWhy, skip.why)
+		case err != nil:
+			return rep, fmt.Errorf("section %s (%s): %w", sc.id, sc.title, err)
+		}
+		sec.Seconds = time.Since(start).Seconds()
+	}
+	slices.SortFunc(rep.Sections, func(a, b *Section) int { return strings.Compare(a.ID, b.ID) })
+	rep.Seconds = time.Since(rep.Started).Seconds()
+	if len(cfg.Only) > 0 {
+		rep.mergeInto(cfg.Out, r.log)
+	}
+	return rep, rep.WriteFiles(cfg.Out)
+}
+
+// command is the command line that reproduces a run of cfg.
+func command(cfg Config) string {
+	c := fmt.Sprintf("go run -tags sqlite_fts5 ./devtools/cmd/bench -size %s -out %s", cfg.Size, cfg.Out)
+	if len(cfg.Only) > 0 {
+		c += " -only " + strings.Join(cfg.Only, ",")
+	}
+	if len(cfg.Chunks) > 0 {
+		counts := make([]string, len(cfg.Chunks))
+		for i, n := range cfg.Chunks {
+			counts[i] = strconv.Itoa(n)
+		}
+		c += " -chunks " + strings.Join(counts, ",")
+	}
+	return c
+}
+
+// The sections run in this order: the corpus index of 2 is the existing
+// index that 7, 5, 6 and 1 serve from.
+func scenarios() []scenario {
+	return []scenario{
+		{"2", "Initial index throughput", indexThroughput},
+		{"7", "Footprint", footprint},
+		{"5", "Time to first token added by vaultask", timeToFirstToken},
+		{"6", "Concurrent streaming clients", concurrency},
+		{"1", "Freshness: a LiveSync write to searchable through `vaultask serve`", freshness},
+		{"3", "Retrieval latency", retrievalLatency},
+		{"4", "Built-in embedder throughput", embedderThroughput},
+		{"8", "Scale curve", scaleCurve},
+	}
+}
+
+// skipError is a section that cannot run here, with why.
+type skipError struct{ why string }
+
+func (e *skipError) Error() string { return e.why }
+
+func skipf(format string, args ...any) error { return &skipError{fmt.Sprintf(format, args...)} }
+
+// couchEnv points a vaultask child at database db of the test server.
+func (r *run) couchEnv(db, indexPath string, vectors bool, extra ...string) []string {
+	env := childEnv(
+		"VAULTASK_VAULT__URL="+r.couch.URL, "VAULTASK_VAULT__DATABASE="+db,
+		"VAULTASK_VAULT__USER="+r.couch.User, "VAULTASK_VAULT__PASSWORD="+r.couch.Password,
+		"VAULTASK_INDEX__PATH="+indexPath, "VAULTASK_SENSITIVITY__PERSONAL_PATHS="+PersonalPaths)
+	if !vectors {
+		env = append(env, "VAULTASK_MODELS__BUILTIN_DIR="+filepath.Join(r.work, "no-model-here"))
+	}
+	return append(env, extra...)
+}
+
+// loadGenerated creates database db holding the generated vault of n notes.
+func (r *run) loadGenerated(ctx context.Context, db string, n int) (int, error) {
+	if err := r.couch.CreateDB(db); err != nil {
+		return 0, err
+	}
+	lp := &livesyncput.Client{DB: r.couch.DBURL(db), User: r.couch.User, Password: r.couch.Password, HTTP: httpClient}
+	notes := Generate(n)
+	for batch := range slices.Chunk(notes, 250) {
+		if err := lp.PutNew(ctx, batch); err != nil {
+			return 0, err
+		}
+	}
+	return len(notes), nil
+}
+
+func machine() Machine {
+	m := Machine{Cores: runtime.NumCPU(), Go: runtime.Version()}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for line := range strings.SplitSeq(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "model name"); ok {
+				m.CPU = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		var kb float64
+		if _, err := fmt.Sscanf(string(b), "MemTotal: %f kB", &kb); err == nil {
+			m.MemoryGB = kb / (1 << 20)
+		}
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(b))
+	}
+	return m
+}
+
+// commit is the checked-out commit of the repository at root and whether
+// the work tree has changes.
+func commit(root string) (string, bool) {
+	out, err := exec.Command("git", "-C", root, "rev-parse", "--short=12", "HEAD").Output()
+	if err != nil {
+		return "unknown", false
+	}
+	st, _ := exec.Command("git", "-C", root, "status", "--porcelain", "--untracked-files=no").Output()
+	return strings.TrimSpace(string(out)), len(strings.TrimSpace(string(st))) > 0
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vaultask/vaultask/devtools/bench"
+)
+
+func main() {
+	size := flag.String("size", "full", "full (the published figures) or smoke (every scenario, tiny)")
+	out := flag.String("out", "reports", "directory for BENCHMARKS.md and bench/")
+	only := flag.String("only", "", "comma-separated section numbers to run (default all)")
+	chunks := flag.String("chunks", "", "comma-separated chunk counts of the scale indexes (sections 3 and 8) instead of the size's")
+	cache := flag.String("cache", defaultCache(), "cache of generated indexes, reused between runs")
+	flag.Parse()
+	if err := run(*size, *out, *only, *chunks, *cache); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func defaultCache() string {
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "vaultask-bench")
+	}
+	return filepath.Join(os.TempDir(), "vaultask-bench")
+}
+
+func run(size, out, only, chunks, cache string) error {
+	root, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output()
+	if err != nil {
+		return fmt.Errorf("go list -m: %w (run it inside the vaultask module)", err)
+	}
+	cfg := bench.Config{Size: size, Out: out, Root: strings.TrimSpace(string(root)), Cache: cache, Log: os.Stderr}
+	if only != "" {
+		cfg.Only = strings.Split(only, ",")
+	}
+	for c := range strings.SplitSeq(chunks, ",") {
+		if c == "" {
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(c))
+		if err != nil || n < 1 {
+			return fmt.Errorf("-chunks: %q is not a positive chunk count", c)
+		}
+		cfg.Chunks = append(cfg.Chunks, n)
+	}
+	if dir := filepath.Join(cfg.Root, "..", "shared", "corpus"); fileExists(filepath.Join(dir, "MANIFEST.md")) {
+		cfg.Corpus = dir
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	start := time.Now()
+	if _, err := bench.Run(ctx, cfg); err != nil {
+		return err
+	}
+	fmt.Printf("wrote %s and %s in %s\n", filepath.Join(out, "BENCHMARKS.md"), filepath.Join(out, "bench"), time.Since(start).Round(time.Second))
+	return nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}

@@ -1,9 +1,0 @@
-package couchtest
-
-import (
-	"testing"
-
-	"github.com/vaultask/vaultask/internal/testsupport/deptest"
-)
-
-func TestDeps(t *testing.T) { deptest.Check(t) }
