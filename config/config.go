@@ -79,11 +79,26 @@ type Models struct {
 	// EmbeddingBaseURL is the operator's own OpenAI-compatible embedding
 	// server; only then may Embedding name a hosted provider's model.
 	EmbeddingBaseURL string `yaml:"embedding_base_url" validate:"omitempty,http_url"`
-	EmbeddingDim     int    `yaml:"embedding_dim" validate:"min=1"`
-	// BuiltinDir holds the built-in embedding model's files; empty means the
-	// default cache directory.
+	// EmbeddingDim is the length of the embedding model's vectors; 0 is the
+	// model's own, which vaultask knows for the built-in models and the
+	// common ones.
+	EmbeddingDim int `yaml:"embedding_dim" validate:"min=0"`
+	// EmbeddingQueryPrefix and EmbeddingDocumentPrefix are put before a
+	// question and a passage before they are embedded; "auto" takes the
+	// model's own (KnownEmbeddingModel in llm: "query: " and "passage: "
+	// for E5 models), "" puts none.
+	EmbeddingQueryPrefix    string `yaml:"embedding_query_prefix" validate:"max=500"`
+	EmbeddingDocumentPrefix string `yaml:"embedding_document_prefix" validate:"max=500"`
+	// BuiltinDir holds the built-in embedding models, each in a folder of
+	// its own (scripts/fetch-model.sh DIR); empty means the default cache
+	// directory.
 	BuiltinDir string `yaml:"builtin_dir"`
 }
+
+// AutoPrefix is the value of models.embedding_query_prefix and
+// models.embedding_document_prefix that takes the prefix vaultask knows for
+// the configured embedding model (none for a model it does not know).
+const AutoPrefix = "auto"
 
 // Retrieval sizes each stage of the pipeline: vector and full-text search,
 // their fusion, graph expansion, reranking and the final context.
@@ -239,12 +254,12 @@ func Default() Config {
 			ReconcileInterval: time.Hour,
 		},
 		Models: Models{
-			Generation:   "openrouter/google/gemini-2.5-flash",
-			RerankKind:   "chat",
-			RerankBudget: 1500 * time.Millisecond,
-			RerankBatch:  10,
-			Embedding:    "builtin/use-lite",
-			EmbeddingDim: 512,
+			Generation:           "openrouter/google/gemini-2.5-flash",
+			RerankKind:           "chat",
+			RerankBudget:         1500 * time.Millisecond,
+			RerankBatch:          10,
+			Embedding:            "builtin/use-lite",
+			EmbeddingQueryPrefix: AutoPrefix, EmbeddingDocumentPrefix: AutoPrefix,
 		},
 		Retrieval: Retrieval{
 			GraphEnabled:       true,

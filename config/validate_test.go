@@ -158,9 +158,13 @@ func TestValidate(t *testing.T) {
 			want:   []string{"models.rerank_budget (2m0s) must be more than 0 and at most 1m0s"},
 		},
 		{
-			name:   "embedding_dim zero",
+			name:   "embedding_dim zero is the model's own",
 			change: func(c *Config) { c.Models.EmbeddingDim = 0 },
-			want:   []string{"models.embedding_dim (0) must be >= 1"},
+		},
+		{
+			name:   "embedding_dim negative",
+			change: func(c *Config) { c.Models.EmbeddingDim = -1 },
+			want:   []string{"models.embedding_dim (-1) must be >= 0"},
 		},
 		{
 			name:   "invalid include glob",

@@ -132,12 +132,13 @@ func takeTurns(queue []waitingNote, maxChunks, slice int) []waitingNote {
 // its note has one; then the note's vectors are made searchable together.
 func (s *Store) PutVectors(ctx context.Context, vs []Vector) (int, error) {
 	taken := 0
+	target := s.spaces().target()
 	err := s.writeVectors(ctx, "put vectors", func(tx *writeTx) error {
 		var notes []string
 		seen := map[string]bool{}
 		for _, v := range vs {
-			if len(v.Embedding) != s.space.Dim {
-				return fmt.Errorf("chunk %d has %d dimensions, the index holds %d", v.RowID, len(v.Embedding), s.space.Dim)
+			if len(v.Embedding) != target.space.Dim {
+				return fmt.Errorf("chunk %d has %d dimensions, the index embeds into %s", v.RowID, len(v.Embedding), target.space)
 			}
 			var docID, prelude, body string
 			var embedded int
@@ -162,7 +163,7 @@ func (s *Store) PutVectors(ctx context.Context, vs []Vector) (int, error) {
 			}
 		}
 		for _, docID := range notes {
-			if err := s.publishVectors(ctx, tx, docID); err != nil {
+			if err := s.publishVectors(ctx, tx, target, docID); err != nil {
 				return fmt.Errorf("%s: %w", docID, err)
 			}
 		}
@@ -174,10 +175,10 @@ func (s *Store) PutVectors(ctx context.Context, vs []Vector) (int, error) {
 	return taken, nil
 }
 
-// publishVectors moves a note's staged vectors into the vectors of the
-// space being filled (today the active one, the only one) once none of its
-// chunks waits for one any more.
-func (s *Store) publishVectors(ctx context.Context, tx *writeTx, docID string) error {
+// publishVectors moves a note's staged vectors into the vectors of target,
+// the space the index embeds into (see spaces.go), once none of its chunks
+// waits for one any more.
+func (s *Store) publishVectors(ctx context.Context, tx *writeTx, target spaceRef, docID string) error {
 	var waiting int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM chunks WHERE doc_id = ? AND embedded = 0 AND staged IS NULL`, docID).Scan(&waiting); err != nil {
 		return err
@@ -187,12 +188,12 @@ func (s *Store) publishVectors(ctx context.Context, tx *writeTx, docID string) e
 	}
 	tx.vectorsChanged = true
 	if tx.keepVectors {
-		if err := s.recordStaged(ctx, tx, docID); err != nil {
+		if err := s.recordStaged(ctx, tx, target, docID); err != nil {
 			return err
 		}
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO vectors(space, chunk, embedding)
-		SELECT ?, rowid, staged FROM chunks WHERE doc_id = ? AND staged IS NOT NULL ORDER BY rowid`, s.spaceID, docID); err != nil {
+		SELECT ?, rowid, staged FROM chunks WHERE doc_id = ? AND staged IS NOT NULL ORDER BY rowid`, target.id, docID); err != nil {
 		return err
 	}
 	_, err := tx.ExecContext(ctx, `UPDATE chunks SET embedded = 1, staged = NULL WHERE doc_id = ? AND staged IS NOT NULL`, docID)
@@ -200,14 +201,14 @@ func (s *Store) publishVectors(ctx context.Context, tx *writeTx, docID string) e
 }
 
 // recordStaged records the note's staged vectors for the vector sets.
-func (s *Store) recordStaged(ctx context.Context, tx *writeTx, docID string) error {
+func (s *Store) recordStaged(ctx context.Context, tx *writeTx, target spaceRef, docID string) error {
 	rows, err := tx.QueryContext(ctx, `SELECT rowid, staged, sensitivity = 'open' FROM chunks WHERE doc_id = ? AND staged IS NOT NULL`, docID)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		c := spaceChange{space: s.spaceID, Change: vectorset.Change{Doc: docID, Vec: make([]float32, s.space.Dim)}}
+		c := spaceChange{space: target.id, Change: vectorset.Change{Doc: docID, Vec: make([]float32, target.space.Dim)}}
 		var blob []byte
 		if err := rows.Scan(&c.ID, &blob, &c.Open); err != nil {
 			return err

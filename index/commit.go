@@ -21,6 +21,9 @@ type writeTx struct {
 	// replays them once the write commits.
 	keepVectors bool
 	vectors     []spaceChange
+	// spaces, when not nil, is which embedding spaces the index holds once
+	// the write commits: it changed them (PromoteFilled).
+	spaces *spaceState
 }
 
 // recordVector records a change to the stored vectors.
@@ -51,6 +54,11 @@ type afterCommit struct {
 // registers them (Store.commitHooks).
 func (s *Store) hooks() []afterCommit {
 	return []afterCommit{
+		{"embedding spaces", func(w *writeTx) {
+			if w.spaces != nil {
+				s.spaceState.Store(w.spaces)
+			}
+		}},
 		{"vector sets", s.vectorsCommitted},
 		{"topic members", func(w *writeTx) {
 			if !w.vectorsOnly {

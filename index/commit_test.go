@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -26,8 +27,50 @@ type cacheProbe struct {
 	held func(s *Store) int
 }
 
+// oldSpace is the space a probe makes active beside the configured one,
+// as an index built with another model holds it while it re-embeds.
+var oldSpace = vault.EmbeddingSpace{Model: "test/old", Dim: 4}
+
 // cacheProbes has a probe for each cache Store.hooks lists, by its name.
 var cacheProbes = map[string]cacheProbe{
+	"embedding spaces": {
+		// The index is one that re-embeds: its chunks all have their
+		// vector in the configured space, being filled, and none in the
+		// active old one.
+		setUp: func(t *testing.T, w *Store) {
+			mustApply(t, w, upserts(note("a.md", "alpha")))
+			embedAll(t, w, func(string) []float32 { return clustered(1) })
+			for _, q := range []string{`UPDATE spaces SET state = 'filling'`, `INSERT INTO spaces(model, dim, state) VALUES ('test/old', 4, 'active')`} {
+				if _, err := w.db().Exec(q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.loadSpaces(context.Background(), w.writer); err != nil {
+				t.Fatal(err)
+			}
+		},
+		// read names the space a search accepts a query of.
+		read: func(t *testing.T, s *Store) string {
+			var accepted []string
+			for _, space := range []vault.EmbeddingSpace{oldSpace, space512} {
+				vec := make([]float32, space.Dim)
+				vec[0] = 1
+				_, err := s.SearchVectorExact(context.Background(), vault.QueryVector{Space: space, Values: vec}, 3, vault.ScopeAll)
+				switch {
+				case err == nil:
+					accepted = append(accepted, space.Model)
+				case !errors.Is(err, vault.ErrOtherSpace):
+					t.Fatal(err)
+				}
+			}
+			return strings.Join(accepted, " ")
+		},
+		write: func(t *testing.T, w *Store) {
+			if ok, err := w.PromoteFilled(context.Background()); err != nil || !ok {
+				t.Fatalf("PromoteFilled: %v, %v", ok, err)
+			}
+		},
+	},
 	"vector sets": {
 		setUp: func(t *testing.T, w *Store) {
 			var ns []vault.NoteInput

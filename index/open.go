@@ -125,7 +125,9 @@ func (s *Store) openReadOnly(ctx context.Context, readers int) error {
 }
 
 // checkReadable refuses, for a reader, an index whose schema is behind this
-// program's or whose vectors are of another embedding space.
+// program's or which no writer has given an embedding space yet, and reads
+// the spaces it holds: a reader searches the active one, whatever space
+// it was configured with (a writer re-embeds into that).
 func (s *Store) checkReadable(ctx context.Context) error {
 	names, err := migrationNames()
 	if err != nil {
@@ -138,14 +140,12 @@ func (s *Store) checkReadable(ctx context.Context) error {
 	if err := s.reader.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&applied); err != nil || applied != len(names) {
 		return fmt.Errorf("open index %s read-only: its schema is not current (open it once for writing, e.g. with `vaultask index`, to migrate it)", s.path)
 	}
-	id, space, err := storedSpace(ctx, s.reader)
-	if err != nil {
+	if err := s.loadSpaces(ctx, s.reader); err != nil {
 		return err
 	}
-	if space != s.space {
-		return s.spaceMismatch(space)
+	if s.spaces().active.id == 0 {
+		return fmt.Errorf("open index %s read-only: %w", s.path, errNoSpace)
 	}
-	s.spaceID = id
 	return nil
 }
 

@@ -9,84 +9,199 @@ import (
 	"github.com/vaultask/vaultask/vault"
 )
 
-// errEmbeddingMismatch is returned by Open when the index was built with a
-// different embedding model or dimension than the one configured.
-var errEmbeddingMismatch = errors.New("embedding model mismatch")
+// An index holds the vectors of one embedding space, the active one, which
+// searches compare a question with. When the configured model (or its
+// prefixes, or dimension) changes, the configured space becomes the
+// filling one beside it: the embedder fills it in the background, chunk by
+// chunk, while searches go on in the active space, and once every chunk
+// has its vector there it takes the active one's place in one transaction
+// (PromoteFilled). chunks.embedded and chunks.staged always speak of the
+// target: the filling space while there is one, else the active one.
 
-// errOtherSpace is a query vector of another embedding space than the one
-// the index searches: its distances to the index's vectors would mean
-// nothing.
-var errOtherSpace = errors.New("query vector of another embedding space")
+// spaceRef is an embedding space and its id in the spaces table; the zero
+// value is none.
+type spaceRef struct {
+	id    int64
+	space vault.EmbeddingSpace
+}
 
-// storedSpace is the index's active embedding space (see the spaces table)
-// and its id; zero before its first writer.
-func storedSpace(ctx context.Context, q querier) (int64, vault.EmbeddingSpace, error) {
-	var id int64
-	var space vault.EmbeddingSpace
-	err := q.QueryRowContext(ctx, `SELECT id, model, dim FROM spaces WHERE state = 'active'`).Scan(&id, &space.Model, &space.Dim)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, vault.EmbeddingSpace{}, nil
+// spaceState is which spaces the index holds: the active one, searched,
+// and the one being filled, whose id is 0 while none is.
+type spaceState struct {
+	active, filling spaceRef
+}
+
+// target is the space new vectors go into.
+func (st spaceState) target() spaceRef {
+	if st.filling.id != 0 {
+		return st.filling
 	}
+	return st.active
+}
+
+// readSpaces reads the spaces the index holds.
+func readSpaces(ctx context.Context, q rowQuerier) (spaceState, error) {
+	var st spaceState
+	rows, err := q.QueryContext(ctx, `SELECT id, state, model, dim, query_prefix, document_prefix FROM spaces`)
 	if err != nil {
-		return 0, space, fmt.Errorf("read the embedding space: %w", err)
+		return st, fmt.Errorf("read the embedding spaces: %w", err)
 	}
-	return id, space, nil
+	defer rows.Close()
+	for rows.Next() {
+		var r spaceRef
+		var state string
+		if err := rows.Scan(&r.id, &state, &r.space.Model, &r.space.Dim, &r.space.QueryPrefix, &r.space.DocumentPrefix); err != nil {
+			return st, fmt.Errorf("read the embedding spaces: %w", err)
+		}
+		if state == "active" {
+			st.active = r
+		} else {
+			st.filling = r
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return st, fmt.Errorf("read the embedding spaces: %w", err)
+	}
+	return st, nil
 }
 
-func (s *Store) spaceMismatch(have vault.EmbeddingSpace) error {
-	return fmt.Errorf("%w: the index at %s holds vectors of %s (%d dimensions) but the configured embedding model is %s (%d dimensions); run `vaultask index --rebuild` to re-embed every chunk with the configured model",
-		errEmbeddingMismatch, s.path, have.Model, have.Dim, s.space.Model, s.space.Dim)
-}
+// spaces is the store's current spaceState.
+func (s *Store) spaces() spaceState { return *s.spaceState.Load() }
 
-// ensureSpace makes the configured space the index's active one: recorded
-// on first use, refused when it differs unless reset is true, in which case
-// the old space goes with every vector of it and every chunk goes back on
-// the embedding backlog. An unchanged space is kept even when reset is
-// true: its vectors are still valid.
-func (s *Store) ensureSpace(ctx context.Context, reset bool) error {
-	id, have, err := storedSpace(ctx, s.writer)
+// ActiveSpace is the embedding space searches compare a question with: a
+// query vector must be of it. While the index re-embeds into the
+// configured space, it is the space the index was built in.
+func (s *Store) ActiveSpace() vault.EmbeddingSpace { return s.spaces().active.space }
+
+// ensureSpace makes the configured space the target (see the comment at
+// the top of this file): recorded as the active space of a new index (or
+// of any with rebuild, which drops every vector), kept when it already is
+// the active or the filling space, else made the filling one, which
+// replaces a half-filled other. Going back to the active space drops the
+// half-filled one, and the chunks written since it began wait for their
+// vector in the active space again.
+func (s *Store) ensureSpace(ctx context.Context, rebuild bool) error {
+	st, err := readSpaces(ctx, s.writer)
 	if err != nil {
 		return err
 	}
-	if have.Model != "" && (have == s.space || !reset) {
-		if have != s.space {
-			return s.spaceMismatch(have)
-		}
-		s.spaceID = id
-		return nil
+	want := s.space
+	record := sqlStep{insertSpaceSQL, []any{want.Model, want.Dim, want.QueryPrefix, want.DocumentPrefix, "active"}}
+	var steps []sqlStep
+	switch {
+	case rebuild || st.active.id == 0:
+		steps = []sqlStep{{q: `DELETE FROM spaces`}, record, {q: `UPDATE chunks SET embedded = 0, staged = NULL`}}
+	case st.active.space == want && st.filling.id == 0:
+		return s.loadSpaces(ctx, s.writer)
+	case st.active.space == want:
+		steps = []sqlStep{{q: `DELETE FROM spaces WHERE state = 'filling'`},
+			{`UPDATE chunks SET staged = NULL, embedded = EXISTS (SELECT 1 FROM vectors v WHERE v.space = ? AND v.chunk = chunks.rowid)`, []any{st.active.id}}}
+		s.log.Info("back to the index's embedding space: the vectors of the one being filled are dropped",
+			keyModel, want.String(), keyDropped, st.filling.space.String())
+	case st.filling.space == want:
+		s.log.Info("re-embedding the index goes on where it stopped; searches use the old space until it is done",
+			keyModel, want.String(), keyActive, st.active.space.String())
+		return s.loadSpaces(ctx, s.writer)
+	default:
+		record.args[4] = "filling"
+		steps = []sqlStep{{q: `DELETE FROM spaces WHERE state = 'filling'`}, record, {q: `UPDATE chunks SET embedded = 0, staged = NULL`}}
+		s.log.Info("the embedding model changed: re-embedding every chunk in the background; searches use the old space until it is done",
+			keyModel, want.String(), keyActive, st.active.space.String())
 	}
 	err = inTx(ctx, s.writer, "record the embedding space", func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM spaces WHERE id = ?`, id); err != nil {
-			return err
-		}
-		r, err := tx.ExecContext(ctx, `INSERT INTO spaces(model, dim, state) VALUES (?, ?, 'active')`, s.space.Model, s.space.Dim)
-		if err != nil {
-			return err
-		}
-		if id, err = r.LastInsertId(); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE chunks SET embedded = 0, staged = NULL`); err != nil {
-			return err
+		for _, step := range steps {
+			if _, err := tx.ExecContext(ctx, step.q, step.args...); err != nil {
+				return err
+			}
 		}
 		return bumpVectorsVersion(ctx, tx)
 	})
 	if err != nil {
 		return err
 	}
-	s.spaceID = id
 	s.signalChanged()
+	return s.loadSpaces(ctx, s.writer)
+}
+
+// sqlStep is a statement and its arguments.
+type sqlStep struct {
+	q    string
+	args []any
+}
+
+// insertSpaceSQL records a space, in the state its last argument names.
+const insertSpaceSQL = `INSERT INTO spaces(model, dim, query_prefix, document_prefix, state) VALUES (?, ?, ?, ?, ?)`
+
+// loadSpaces reads the spaces the index holds into the store.
+func (s *Store) loadSpaces(ctx context.Context, q rowQuerier) error {
+	st, err := readSpaces(ctx, q)
+	if err != nil {
+		return err
+	}
+	s.spaceState.Store(&st)
 	return nil
 }
 
-// checkQuery refuses a query vector that is not of the space the index
-// searches, or not of its dimension; what names the search in errors.
-func (s *Store) checkQuery(what string, q vault.QueryVector) error {
-	if q.Space != s.space {
-		return fmt.Errorf("%s: %w: the query was embedded in %s, the index searches %s", what, errOtherSpace, q.Space, s.space)
+// PromoteFilled makes the space being filled the active one once every
+// chunk has its vector there, in one transaction that drops the old active
+// space and its vectors: searches switch at once, a question embedded in
+// the old space just before is answered by full text (vault.ErrOtherSpace).
+// It reports whether it switched; with no space being filled, or one still
+// short of vectors, it changes nothing. The background embedder calls it
+// whenever the backlog is empty.
+func (s *Store) PromoteFilled(ctx context.Context) (bool, error) {
+	if s.writer == nil || s.spaces().filling.id == 0 {
+		return false, nil
 	}
-	if len(q.Values) != s.space.Dim {
-		return fmt.Errorf("%s: query has %d dimensions, the index holds %d", what, len(q.Values), s.space.Dim)
+	var old, promoted spaceRef
+	err := s.writeVectors(ctx, "switch to the re-embedded space", func(tx *writeTx) error {
+		st, err := readSpaces(ctx, tx)
+		if err != nil || st.filling.id == 0 {
+			return err
+		}
+		var waiting bool
+		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM chunks WHERE embedded = 0)`).Scan(&waiting); err != nil || waiting {
+			return err
+		}
+		for _, q := range []string{`DELETE FROM spaces WHERE state = 'active'`, `UPDATE spaces SET state = 'active' WHERE state = 'filling'`} {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return err
+			}
+		}
+		old, promoted = st.active, st.filling
+		tx.vectorsChanged, tx.spaces = true, &spaceState{active: st.filling}
+		return nil
+	})
+	if err != nil || promoted.id == 0 {
+		return false, err
 	}
-	return nil
+	s.log.Info("re-embedding done: searches use the new embedding space", keyModel, promoted.space.String(), keyDropped, old.space.String())
+	// The new space's vectors are read into memory now, not by the first
+	// search after, which would search by brute force until they are.
+	_, err = s.currentSet(ctx, promoted)
+	return true, err
 }
+
+// checkQuery refuses a query vector that is not of the active space, or
+// not of its dimension; what names the search in errors. It returns the
+// active space, whose vectors the search reads. A read-only store reads
+// which space is active first: another process switches it.
+func (s *Store) checkQuery(ctx context.Context, what string, q vault.QueryVector) (spaceRef, error) {
+	if s.writer == nil {
+		if err := s.loadSpaces(ctx, s.prepared); err != nil {
+			return spaceRef{}, fmt.Errorf("%s: %w", what, err)
+		}
+	}
+	active := s.spaces().active
+	if q.Space != active.space {
+		return active, fmt.Errorf("%s: %w: the query was embedded in %s, the index searches %s", what, vault.ErrOtherSpace, q.Space, active.space)
+	}
+	if len(q.Values) != active.space.Dim {
+		return active, fmt.Errorf("%s: query has %d dimensions, the index holds %d", what, len(q.Values), active.space.Dim)
+	}
+	return active, nil
+}
+
+// errNoSpace is a read of an index that has no embedding space yet: one no
+// writer has opened since its creation.
+var errNoSpace = errors.New("the index records no embedding space yet (open it once for writing, e.g. with `vaultask index`)")

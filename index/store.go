@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	sqlite_vec "github.com/asg017/sqlite-vec-go-bindings/cgo"
 	"github.com/mattn/go-sqlite3"
@@ -31,7 +32,7 @@ type Options struct {
 	// Chunking sets chunk sizes; zero fields take markdown.DefaultChunkOptions.
 	Chunking markdown.ChunkOptions
 	Readers  int  // size of the reader pool; default 4
-	Rebuild  bool // accept a changed embedding space by dropping every vector
+	Rebuild  bool // drop every vector: the index is embedded anew in Space
 	// ReadOnly opens an existing index without a writer: no migration runs
 	// and every write method returns errReadOnly. An index classified with
 	// other sensitivity settings is reclassified first, through a writer
@@ -79,9 +80,10 @@ func (o Options) withDefaults() (Options, error) {
 // Store is the index: one SQLite file, one writer connection and a pool of
 // readers that see WAL snapshots while the writer commits.
 type Store struct {
-	path           string
+	path string
+	// space is the configured embedding space: the index's target, which
+	// it re-embeds into when it holds another (see spaces.go).
 	space          vault.EmbeddingSpace
-	spaceID        int64 // the id of space in the spaces table
 	classifier     Classifier
 	frontmatterKey string
 	chunking       markdown.ChunkOptions
@@ -106,6 +108,10 @@ type Store struct {
 	sets      vectorSets  // each embedding space's vectors in memory
 	// commitHooks are the caches' after-commit hooks, registered at Open.
 	commitHooks []afterCommit
+
+	// spaceState is which embedding spaces the index holds (see spaces.go),
+	// replaced whole when they change.
+	spaceState atomic.Pointer[spaceState]
 }
 
 // Changed delivers a signal after a write that put chunks on the embedding
@@ -120,9 +126,9 @@ func (s *Store) signalChanged() {
 }
 
 // Open opens (creating if needed) the index at opts.Path, applies pending
-// migrations and checks that the file's embedding space matches opts.Space.
-// A mismatch returns errEmbeddingMismatch naming both models; Rebuild resets
-// it. A writer takes the index's writer lock first: while another process
+// migrations and makes opts.Space the space it embeds into: an index of
+// another space is re-embedded in the background while its searches go on
+// in the old one (see spaces.go); Rebuild drops every vector instead. A writer takes the index's writer lock first: while another process
 // holds it, Open fails at once with errLocked naming that process. A reader
 // (ReadOnly) takes no lock and opens an index in a directory it may not write
 // to as an immutable snapshot.

@@ -26,15 +26,16 @@ func (s *Store) SearchVector(ctx context.Context, q vault.QueryVector, k int, sc
 	if k <= 0 {
 		return nil, nil
 	}
-	if err := s.checkQuery(what, q); err != nil {
+	space, err := s.checkQuery(ctx, what, q)
+	if err != nil {
 		return nil, err
 	}
-	vs, err := s.currentSet(ctx, s.spaceID)
+	vs, err := s.currentSet(ctx, space)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	if vs == nil {
-		return s.SearchVectorExact(ctx, q, k, scope)
+		return s.searchExact(ctx, space, q, k, scope)
 	}
 	ids := vs.set.Nearest(q.Values, setFactor*k, scope.OpenOnly())
 	if len(ids) == 0 {
@@ -42,7 +43,7 @@ func (s *Store) SearchVector(ctx context.Context, q vault.QueryVector, k int, sc
 	}
 	var hits []vault.Chunk
 	err = s.read(ctx, what, func(tx *sql.Tx) error {
-		top, err := s.rescore(ctx, tx, q.Values, ids, k, scope)
+		top, err := s.rescore(ctx, tx, space.id, q.Values, ids, k, scope)
 		if err != nil {
 			return err
 		}
@@ -64,8 +65,8 @@ type scored struct {
 // sensitivity read in tx's snapshot, so a candidate the set holds but the
 // snapshot no longer does (deleted, or made personal, by a commit the set
 // has seen and the snapshot has not) is never kept.
-func (s *Store) rescore(ctx context.Context, tx *sql.Tx, vec []float32, ids []int64, k int, scope vault.Scope) ([]scored, error) {
-	rows, err := s.prepared.in(tx).QueryContext(ctx, rescoreSQL, idList(ids), s.spaceID, scope.OpenOnly())
+func (s *Store) rescore(ctx context.Context, tx *sql.Tx, space int64, vec []float32, ids []int64, k int, scope vault.Scope) ([]scored, error) {
+	rows, err := s.prepared.in(tx).QueryContext(ctx, rescoreSQL, idList(ids), space, scope.OpenOnly())
 	if err != nil {
 		return nil, err
 	}
@@ -157,22 +158,27 @@ const nearestHitsSQL = hitsSQL + ` ORDER BY c.doc_id`
 // the vectors alone; the chunks it keeps are read with their scope
 // (readHits).
 func (s *Store) SearchVectorExact(ctx context.Context, q vault.QueryVector, k int, scope vault.Scope) ([]vault.Chunk, error) {
-	const what = "vector search"
 	if k <= 0 {
 		return nil, nil
 	}
-	if err := s.checkQuery(what, q); err != nil {
+	space, err := s.checkQuery(ctx, "vector search", q)
+	if err != nil {
 		return nil, err
 	}
+	return s.searchExact(ctx, space, q, k, scope)
+}
+
+// searchExact is SearchVectorExact in space, the query checked.
+func (s *Store) searchExact(ctx context.Context, space spaceRef, q vault.QueryVector, k int, scope vault.Scope) ([]vault.Chunk, error) {
 	var hits []vault.Chunk
-	err := s.read(ctx, what, func(tx *sql.Tx) error {
+	err := s.read(ctx, "vector search", func(tx *sql.Tx) error {
 		query := `SELECT chunk, embedding FROM vectors WHERE space = ?`
 		if scope.OpenOnly() {
 			query = `SELECT v.chunk, v.embedding FROM vectors v
 				CROSS JOIN chunks c INDEXED BY chunks_scope ON c.rowid = v.chunk
 				WHERE v.space = ? AND c.sensitivity = 'open'`
 		}
-		rows, err := tx.QueryContext(ctx, query, s.spaceID)
+		rows, err := tx.QueryContext(ctx, query, space.id)
 		if err != nil {
 			return err
 		}
@@ -225,13 +231,14 @@ func (s *Store) DistanceBounds(ctx context.Context, docIDs []string, q vault.Que
 	if len(docIDs) == 0 || q.Values == nil {
 		return nil, nil
 	}
-	if err := s.checkQuery("distance bounds", q); err != nil {
+	space, err := s.checkQuery(ctx, "distance bounds", q)
+	if err != nil {
 		return nil, err
 	}
 	if n := vectorset.Norm(q.Values); n == 0 || math.IsInf(n, 0) || math.IsNaN(n) {
 		return nil, nil
 	}
-	vs, err := s.currentSet(ctx, s.spaceID)
+	vs, err := s.currentSet(ctx, space)
 	if err != nil || vs == nil {
 		return nil, err
 	}
@@ -254,15 +261,17 @@ func (s *Store) NearestChunks(ctx context.Context, docIDs []string, q vault.Quer
 	if len(docIDs) == 0 {
 		return nil, nil, nil
 	}
+	var space spaceRef
 	if q.Values != nil {
-		if err := s.checkQuery(what, q); err != nil {
+		var err error
+		if space, err = s.checkQuery(ctx, what, q); err != nil {
 			return nil, nil, err
 		}
 	}
 	var chunks []vault.Chunk
 	dist := map[int64]float64{}
 	err := s.read(ctx, what, func(tx *sql.Tx) error {
-		chosen, err := s.nearestOfEach(ctx, tx, docIDs, q.Values, scope)
+		chosen, err := s.nearestOfEach(ctx, tx, docIDs, space.id, q.Values, scope)
 		if err != nil {
 			return err
 		}
@@ -304,10 +313,10 @@ func nearer(a, b candidate) bool {
 }
 
 // nearestOfEach returns each note's chunk nearest vec (nil: the first
-// chunk) among those scope may see, with its distance when it has a
-// vector, in tx's snapshot.
-func (s *Store) nearestOfEach(ctx context.Context, tx *sql.Tx, docIDs []string, vec []float32, scope vault.Scope) ([]candidate, error) {
-	query, args := nearestCandidatesSQL, []any{idList(docIDs), scope.OpenOnly(), s.spaceID}
+// chunk) among those scope may see, with its distance in space when it has
+// a vector, in tx's snapshot.
+func (s *Store) nearestOfEach(ctx context.Context, tx *sql.Tx, docIDs []string, space int64, vec []float32, scope vault.Scope) ([]candidate, error) {
+	query, args := nearestCandidatesSQL, []any{idList(docIDs), scope.OpenOnly(), space}
 	if vec == nil {
 		query, args = firstChunksSQL, args[:2]
 	}

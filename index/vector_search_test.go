@@ -80,7 +80,7 @@ func TestQueryOfAnotherSpaceRefused(t *testing.T) {
 			t.Errorf("NearestChunks, %s: no error", name)
 		}
 	}
-	if _, err := s.SearchVector(ctx, other, 5, vault.ScopeAll); !errors.Is(err, errOtherSpace) {
-		t.Fatalf("SearchVector of another model: %v, want errOtherSpace", err)
+	if _, err := s.SearchVector(ctx, other, 5, vault.ScopeAll); !errors.Is(err, vault.ErrOtherSpace) {
+		t.Fatalf("SearchVector of another model: %v, want vault.ErrOtherSpace", err)
 	}
 }

@@ -65,9 +65,27 @@ func (v *vectorSets) put(vs *vectorSet) {
 	v.loaded.Store(&next)
 }
 
+// keepOnly forgets the set of every space but space: a switch to a
+// re-embedded space drops the old one's (the new one's was never read:
+// nothing searches a space being filled).
+func (v *vectorSets) keepOnly(space int64) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	next := map[int64]*vectorSet{}
+	if m := v.loaded.Load(); m != nil {
+		if vs, ok := (*m)[space]; ok {
+			next[space] = vs
+		}
+	}
+	v.loaded.Store(&next)
+}
+
 // vectorsCommitted replays a committed write's vector changes on the set of
 // each space they are of, when it is in memory: the vector sets' hook.
 func (s *Store) vectorsCommitted(w *writeTx) {
+	if w.spaces != nil {
+		s.sets.keepOnly(w.spaces.active.id)
+	}
 	if len(w.vectors) == 0 {
 		return
 	}
@@ -91,8 +109,8 @@ func (s *Store) vectorsCommitted(w *writeTx) {
 // meanwhile): the first vector search starts that read, not Open. A
 // read-only store's set is current while the index's vectors are at its
 // version: it sees another process's writes but not their changes.
-func (s *Store) currentSet(ctx context.Context, space int64) (*vectorSet, error) {
-	vs := s.sets.get(space)
+func (s *Store) currentSet(ctx context.Context, space spaceRef) (*vectorSet, error) {
+	vs := s.sets.get(space.id)
 	if vs != nil && s.writer != nil {
 		return vs, nil
 	}
@@ -108,10 +126,10 @@ func (s *Store) currentSet(ctx context.Context, space int64) (*vectorSet, error)
 	}
 	s.sets.mu.Lock()
 	defer s.sets.mu.Unlock()
-	if cur := s.sets.get(space); cur != vs && (s.writer != nil || cur.version == version) {
+	if cur := s.sets.get(space.id); cur != vs && (s.writer != nil || cur.version == version) {
 		return cur, nil // a read ended meanwhile
 	}
-	if r := s.sets.reading[space]; r != nil {
+	if r := s.sets.reading[space.id]; r != nil {
 		select {
 		case <-r.Done():
 		default:
@@ -122,7 +140,7 @@ func (s *Store) currentSet(ctx context.Context, space int64) (*vectorSet, error)
 	if s.sets.reading == nil {
 		s.sets.reading = map[int64]*routine.Routine{}
 	}
-	s.sets.reading[space] = r
+	s.sets.reading[space.id] = r
 	return nil, r.Start(context.WithoutCancel(ctx), func(ctx context.Context) error { return s.loadSet(ctx, space) })
 }
 
@@ -130,7 +148,7 @@ func (s *Store) currentSet(ctx context.Context, space int64) (*vectorSet, error)
 // writes wait meanwhile (a second or two at 100k vectors): a change
 // committed during the read would be in neither the snapshot nor the set.
 // A failed read is logged; the next search starts another.
-func (s *Store) loadSet(ctx context.Context, space int64) error {
+func (s *Store) loadSet(ctx context.Context, space spaceRef) error {
 	if s.writer != nil {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -154,19 +172,20 @@ func (s *Store) loadSet(ctx context.Context, space int64) error {
 // and the benchmarks call it, so that every search they score or time goes
 // through the set.
 func (s *Store) WarmVectorSearch(ctx context.Context) error {
-	vs, err := s.currentSet(ctx, s.spaceID)
+	active := s.spaces().active
+	vs, err := s.currentSet(ctx, active)
 	if err != nil || vs != nil {
 		return err
 	}
 	s.sets.mu.Lock()
-	r := s.sets.reading[s.spaceID]
+	r := s.sets.reading[active.id]
 	s.sets.mu.Unlock()
 	select {
 	case <-r.Done():
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if s.sets.get(s.spaceID) == nil {
+	if s.sets.get(active.id) == nil {
 		return errors.New("read the vector set: failed (the log says why)")
 	}
 	return nil
@@ -190,8 +209,8 @@ func (s *Store) closeSets() error {
 // readSet reads every vector of space into a new set, and the version they
 // are at, from one snapshot: the vectors in chunk order, each chunk's note
 // and scope from chunks_doc alone (the chunks' rows hold their text first).
-func (s *Store) readSet(ctx context.Context, space int64) (*vectorSet, error) {
-	vs := &vectorSet{space: space, set: vectorset.New(s.space.Dim)}
+func (s *Store) readSet(ctx context.Context, space spaceRef) (*vectorSet, error) {
+	vs := &vectorSet{space: space.id, set: vectorset.New(space.space.Dim)}
 	err := s.read(ctx, "read vectors", func(tx *sql.Tx) error {
 		var err error
 		if vs.version, _, err = getMeta(ctx, tx, vectorsVersionMeta); err != nil {
@@ -201,12 +220,12 @@ func (s *Store) readSet(ctx context.Context, space int64) (*vectorSet, error) {
 		if err != nil {
 			return err
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT chunk, embedding FROM vectors WHERE space = ? ORDER BY chunk`, space)
+		rows, err := tx.QueryContext(ctx, `SELECT chunk, embedding FROM vectors WHERE space = ? ORDER BY chunk`, space.id)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
-		vec := make([]float32, s.space.Dim)
+		vec := make([]float32, space.space.Dim)
 		for rows.Next() {
 			var id int64
 			var blob sql.RawBytes

@@ -127,7 +127,7 @@ func mustShortlist(t *testing.T, s *Store) {
 // loadedSet is s's vector set of its active space, which must be read.
 func loadedSet(t *testing.T, s *Store) *vectorSet {
 	t.Helper()
-	vs := s.sets.get(s.spaceID)
+	vs := s.sets.get(s.spaces().active.id)
 	if vs == nil {
 		t.Fatal("no vector set: the test proves nothing")
 	}
@@ -138,7 +138,7 @@ func loadedSet(t *testing.T, s *Store) *vectorSet {
 func awaitShortlist(t *testing.T, s *Store) {
 	t.Helper()
 	s.sets.mu.Lock()
-	r := s.sets.reading[s.spaceID]
+	r := s.sets.reading[s.spaces().active.id]
 	s.sets.mu.Unlock()
 	if r == nil {
 		t.Fatal("no read of the vector set was started")
@@ -150,7 +150,7 @@ func awaitShortlist(t *testing.T, s *Store) {
 // vectors table does, as a set read afresh would.
 func mustMatchIndex(t *testing.T, s *Store) {
 	t.Helper()
-	fresh, err := s.readSet(context.Background(), s.spaceID)
+	fresh, err := s.readSet(context.Background(), s.spaces().active)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestShortlistFollowsWrites(t *testing.T) {
 	// drop moves a slot across blocks.
 	s := clusteredStore(t, path, 1224)
 	q := clustered(777777)
-	if s.sets.get(s.spaceID) != nil {
+	if s.sets.get(s.spaces().active.id) != nil {
 		t.Fatal("a vector set before the first search")
 	}
 	if _, err := s.SearchVector(ctx, s.queryOf(q), 10, vault.ScopeAll); err != nil {

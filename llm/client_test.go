@@ -334,7 +334,7 @@ func TestEmbedderChecksDimension(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.Embed(context.Background(), []string{"x"})
+	_, err = e.EmbedDocuments(context.Background(), []string{"x"})
 	if err == nil || !strings.Contains(err.Error(), "1024") {
 		t.Fatalf("3-d vectors with embedding_dim 1024: %v", err)
 	}

@@ -2,74 +2,227 @@ package llm
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 
+	"github.com/vaultask/vaultask/llm/e5"
 	"github.com/vaultask/vaultask/llm/uselite"
 )
 
-// Embedder turns texts into vectors, one per text, in order.
+// Embedder embeds questions and the passages they should find into one
+// vector space. A retrieval model may want the two embedded differently
+// (its query and document prefixes), so they are asked for apart.
 type Embedder interface {
-	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	EmbedQueries(ctx context.Context, texts []string) ([][]float32, error)
+	EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error)
 }
+
+var _ Embedder = (*Embedding)(nil)
 
 // EmbedderOptions configure NewEmbedder.
 type EmbedderOptions struct {
 	Options
-	// Dim is the configured dimension; a model returning another is an error.
+	// Dim is the configured dimension: a model returning another is an
+	// error. 0 is the model's own, which vaultask must know (the built-in
+	// models and those KnownEmbeddingModel lists).
 	Dim int
-	// BuiltinDir holds the built-in model's files; "" is uselite.DefaultDir().
+	// Prefixes replace those the model is known by (KnownEmbeddingModel);
+	// nil keeps them, and a model vaultask does not know gets none.
+	Prefixes *Prefixes
+	// BuiltinDir holds the built-in models' files, each in the folder
+	// fetch-model.sh names for it (or, for one model, its files directly);
+	// "" is DefaultBuiltinDir().
 	BuiltinDir string
+	// Workers is how many goroutines a built-in model computes one call
+	// on; 0 is GOMAXPROCS.
+	Workers int
 }
 
-// NewEmbedder returns the embedder for model: the built-in USE-lite for
-// "builtin/use-lite", else an OpenAI-compatible client (Ollama, or the
-// operator's own server at BaseURL). Hosted APIs are refused, since every
-// note, personal ones included, is embedded.
-func NewEmbedder(model string, opts EmbedderOptions) (Embedder, error) {
+// rawEmbedder embeds texts as they are given.
+type rawEmbedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// Embedding is a configured embedding model: the texts it is given are
+// prefixed as the model wants before it embeds them, and every vector is
+// checked to be of the space's dimension.
+type Embedding struct {
+	spec EmbeddingSpec
+	raw  rawEmbedder
+	// typed, when not nil, is a server that prefixes texts itself from the
+	// input_type each request names (EmbeddingSpec.InputType).
+	typed *Client
+}
+
+// EmbeddingSpec is what names an embedding model's vector space: the model,
+// the length of its vectors and how questions and passages are told apart
+// for it. Vectors of two specs are never comparable.
+type EmbeddingSpec struct {
+	Model    string
+	Dim      int
+	Prefixes Prefixes
+	// InputType is set when the server prefixes texts itself from the
+	// request's input_type (EmbeddingModel.InputType); Prefixes then say
+	// so, as "input_type=query" and "input_type=passage", and are never
+	// put before a text.
+	InputType bool
+}
+
+// Input-type markers: the prefixes of a spec whose server prefixes texts
+// itself.
+const (
+	inputTypeQuery   = "input_type=query"
+	inputTypePassage = "input_type=passage"
+)
+
+// ResolveEmbedding is the spec of model as configured, without loading or
+// reaching it: dim 0 takes the model's own, prefixes nil the model's own
+// (KnownEmbeddingModel). A model whose dimension vaultask does not know
+// needs dim, and the error says so.
+func ResolveEmbedding(model string, dim int, prefixes *Prefixes) (EmbeddingSpec, error) {
+	id, err := ParseModelID(model)
+	if err != nil {
+		return EmbeddingSpec{}, err
+	}
+	known, isKnown := KnownEmbeddingModel(model)
+	spec := EmbeddingSpec{Model: model, Dim: dim, Prefixes: known.Prefixes}
+	switch {
+	case prefixes != nil:
+		spec.Prefixes = *prefixes
+	case known.InputType:
+		spec.InputType, spec.Prefixes = true, Prefixes{inputTypeQuery, inputTypePassage}
+	}
+	switch {
+	case id.Provider == "builtin" && !isKnown:
+		return EmbeddingSpec{}, fmt.Errorf("%w %q: the built-in embedding models are %s and %s", ErrBadModelID, model, e5.ModelID, uselite.ModelID)
+	case id.Provider == "builtin" && dim > 0 && dim != known.Dim:
+		return EmbeddingSpec{}, fmt.Errorf("embedding model %s has %d dimensions, and %d are configured (models.embedding_dim: 0 takes the model's own)", model, known.Dim, dim)
+	case dim > 0:
+	case known.Dim > 0:
+		spec.Dim = known.Dim
+	case isKnown:
+		return EmbeddingSpec{}, fmt.Errorf("embedding model %s comes in several sizes: set models.embedding_dim to the length of its vectors", model)
+	default:
+		return EmbeddingSpec{}, fmt.Errorf("embedding model %s is not one vaultask knows: set models.embedding_dim to the length of its vectors (and models.embedding_query_prefix and models.embedding_document_prefix if it wants them)", model)
+	}
+	return spec, nil
+}
+
+// NewEmbedder returns the embedder for model: a built-in one for
+// builtin/multilingual-e5-small and builtin/use-lite, else an
+// OpenAI-compatible client (Ollama, or the operator's own server at
+// BaseURL). Hosted APIs are refused, since every note, personal ones
+// included, is embedded.
+func NewEmbedder(model string, opts EmbedderOptions) (*Embedding, error) {
 	if err := CheckLocalEmbedding(model, opts.BaseURL); err != nil {
 		return nil, err
 	}
-	id, _ := ParseModelID(model)
-	var e Embedder
-	if id.Provider == "builtin" {
-		if model != uselite.ModelID {
-			return nil, fmt.Errorf("%w %q: the built-in embedder is %s", ErrBadModelID, model, uselite.ModelID)
-		}
-		dir := opts.BuiltinDir
-		if dir == "" {
-			dir = uselite.DefaultDir()
-		}
-		m, err := uselite.Load(dir)
-		if err != nil {
-			return nil, err
-		}
-		e = m
-	} else {
-		c, err := NewClient(model, opts.Options)
-		if err != nil {
-			return nil, err
-		}
-		e = c
-	}
-	return dimChecked{e: e, model: model, dim: opts.Dim}, nil
-}
-
-// dimChecked refuses vectors of the wrong dimension before they can reach
-// the index, where they would mix two vector spaces.
-type dimChecked struct {
-	e     Embedder
-	model string
-	dim   int
-}
-
-func (d dimChecked) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	vs, err := d.e.Embed(ctx, texts)
+	spec, err := ResolveEmbedding(model, opts.Dim, opts.Prefixes)
 	if err != nil {
 		return nil, err
 	}
+	e := &Embedding{spec: spec}
+	if id, _ := ParseModelID(model); id.Provider == "builtin" {
+		raw, dim, err := loadBuiltin(model, opts)
+		if err != nil {
+			return nil, err
+		}
+		if dim != spec.Dim {
+			return nil, fmt.Errorf("embedding model %s loaded with %d dimensions, not its %d", model, dim, spec.Dim)
+		}
+		e.raw = raw
+		return e, nil
+	}
+	c, err := NewClient(model, opts.Options)
+	if err != nil {
+		return nil, err
+	}
+	e.raw = c
+	if spec.InputType {
+		e.typed = c
+	}
+	return e, nil
+}
+
+// loadBuiltin loads the built-in model, from its folder in opts.BuiltinDir.
+func loadBuiltin(model string, opts EmbedderOptions) (rawEmbedder, int, error) {
+	dir := opts.BuiltinDir
+	if dir == "" {
+		dir = DefaultBuiltinDir()
+	}
+	switch model {
+	case e5.ModelID:
+		m, err := e5.Load(modelDir(dir, e5.DirName, e5.FileName), e5.Options{Workers: opts.Workers})
+		if err != nil {
+			return nil, 0, err
+		}
+		return m, m.Dim(), nil
+	case uselite.ModelID:
+		m, err := uselite.Load(modelDir(dir, uselite.DirName, "model.json"))
+		if err != nil {
+			return nil, 0, err
+		}
+		return m, uselite.Dim, nil
+	}
+	return nil, 0, fmt.Errorf("%w %q: the built-in embedding models are %s and %s", ErrBadModelID, model, e5.ModelID, uselite.ModelID)
+}
+
+// DefaultBuiltinDir is where scripts/fetch-model.sh puts the built-in
+// models when it is given no directory: ${XDG_CACHE_HOME:-~/.cache}/vaultask.
+func DefaultBuiltinDir() string {
+	return filepath.Dir(e5.DefaultDir())
+}
+
+// modelDir is the folder named name in dir, where fetch-model.sh puts a
+// model; dir itself when it holds the model's file instead (a directory
+// that one model's files were fetched into, as before two models were
+// built in).
+func modelDir(dir, name, file string) string {
+	if _, err := os.Stat(filepath.Join(dir, file)); !errors.Is(err, fs.ErrNotExist) {
+		return dir
+	}
+	return filepath.Join(dir, name)
+}
+
+// Spec names the embedding model's vector space.
+func (e *Embedding) Spec() EmbeddingSpec { return e.spec }
+
+// EmbedQueries embeds questions.
+func (e *Embedding) EmbedQueries(ctx context.Context, texts []string) ([][]float32, error) {
+	return e.embed(ctx, texts, e.spec.Prefixes.Query, "query")
+}
+
+// EmbedDocuments embeds passages to be found.
+func (e *Embedding) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
+	return e.embed(ctx, texts, e.spec.Prefixes.Document, "passage")
+}
+
+func (e *Embedding) embed(ctx context.Context, texts []string, prefix, inputType string) ([][]float32, error) {
+	var vs [][]float32
+	var err error
+	switch {
+	case e.typed != nil:
+		vs, err = e.typed.embed(ctx, texts, inputType)
+	case prefix != "":
+		prefixed := make([]string, len(texts))
+		for i, t := range texts {
+			prefixed[i] = prefix + t
+		}
+		vs, err = e.raw.Embed(ctx, prefixed)
+	default:
+		vs, err = e.raw.Embed(ctx, texts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	// Vectors of the wrong dimension must never reach the index, where
+	// they would mix two vector spaces.
 	for _, v := range vs {
-		if d.dim > 0 && len(v) != d.dim {
-			return nil, fmt.Errorf("embedding model %s returned %d dimensions, and %d are configured", d.model, len(v), d.dim)
+		if len(v) != e.spec.Dim {
+			return nil, fmt.Errorf("embedding model %s returned %d dimensions, and %d are configured", e.spec.Model, len(v), e.spec.Dim)
 		}
 	}
 	return vs, nil

@@ -503,7 +503,7 @@ func TestCancelledWhileEmbeddingIsNoEmbedderFailure(t *testing.T) {
 // context to end.
 type blockingEmbedder struct{ started chan struct{} }
 
-func (e *blockingEmbedder) EmbedQuery(ctx context.Context, _ string) (vault.QueryVector, error) {
+func (e *blockingEmbedder) EmbedQuery(ctx context.Context, _ vault.EmbeddingSpace, _ string) (vault.QueryVector, error) {
 	close(e.started)
 	<-ctx.Done()
 	return vault.QueryVector{}, ctx.Err()

@@ -2,6 +2,7 @@ package rag
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/vaultask/vaultask/vault"
@@ -155,12 +156,21 @@ func (p *Pipeline) vectorArm(ctx context.Context, r *Retrieval, s Settings) (vau
 		// The request is gone: the embedding failed for that, not for
 		// the embedder.
 		return vault.QueryVector{}, nil, ctx.Err()
+	case errors.Is(err, ErrNoSpaceEmbedder):
+		tr.stage("vector", nil, fmt.Sprintf("%v (the index re-embeds with the configured model): full-text search only", err))
+		return vault.QueryVector{}, nil, nil
 	case err != nil:
 		p.log.Warn("query embedding failed: full-text search only", keyErr, err)
 		tr.stage("vector", nil, fmt.Sprintf("embedder unavailable (%v): full-text search only", err))
 		return vault.QueryVector{}, nil, nil
 	}
 	vecHits, err := p.opts.Searcher.SearchVector(ctx, vec, s.VectorTopK, r.Scope)
+	if errors.Is(err, vault.ErrOtherSpace) {
+		// The index switched to a re-embedded space between the
+		// question's embedding and its search: full text answers it.
+		tr.stage("vector", nil, "the index switched to its re-embedded space during this question: full-text search only")
+		return vault.QueryVector{}, nil, nil
+	}
 	if err != nil {
 		return vault.QueryVector{}, nil, err
 	}
@@ -178,7 +188,7 @@ func (p *Pipeline) embedQuery(ctx context.Context, query string) (vault.QueryVec
 	if p.opts.Embedder == nil {
 		return vault.QueryVector{}, nil
 	}
-	return p.opts.Embedder.EmbedQuery(ctx, query)
+	return p.opts.Embedder.EmbedQuery(ctx, p.opts.Searcher.ActiveSpace(), query)
 }
 
 func (p *Pipeline) contentHashes(ctx context.Context, hits []Hit, scope vault.Scope) (map[string]string, error) {

@@ -57,7 +57,7 @@ var testSpace = vault.EmbeddingSpace{Model: "test/bag-of-words", Dim: testDim}
 // unreachable embedding host.
 type bagEmbedder struct{ down atomic.Bool }
 
-func (e *bagEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+func (e *bagEmbedder) EmbedDocuments(_ context.Context, texts []string) ([][]float32, error) {
 	if e.down.Load() {
 		return nil, errors.New("dial tcp 127.0.0.1:11434: connection refused")
 	}
@@ -68,9 +68,14 @@ func (e *bagEmbedder) Embed(_ context.Context, texts []string) ([][]float32, err
 	return out, nil
 }
 
+// EmbedQueries embeds questions as it embeds passages.
+func (e *bagEmbedder) EmbedQueries(ctx context.Context, texts []string) ([][]float32, error) {
+	return e.EmbedDocuments(ctx, texts)
+}
+
 // EmbedQuery embeds a question in testSpace.
-func (e *bagEmbedder) EmbedQuery(ctx context.Context, text string) (vault.QueryVector, error) {
-	return SpaceEmbedder{Texts: e, Space: testSpace}.EmbedQuery(ctx, text)
+func (e *bagEmbedder) EmbedQuery(ctx context.Context, space vault.EmbeddingSpace, text string) (vault.QueryVector, error) {
+	return SpaceEmbedder{Texts: e, Space: testSpace}.EmbedQuery(ctx, space, text)
 }
 
 func bagVector(text string) []float32 {

@@ -34,12 +34,17 @@ type Searcher interface {
 	// what Expand takes of the notes it reaches.
 	NearestChunks(ctx context.Context, docIDs []string, q vault.QueryVector, scope vault.Scope) ([]vault.Chunk, map[int64]float64, error)
 	ResolveLinks(ctx context.Context, links []string, scope vault.Scope) (map[string]vault.Doc, error)
+	// ActiveSpace is the embedding space the index searches: a query
+	// vector must be of it. It changes when an index re-embedded with a
+	// new model switches to it.
+	ActiveSpace() vault.EmbeddingSpace
 }
 
-// Embedder embeds a question in one of the index's embedding spaces and
-// tags the vector with it (SpaceEmbedder is the one of a single space).
+// Embedder embeds a question in an embedding space, the one the index
+// searches, and tags the vector with it (Embedders holds a model of each
+// space there is one of); ErrNoSpaceEmbedder when it has no model of it.
 type Embedder interface {
-	EmbedQuery(ctx context.Context, text string) (vault.QueryVector, error)
+	EmbedQuery(ctx context.Context, space vault.EmbeddingSpace, text string) (vault.QueryVector, error)
 }
 
 // Options wire a Pipeline. Searcher is required; every other dependency is
@@ -309,10 +314,18 @@ func (p *Pipeline) expand(ctx context.Context, direct []Hit, vec vault.QueryVect
 	g := Graph{MaxPerRelation: s.GraphMaxSiblings, Discount: s.GraphDiscount, MapMinLinks: s.GraphMapMinLinks}
 	ids := reachedNotes(direct, nb)
 	bounds, err := p.opts.Searcher.DistanceBounds(ctx, ids, vec, scope)
+	if errors.Is(err, vault.ErrOtherSpace) {
+		// The index switched to a re-embedded space since the question
+		// was embedded: the neighbours are read without the vector.
+		vec, bounds, err = vault.QueryVector{}, nil, nil
+	}
 	if err != nil {
 		return nil, nil, err
 	}
 	chunks, dist, err := p.opts.Searcher.NearestChunks(ctx, expansionReads(ids, direct, nb, bounds, g), vec, scope)
+	if errors.Is(err, vault.ErrOtherSpace) {
+		chunks, dist, err = p.opts.Searcher.NearestChunks(ctx, expansionReads(ids, direct, nb, nil, g), vault.QueryVector{}, scope)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

@@ -28,7 +28,9 @@ root=$work/root
 mkdir -p "$root/usr/local/bin" "$root/opt/vaultask" "$root/etc/vaultask" "$root/data" "$root/empty"
 bash scripts/build-release.sh "$root/usr/local/bin/vaultask" container-check
 bash scripts/fetch-model.sh >/dev/null
-cp -r "${VAULTASK_MODELS__BUILTIN_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/vaultask/use-lite-0.2.0}" "$root/opt/vaultask/use-lite"
+models=${VAULTASK_MODELS__BUILTIN_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/vaultask}
+mkdir -p "$root/opt/vaultask/models"
+cp -r "$models/use-lite-0.2.0" "$models/multilingual-e5-small-0.3.0" "$root/opt/vaultask/models/"
 cp config.yaml "$root/etc/vaultask/config.yaml"
 cp -r demo/vault "$root/vault" # the vault, read-only (the image reads CouchDB; a folder is enough here)
 
@@ -46,7 +48,7 @@ sleep 1 # file times have a resolution; what changes after this is new
 # The image's environment, and nothing else.
 env=(
 	VAULTASK_CONFIG="$root/etc/vaultask/config.yaml"
-	VAULTASK_MODELS__BUILTIN_DIR="$root/opt/vaultask/use-lite"
+	VAULTASK_MODELS__BUILTIN_DIR="$root/opt/vaultask/models"
 	VAULTASK_INDEX__PATH="$root/data/vaultask.db"
 	VAULTASK_OVERRIDES_FILE="$root/data/overrides.json"
 	VAULTASK_VAULT__SOURCE=folder

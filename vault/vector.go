@@ -1,23 +1,44 @@
 package vault
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+	"strconv"
+)
 
-// EmbeddingSpace names a vector space: the model that embeds into it and
-// the vectors' dimension. Vectors of two spaces are never comparable, so
-// the index records the space of every vector it holds, and a query vector
-// says which space it was embedded in.
+// EmbeddingSpace names a vector space: the model that embeds into it, the
+// prefixes it puts before a question and before a passage, and the
+// vectors' dimension. Vectors of two spaces are never comparable (a model
+// given other prefixes places texts elsewhere), so the index records the
+// space of every vector it holds, and a query vector says which space it
+// was embedded in.
 type EmbeddingSpace struct {
-	Model string
-	Dim   int
+	Model          string
+	Dim            int
+	QueryPrefix    string
+	DocumentPrefix string
 }
 
-func (e EmbeddingSpace) String() string { return fmt.Sprintf("%s (%d dimensions)", e.Model, e.Dim) }
+func (e EmbeddingSpace) String() string {
+	s := fmt.Sprintf("%s (%d dimensions", e.Model, e.Dim)
+	if e.QueryPrefix != "" || e.DocumentPrefix != "" {
+		s += ", prefixes " + strconv.Quote(e.QueryPrefix) + " and " + strconv.Quote(e.DocumentPrefix)
+	}
+	return s + ")"
+}
 
 // QueryVector is a question embedded for vector search, tagged with the
 // space it was embedded in: the index compares it with that space's
-// vectors only, and refuses a space it does not hold. Values nil is no
-// vector at all (the embedder was unavailable).
+// vectors only, and refuses a space it does not search (ErrOtherSpace).
+// Values nil is no vector at all (no embedder of the space searched).
 type QueryVector struct {
 	Space  EmbeddingSpace
 	Values []float32
 }
+
+// ErrOtherSpace is a query vector of another embedding space than the one
+// the index searches: its distances to the index's vectors would mean
+// nothing. It happens for one question when the index switches to a space
+// it has finished re-embedding between the question's embedding and its
+// search; the question is then answered by full text.
+var ErrOtherSpace = errors.New("query vector of another embedding space")

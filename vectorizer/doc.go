@@ -2,9 +2,11 @@
 // takes chunks waiting for a vector from the store's backlog, embeds them
 // with the Embedder it declares (llm's embedders satisfy it) and hands the
 // vectors back, so full-text search never waits for an embedding model.
-// It only calls the store's exported methods (Backlog, PutVectors, Changed),
-// as miniflux's worker beside its storage does; what it embeds next, and
-// when a note's vectors become searchable, is the store's to decide.
+// It only calls the store's exported methods (Backlog, PutVectors, Changed,
+// and PromoteFilled, which switches an index re-embedding into a new space
+// once its backlog is empty), as miniflux's worker beside its storage does;
+// what it embeds next, and when a note's vectors become searchable, is the
+// store's to decide.
 //
 // It may import index, internal/retry and internal/routine.
 package vectorizer

@@ -13,9 +13,10 @@ import (
 )
 
 // Embedder is what the vectorizer needs from an embedding model: one vector
-// per text, in order. llm's embedders satisfy it.
+// per passage, in order, embedded as passages to be found (a model's
+// document prefix). llm's embedders satisfy it.
 type Embedder interface {
-	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error)
 }
 
 // Options configure a Vectorizer; zero fields take the defaults.
@@ -105,13 +106,19 @@ func (v *Vectorizer) Drain(ctx context.Context) (int, error) {
 	return n, err
 }
 
-// drain is Drain that also counts the open chunks embedded.
+// drain is Drain that also counts the open chunks embedded. Once the
+// backlog is empty, an index re-embedding into a new space switches to it
+// (index.Store.PromoteFilled).
 func (v *Vectorizer) drain(ctx context.Context) (total, open int, err error) {
 	for {
 		n, o, empty, err := v.step(ctx)
 		total += n
 		open += o
-		if err != nil || empty {
+		if err != nil {
+			return total, open, err
+		}
+		if empty {
+			_, err := v.store.PromoteFilled(ctx)
 			return total, open, err
 		}
 	}
@@ -129,7 +136,7 @@ func (v *Vectorizer) step(ctx context.Context) (written, open int, empty bool, e
 	for i, p := range pending {
 		texts[i] = p.Text
 	}
-	vecs, err := v.emb.Embed(ctx, texts)
+	vecs, err := v.emb.EmbedDocuments(ctx, texts)
 	if err == nil && len(vecs) != len(texts) {
 		err = fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(texts))
 	}

@@ -26,7 +26,7 @@ type hostEmbedder struct {
 	sizes []int
 }
 
-func (h *hostEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+func (h *hostEmbedder) EmbedDocuments(_ context.Context, texts []string) ([][]float32, error) {
 	h.mu.Lock()
 	h.sizes = append(h.sizes, len(texts))
 	h.mu.Unlock()
@@ -121,7 +121,7 @@ func TestDrainRefusesShortAnswers(t *testing.T) {
 
 type embedFunc func(ctx context.Context, texts []string) ([][]float32, error)
 
-func (f embedFunc) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+func (f embedFunc) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
 	return f(ctx, texts)
 }
 

@@ -58,7 +58,11 @@ func runAsk(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	log := newLogger(m.Stderr, cfg.Log)
-	store, err := openExisting(ctx, storeOptions(cfg, log))
+	opts, err := storeOptions(cfg, log)
+	if err != nil {
+		return err
+	}
+	store, err := openExisting(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -155,10 +159,10 @@ func parseQuestion(fs *flag.FlagSet, args []string) (string, error) {
 // only for requests that allow the web.
 func (m *Main) newPipeline(cfg config.Config, store *index.Store, log *slog.Logger, generate bool) (*rag.Pipeline, error) {
 	opts := rag.Options{Searcher: store, Settings: ragconfig.Settings(cfg), Limits: ragconfig.Limits(cfg), Logger: log}
-	if emb, err := m.embedder(cfg); err != nil {
+	if embs, err := m.queryEmbedders(cfg, store); len(embs) == 0 {
 		fmt.Fprintf(m.Stderr, "note: no embedder (%v): full-text search only\n", err)
 	} else {
-		opts.Embedder = rag.SpaceEmbedder{Texts: emb, Space: embeddingSpace(cfg)}
+		opts.Embedder = embs
 	}
 	if generate {
 		if gen, err := llm.NewClient(cfg.Models.Generation, llm.Options{BaseURL: cfg.Models.GenerationBaseURL, Getenv: m.getenv}); err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -9,21 +10,62 @@ import (
 	"github.com/vaultask/vaultask/config"
 	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/llm"
+	"github.com/vaultask/vaultask/rag"
+	"github.com/vaultask/vaultask/vault"
 	"github.com/vaultask/vaultask/vectorizer"
 )
 
 var _ vectorizer.Embedder = llm.Embedder(nil)
 
+// embeddingSpace is the space of the configured embedding model: the one the
+// index embeds into (and re-embeds into when it holds another). A model
+// whose dimension vaultask does not know, without models.embedding_dim, is
+// an error naming the setting.
+func embeddingSpace(cfg config.Config) (vault.EmbeddingSpace, error) {
+	spec, err := llm.ResolveEmbedding(cfg.Models.Embedding, cfg.Models.EmbeddingDim, configuredPrefixes(cfg.Models))
+	if err != nil {
+		return vault.EmbeddingSpace{}, err
+	}
+	return spaceOf(spec), nil
+}
+
+func spaceOf(spec llm.EmbeddingSpec) vault.EmbeddingSpace {
+	return vault.EmbeddingSpace{Model: spec.Model, Dim: spec.Dim, QueryPrefix: spec.Prefixes.Query, DocumentPrefix: spec.Prefixes.Document}
+}
+
+// configuredPrefixes are the prefixes models.embedding_query_prefix and
+// models.embedding_document_prefix set: nil when both are "auto" (the
+// model's own), else those set with the model's own in place of "auto".
+func configuredPrefixes(m config.Models) *llm.Prefixes {
+	if m.EmbeddingQueryPrefix == config.AutoPrefix && m.EmbeddingDocumentPrefix == config.AutoPrefix {
+		return nil
+	}
+	known, _ := llm.KnownEmbeddingModel(m.Embedding)
+	p := known.Prefixes
+	if m.EmbeddingQueryPrefix != config.AutoPrefix {
+		p.Query = m.EmbeddingQueryPrefix
+	}
+	if m.EmbeddingDocumentPrefix != config.AutoPrefix {
+		p.Document = m.EmbeddingDocumentPrefix
+	}
+	return &p
+}
+
 // embedder returns the configured embedding model, built once per Main and
 // shared: serve's pipeline (query vectors) and its background vectorizer
 // (chunk vectors) then hold one copy of the built-in model, not two.
-func (m *Main) embedder(cfg config.Config) (llm.Embedder, error) {
+func (m *Main) embedder(cfg config.Config) (*llm.Embedding, error) {
 	m.embMu.Lock()
 	defer m.embMu.Unlock()
 	if m.emb != nil && m.embFor == cfg.Models {
 		return m.emb, nil
 	}
-	e, err := newEmbedder(cfg, m.getenv)
+	e, err := llm.NewEmbedder(cfg.Models.Embedding, llm.EmbedderOptions{
+		Options:    llm.Options{BaseURL: cfg.Models.EmbeddingBaseURL, Getenv: m.getenv},
+		Dim:        cfg.Models.EmbeddingDim,
+		Prefixes:   configuredPrefixes(cfg.Models),
+		BuiltinDir: cfg.Models.BuiltinDir,
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -31,13 +73,44 @@ func (m *Main) embedder(cfg config.Config) (llm.Embedder, error) {
 	return e, nil
 }
 
-// newEmbedder builds the configured embedding model.
-func newEmbedder(cfg config.Config, env func(string) string) (llm.Embedder, error) {
-	return llm.NewEmbedder(cfg.Models.Embedding, llm.EmbedderOptions{
-		Options:    llm.Options{BaseURL: cfg.Models.EmbeddingBaseURL, Getenv: env},
-		Dim:        cfg.Models.EmbeddingDim,
-		BuiltinDir: cfg.Models.BuiltinDir,
-	})
+// queryEmbedders are the models a question may be embedded with: the
+// configured one, and, while the index re-embeds into its space and still
+// searches the space of the model it was built with, that model when it is
+// a built-in one (a built-in model needs nothing but its files; another
+// would need the configuration that named it). Without one of the space the
+// index searches, questions are answered by full text until it switches.
+// It returns the errors of the models it could not build.
+func (m *Main) queryEmbedders(cfg config.Config, store *index.Store) (rag.Embedders, error) {
+	var embs rag.Embedders
+	conf, err := m.embedder(cfg)
+	if err == nil {
+		embs = append(embs, rag.SpaceEmbedder{Texts: conf, Space: spaceOf(conf.Spec())})
+	}
+	active := store.ActiveSpace()
+	if err == nil && spaceOf(conf.Spec()) == active {
+		return embs, nil
+	}
+	old, oldErr := builtinOf(cfg, active)
+	if oldErr == nil {
+		embs = append(embs, rag.SpaceEmbedder{Texts: old, Space: active})
+	}
+	return embs, errors.Join(err, oldErr)
+}
+
+// builtinOf is the built-in model of space, when space is one.
+func builtinOf(cfg config.Config, space vault.EmbeddingSpace) (*llm.Embedding, error) {
+	if id, err := llm.ParseModelID(space.Model); err != nil || id.Provider != "builtin" {
+		return nil, fmt.Errorf("the index searches vectors of %s, which is not a built-in model: questions are answered by full text until it is re-embedded with %s", space, cfg.Models.Embedding)
+	}
+	e, err := llm.NewEmbedder(space.Model, llm.EmbedderOptions{Dim: space.Dim, BuiltinDir: cfg.Models.BuiltinDir,
+		Prefixes: &llm.Prefixes{Query: space.QueryPrefix, Document: space.DocumentPrefix}})
+	if err != nil {
+		return nil, err
+	}
+	if spaceOf(e.Spec()) != space {
+		return nil, fmt.Errorf("the built-in model %s embeds in %s, not in the index's %s", space.Model, spaceOf(e.Spec()), space)
+	}
+	return e, nil
 }
 
 // embedBacklog gives every chunk without a vector its vector now, for the

@@ -21,7 +21,7 @@ import (
 //	go test -tags sqlite_fts5 -run '^$' -bench SmallNoteBehindLargeNote -benchtime 1x ./cmd/vaultask/
 func BenchmarkSmallNoteBehindLargeNote(b *testing.B) {
 	cfg := config.Default()
-	emb, err := newEmbedder(cfg, func(string) string { return "" })
+	emb, err := (&Main{}).embedder(cfg)
 	if err != nil {
 		b.Skipf("no built-in embedder (scripts/fetch-model.sh installs it): %v", err)
 	}
@@ -36,7 +36,7 @@ func BenchmarkSmallNoteBehindLargeNote(b *testing.B) {
 	ctx := context.Background()
 	for range b.N {
 		b.StopTimer()
-		store, err := index.Open(ctx, index.Options{Path: filepath.Join(b.TempDir(), "i.db"), Space: vault.EmbeddingSpace{Model: cfg.Models.Embedding, Dim: cfg.Models.EmbeddingDim}})
+		store, err := index.Open(ctx, index.Options{Path: filepath.Join(b.TempDir(), "i.db"), Space: spaceOf(emb.Spec())})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -14,9 +14,16 @@ import (
 )
 
 // fakeOllama speaks Ollama's OpenAI-compatible /v1/embeddings with
-// deterministic 4-d vectors, and counts the texts it embedded.
+// deterministic 4-d vectors, and counts the texts it embedded; last is the
+// last text it was sent.
 func fakeOllama(t *testing.T) (string, *atomic.Int64) {
+	url, texts, _ := fakeOllamaLast(t)
+	return url, texts
+}
+
+func fakeOllamaLast(t *testing.T) (string, *atomic.Int64, *atomic.Value) {
 	var texts atomic.Int64
+	var last atomic.Value
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.URL.Path != "/v1/embeddings" {
 			http.NotFound(w, r)
@@ -31,6 +38,9 @@ func fakeOllama(t *testing.T) (string, *atomic.Int64) {
 			return
 		}
 		texts.Add(int64(len(req.Input)))
+		if len(req.Input) > 0 {
+			last.Store(req.Input[len(req.Input)-1])
+		}
 		data := make([]map[string]any, len(req.Input))
 		for i, in := range req.Input {
 			data[i] = map[string]any{"object": "embedding", "index": i, "embedding": []float64{float64(len(in)), 1, 0, float64(i)}}
@@ -39,46 +49,53 @@ func fakeOllama(t *testing.T) (string, *atomic.Int64) {
 		json.NewEncoder(w).Encode(map[string]any{"object": "list", "model": req.Model, "data": data, "usage": map[string]int{"prompt_tokens": 1, "total_tokens": 1}})
 	}))
 	t.Cleanup(srv.Close)
-	return srv.URL + "/v1", &texts
+	return srv.URL + "/v1", &texts, &last
 }
 
-func TestIndexEmbedsWithOllamaAndRefusesAModelChange(t *testing.T) {
-	url, texts := fakeOllama(t)
+// TestIndexReembedsOnAModelChange: an index built with one model and
+// indexed again with another is re-embedded with it, its passages given the
+// new model's document prefix; while the new model cannot be reached the
+// index keeps its old vectors, searchable, and says how far it is.
+func TestIndexReembedsOnAModelChange(t *testing.T) {
+	url, texts, last := fakeOllamaLast(t)
 	vault := writeVault(t, map[string]string{"a.md": "alpha\n", "b.md": "beta\n", "c.md": "gamma\n"})
 	dbPath := filepath.Join(t.TempDir(), "i.db")
 	paths := map[string]string{vault: "$VAULT", dbPath: "$INDEX"}
 	base := []string{
 		"VAULTASK_INDEX__PATH=" + dbPath,
-		"VAULTASK_MODELS__EMBEDDING_BASE_URL=" + url,
 		"VAULTASK_MODELS__EMBEDDING_DIM=4",
 		"VAULTASK_OVERRIDES_FILE=/nonexistent/overrides.json",
 	}
-	env := append(base, "VAULTASK_MODELS__EMBEDDING=ollama/bge-m3")
+	env := append(base, "VAULTASK_MODELS__EMBEDDING=ollama/bge-m3", "VAULTASK_MODELS__EMBEDDING_BASE_URL="+url)
 	out, stderr, err := run(t, env, "index", "--from-dir", vault)
 	if err != nil || texts.Load() != 3 {
 		t.Fatalf("index with ollama: %v (%d texts)\n%s\n%s", err, texts.Load(), out, stderr)
 	}
 	golden(t, "index/stdout", out, paths)
 
-	other := append(base, "VAULTASK_MODELS__EMBEDDING=ollama/nomic-embed-text")
-	_, _, err = run(t, other, "index", "--from-dir", vault)
-	for _, want := range []string{"ollama/bge-m3", "ollama/nomic-embed-text", "--rebuild"} {
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Fatalf("model change without --rebuild: %v, want it to name %q", err, want)
-		}
+	// The new model's server is down: the index keeps its old space.
+	down := append(base, "VAULTASK_MODELS__EMBEDDING=ollama/nomic-embed-text", "VAULTASK_MODELS__EMBEDDING_BASE_URL=http://127.0.0.1:1/v1")
+	if _, stderr, err := run(t, down, "index", "--from-dir", vault); err != nil {
+		t.Fatalf("index with the new model unreachable: %v\n%s", err, stderr)
 	}
-	if _, _, err := run(t, other, "stats"); err == nil {
-		t.Fatal("stats accepted an index of another vector space")
+	out, _, err = run(t, down, "stats", "--json")
+	if err != nil {
+		t.Fatalf("stats while re-embedding: %v", err)
 	}
+	golden(t, "stats-reembedding/stdout", out, paths)
 
-	out, _, err = run(t, other, "index", "--from-dir", vault, "--rebuild")
+	other := append(base, "VAULTASK_MODELS__EMBEDDING=ollama/nomic-embed-text", "VAULTASK_MODELS__EMBEDDING_BASE_URL="+url)
+	out, _, err = run(t, other, "index", "--from-dir", vault)
 	if err != nil || texts.Load() != 6 {
-		t.Fatalf("--rebuild: %v (%d texts)\n%s", err, texts.Load(), out)
+		t.Fatalf("re-embedding with the new model: %v (%d texts)\n%s", err, texts.Load(), out)
 	}
-	golden(t, "rebuild/stdout", out, paths)
+	if got, _ := last.Load().(string); !strings.HasPrefix(got, "search_document: ") {
+		t.Errorf("a passage went to nomic-embed-text as %q, without its document prefix", got)
+	}
+	golden(t, "reembed/stdout", out, paths)
 	out, _, err = run(t, other, "stats", "--json")
 	if err != nil {
-		t.Fatalf("stats after rebuild: %v", err)
+		t.Fatalf("stats after re-embedding: %v", err)
 	}
 	golden(t, "stats-json/stdout", out, paths)
 }

@@ -75,7 +75,11 @@ func (m *Main) openEval(ctx context.Context, cfgPath string, paths []string, che
 		return nil, err
 	}
 	log := newLogger(m.Stderr, s.cfg.Log)
-	if s.store, err = openExisting(ctx, storeOptions(s.cfg, log)); err != nil {
+	opts, err := storeOptions(s.cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	if s.store, err = openExisting(ctx, opts); err != nil {
 		return nil, err
 	}
 	s.pipeline, err = m.newPipeline(s.cfg, s.store, log, false)

@@ -15,7 +15,11 @@ func runFollow(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	store, err := openIndex(ctx, storeOptions(cfg, log))
+	opts, err := storeOptions(cfg, log)
+	if err != nil {
+		return err
+	}
+	store, err := openIndex(ctx, opts)
 	if err != nil {
 		return err
 	}

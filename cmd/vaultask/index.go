@@ -36,7 +36,10 @@ func (m *Main) index(ctx context.Context, cfg config.Config, log *slog.Logger, d
 		return err
 	}
 	defer src.close()
-	opts := storeOptions(cfg, log)
+	opts, err := storeOptions(cfg, log)
+	if err != nil {
+		return err
+	}
 	if dryRun {
 		return m.printPlan(ctx, src, opts)
 	}

@@ -49,7 +49,7 @@ type Main struct {
 	// emb is the embedder loaded for embFor, shared by everything one
 	// command runs (see embedder).
 	embMu  sync.Mutex
-	emb    llm.Embedder
+	emb    *llm.Embedding
 	embFor config.Models
 
 	// drain is serve's drain time; zero is drainTimeout. Tests shorten it

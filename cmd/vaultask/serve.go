@@ -78,8 +78,11 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 // open starts everything; on error the caller closes what was started.
 func (svc *service) open(ctx context.Context, m *Main) error {
 	cfg, log := svc.cfg, svc.log
-	var err error
-	if svc.store, err = openIndex(ctx, storeOptions(cfg, log)); err != nil {
+	opts, err := storeOptions(cfg, log)
+	if err != nil {
+		return err
+	}
+	if svc.store, err = openIndex(ctx, opts); err != nil {
 		return err
 	}
 	p, err := m.newPipeline(cfg, svc.store, log, true)
@@ -316,6 +319,9 @@ func (svc *service) status(ctx context.Context) transport.Status {
 		Chunks: is.Chunks, Vectors: is.Vectors, EmbeddingBacklog: is.EmbeddingBacklog, OpenChunks: is.OpenChunks, OpenVectors: is.OpenVectors,
 		OpenEmbeddingBacklog: is.OpenEmbeddingBacklog, PendingNotes: is.PendingNotes,
 		IncompleteNotes: is.IncompleteNotes, SkippedNotes: is.SkippedNotes, FileBytes: is.FileBytes, EmbeddingModel: is.EmbeddingModel}
+	if r := is.Reembedding; r != nil {
+		st.Index.Reembedding = &transport.Reembedding{Model: r.Model, Embedded: r.Embedded, Total: r.Total, OpenEmbedded: r.OpenEmbedded, OpenTotal: r.OpenTotal}
+	}
 	return st
 }
 

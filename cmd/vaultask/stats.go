@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/vaultask/vaultask/index"
 )
 
 func runStats(ctx context.Context, m *Main, args []string) error {
@@ -13,7 +15,11 @@ func runStats(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	store, err := openExisting(ctx, storeOptions(cfg, log))
+	opts, err := storeOptions(cfg, log)
+	if err != nil {
+		return err
+	}
+	store, err := openExisting(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -35,6 +41,7 @@ func runStats(ctx context.Context, m *Main, args []string) error {
 		{"chunks", fmt.Sprintf("%d (%d open, %d personal)", st.Chunks, st.OpenChunks, st.PersonalChunks)},
 		{"vectors", fmt.Sprintf("%d (%s, %d dimensions)", st.Vectors, st.EmbeddingModel, st.EmbeddingDim)},
 		{"embedding backlog", st.EmbeddingBacklog},
+		{"re-embedding", reembedding(st.Reembedding)},
 		{"links", fmt.Sprintf("%d resolved, %d unresolved", st.LinksResolved, st.LinksUnresolved)},
 		{"topic edges", st.TopicEdges},
 		{"tag edges", st.TagEdges},
@@ -54,4 +61,12 @@ func orNever(s string) string {
 		return "never"
 	}
 	return s
+}
+
+// reembedding says how far the index is into a new embedding space.
+func reembedding(r *index.Reembedding) string {
+	if r == nil {
+		return "no"
+	}
+	return fmt.Sprintf("%d of %d chunks into %s (searches use the vectors above until done)", r.Embedded, r.Total, r.Model)
 }

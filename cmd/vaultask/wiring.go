@@ -15,7 +15,6 @@ import (
 	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/rag/web"
-	"github.com/vaultask/vaultask/vault"
 )
 
 var _ config.ModelPolicy = llm.Policy{}
@@ -121,20 +120,18 @@ func newLogger(w io.Writer, c config.Log) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
-// embeddingSpace is the space of the configured embedding model: the one
-// the index searches and its vectors are of.
-func embeddingSpace(cfg config.Config) vault.EmbeddingSpace {
-	return vault.EmbeddingSpace{Model: cfg.Models.Embedding, Dim: cfg.Models.EmbeddingDim}
-}
-
-func storeOptions(cfg config.Config, log *slog.Logger) index.Options {
+func storeOptions(cfg config.Config, log *slog.Logger) (index.Options, error) {
+	space, err := embeddingSpace(cfg)
+	if err != nil {
+		return index.Options{}, err
+	}
 	return index.Options{
 		Path:           cfg.Index.Path,
-		Space:          embeddingSpace(cfg),
+		Space:          space,
 		Sensitivity:    index.Classifier{PersonalPaths: cfg.Sensitivity.PersonalPaths},
 		FrontmatterKey: cfg.Sensitivity.FrontmatterKey,
 		Logger:         log,
-	}
+	}, nil
 }
 
 // openIndex opens the index, saying which setting moves it when its path

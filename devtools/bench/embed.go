@@ -21,7 +21,7 @@ var quiet = slog.New(slog.DiscardHandler)
 // on the vectors' values (file sizes): a unit vector seeded by the text.
 type hashEmbedder struct{}
 
-func (hashEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+func (hashEmbedder) EmbedDocuments(_ context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
 	for i, t := range texts {
 		out[i] = noisy(nil, t, 1)
@@ -60,7 +60,7 @@ func noisy(base []float32, text string, sigma float64) []float32 {
 // vector a chunk has; their relevance is not measured here.
 type poolEmbedder struct{ pool [][]float32 }
 
-func (p poolEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+func (p poolEmbedder) EmbedDocuments(_ context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
 	for i, t := range texts {
 		h := fnv.New64a()
@@ -96,7 +96,7 @@ func decodeVectors(b []byte) [][]float32 {
 // queryVectors embeds qs with emb, each tagged with builtinSpace, as the
 // pipeline's embedder tags a question.
 func queryVectors(ctx context.Context, emb rag.TextEmbedder, qs []string) ([]vault.QueryVector, error) {
-	vs, err := emb.Embed(ctx, qs)
+	vs, err := emb.EmbedQueries(ctx, qs)
 	if err != nil {
 		return nil, err
 	}

@@ -49,14 +49,14 @@ func embedderThroughput(ctx context.Context, r *run, s *Section) error {
 	}
 	for _, threads := range []int{1, runtime.NumCPU()} {
 		prev := runtime.GOMAXPROCS(threads)
-		if _, err := emb.Embed(ctx, texts[:min(warmN, len(texts))]); err != nil { // warm-up, as embed.js does
+		if _, err := emb.EmbedDocuments(ctx, texts[:min(warmN, len(texts))]); err != nil { // warm-up, as embed.js does
 			runtime.GOMAXPROCS(prev)
 			return err
 		}
 		var rates []float64
 		for range r.sz.runs {
 			t := time.Now()
-			if _, err := emb.Embed(ctx, texts); err != nil {
+			if _, err := emb.EmbedDocuments(ctx, texts); err != nil {
 				runtime.GOMAXPROCS(prev)
 				return err
 			}

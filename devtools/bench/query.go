@@ -81,7 +81,7 @@ func (r *run) measureRetrieval(ctx context.Context, searcher rag.Searcher, store
 	for i := range n {
 		q := qs[i%len(qs)]
 		t := time.Now()
-		if _, err := emb.Embed(ctx, []string{q}); err != nil {
+		if _, err := emb.EmbedQueries(ctx, []string{q}); err != nil {
 			return out, err
 		}
 		out.embed = append(out.embed, ms(time.Since(t)))

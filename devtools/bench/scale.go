@@ -49,7 +49,7 @@ func (r *run) poolVectors(ctx context.Context) ([][]float32, error) {
 		texts[i] = paragraph(rng(i, 17), 5)
 	}
 	r.log.Info("embedding the vector pool", keyPassages, len(texts))
-	vs, err := emb.Embed(ctx, texts)
+	vs, err := emb.EmbedDocuments(ctx, texts)
 	if err != nil {
 		return nil, err
 	}

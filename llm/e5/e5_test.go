@@ -3,6 +3,7 @@ package e5
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -11,11 +12,12 @@ import (
 
 func TestDeps(t *testing.T) { deptest.Check(t, "internal/simd") }
 
-// modelDir is where the tests look for the model: E5_MODEL_DIR
-// (the variable scripts/fetch-model.sh reads too), else DefaultDir.
+// modelDir is where the tests look for the model: its folder in the
+// built-in models' directory VAULTASK_MODELS__BUILTIN_DIR names (where
+// scripts/fetch-model.sh puts it), else DefaultDir.
 func modelDir() string {
-	if d := os.Getenv("E5_MODEL_DIR"); d != "" {
-		return d
+	if d := os.Getenv("VAULTASK_MODELS__BUILTIN_DIR"); d != "" {
+		return filepath.Join(d, DirName)
 	}
 	return DefaultDir()
 }

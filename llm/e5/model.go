@@ -19,6 +19,9 @@ const (
 	Version = "0.3.0"
 	// FileName is the model file inside the model directory.
 	FileName = "e5-small-q4.bin"
+	// DirName is the folder scripts/fetch-model.sh puts the model file in,
+	// inside the directory of the built-in models.
+	DirName = "multilingual-e5-small-" + Version
 )
 
 // ErrModelNotFound is wrapped by Load when the model file is missing.
@@ -56,7 +59,7 @@ type layer struct {
 }
 
 // DefaultDir is where scripts/fetch-model.sh puts the model when neither a
-// directory argument nor E5_MODEL_DIR names one:
+// directory argument nor VAULTASK_MODELS__BUILTIN_DIR names one:
 // ${XDG_CACHE_HOME:-$HOME/.cache}/vaultask/multilingual-e5-small-0.3.0.
 func DefaultDir() string {
 	base := os.Getenv("XDG_CACHE_HOME")
@@ -64,7 +67,7 @@ func DefaultDir() string {
 		home, _ := os.UserHomeDir()
 		base = filepath.Join(home, ".cache")
 	}
-	return filepath.Join(base, "vaultask", "multilingual-e5-small-"+Version)
+	return filepath.Join(base, "vaultask", DirName)
 }
 
 // Load maps dir/e5-small-q4.bin and reads the model from it. A missing file

@@ -19,6 +19,9 @@ const (
 	ModelID = "builtin/use-lite"
 	// Dim is the length of every vector Embed returns.
 	Dim = 512
+	// DirName is the folder scripts/fetch-model.sh puts the model's files
+	// in, inside the directory of the built-in models.
+	DirName = "use-lite-0.2.0"
 	// maxTokens is the model's context: the TF.js graph drops every token
 	// from position 128 on, so Embed windows longer texts.
 	maxTokens = 128
@@ -89,7 +92,7 @@ func DefaultDir() string {
 		home, _ := os.UserHomeDir()
 		base = filepath.Join(home, ".cache")
 	}
-	return filepath.Join(base, "vaultask", "use-lite-0.2.0")
+	return filepath.Join(base, "vaultask", DirName)
 }
 
 // Load reads the model that scripts/fetch-model.sh put in dir: model.json,

@@ -7,17 +7,19 @@ import (
 	"github.com/vaultask/vaultask/internal/simd"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 )
 
-// modelDir is where the tests read the model: CI runs scripts/fetch-model.sh
-// first, which puts it there too.
+// modelDir is where the tests read the model: its folder in the built-in
+// models' directory VAULTASK_MODELS__BUILTIN_DIR names, else DefaultDir. CI
+// runs scripts/fetch-model.sh first, which puts it there.
 func modelDir() string {
 	if dir := os.Getenv("VAULTASK_MODELS__BUILTIN_DIR"); dir != "" {
-		return dir
+		return filepath.Join(dir, DirName)
 	}
 	return DefaultDir()
 }

