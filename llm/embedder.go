@@ -52,6 +52,11 @@ type rawEmbedder interface {
 type Embedding struct {
 	spec EmbeddingSpec
 	raw  rawEmbedder
+	// docs, when not nil, embeds passages in raw's place: the built-in
+	// e5 model's background view, on threads of the lowest priority, so
+	// that embedding the vault never takes the CPU questions and the
+	// index's writer want.
+	docs rawEmbedder
 	// typed, when not nil, is a server that prefixes texts itself from the
 	// input_type each request names (EmbeddingSpec.InputType).
 	typed *Client
@@ -134,6 +139,9 @@ func NewEmbedder(model string, opts EmbedderOptions) (*Embedding, error) {
 			return nil, fmt.Errorf("embedding model %s loaded with %d dimensions, not its %d", model, dim, spec.Dim)
 		}
 		e.raw = raw
+		if m, ok := raw.(*e5.Model); ok {
+			e.docs = m.Background()
+		}
 		return e, nil
 	}
 	c, err := NewClient(model, opts.Options)
@@ -192,15 +200,19 @@ func (e *Embedding) Spec() EmbeddingSpec { return e.spec }
 
 // EmbedQueries embeds questions.
 func (e *Embedding) EmbedQueries(ctx context.Context, texts []string) ([][]float32, error) {
-	return e.embed(ctx, texts, e.spec.Prefixes.Query, "query")
+	return e.embed(ctx, e.raw, texts, e.spec.Prefixes.Query, "query")
 }
 
 // EmbedDocuments embeds passages to be found.
 func (e *Embedding) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
-	return e.embed(ctx, texts, e.spec.Prefixes.Document, "passage")
+	raw := e.raw
+	if e.docs != nil {
+		raw = e.docs
+	}
+	return e.embed(ctx, raw, texts, e.spec.Prefixes.Document, "passage")
 }
 
-func (e *Embedding) embed(ctx context.Context, texts []string, prefix, inputType string) ([][]float32, error) {
+func (e *Embedding) embed(ctx context.Context, raw rawEmbedder, texts []string, prefix, inputType string) ([][]float32, error) {
 	var vs [][]float32
 	var err error
 	switch {
@@ -211,9 +223,9 @@ func (e *Embedding) embed(ctx context.Context, texts []string, prefix, inputType
 		for i, t := range texts {
 			prefixed[i] = prefix + t
 		}
-		vs, err = e.raw.Embed(ctx, prefixed)
+		vs, err = raw.Embed(ctx, prefixed)
 	default:
-		vs, err = e.raw.Embed(ctx, texts)
+		vs, err = raw.Embed(ctx, texts)
 	}
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -267,4 +268,32 @@ func FuzzParse(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestBackgroundEmbedsAlike: the background model, on its pool of threads
+// of the lowest priority, gives every vector the model gives, bit for bit,
+// for one worker and for several.
+func TestBackgroundEmbedsAlike(t *testing.T) {
+	texts := []string{"ab c", strings.TrimSpace(strings.Repeat("ab ", 40)), "", "c c ab"}
+	for _, workers := range []int{1, 3} {
+		m := mustTiny(t)
+		m.workers = workers
+		want, err := m.Embed(context.Background(), texts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bg := m.Background()
+		got, err := bg.Embed(context.Background(), texts)
+		if err := bg.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			if !slices.Equal(got[i], want[i]) {
+				t.Errorf("%d workers: text %d embeds otherwise in the background", workers, i)
+			}
+		}
+	}
 }

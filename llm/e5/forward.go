@@ -48,9 +48,19 @@ func (m *Model) scratch(T int) *scratch {
 }
 
 // parallel runs fn over [0, n) split into at most m.workers contiguous
-// ranges, one goroutine each (worker w of them), and waits for them.
+// ranges, one goroutine each (worker w of them), and waits for them: on
+// the threads of a Background model's pool, else on new goroutines.
 func (m *Model) parallel(n int, fn func(w, lo, hi int)) {
 	nw := min(m.workers, n)
+	if m.low != nil {
+		fns := make([]func(), max(nw, 1))
+		for i := range fns {
+			lo, hi := i*n/len(fns), (i+1)*n/len(fns)
+			fns[i] = func() { fn(i, lo, hi) }
+		}
+		m.low.Run(fns...)
+		return
+	}
 	if nw <= 1 {
 		fn(0, 0, n)
 		return

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/vaultask/vaultask/internal/lowprio"
 	"github.com/vaultask/vaultask/internal/simd"
 )
 
@@ -48,6 +49,9 @@ type Model struct {
 	workers int
 	unmap   func() error
 	pool    sync.Pool // *scratch
+	// low, when not nil, runs the calls' parallel work on threads of the
+	// lowest priority (see Background).
+	low *lowprio.Pool
 }
 
 // layer is one encoder layer. The query, key and value products share one
@@ -98,8 +102,22 @@ func Load(dir string, opts Options) (*Model, error) {
 	return m, nil
 }
 
-// Close unmaps the model file. The Model must not be used afterwards.
+// Background is the model as a background embedder runs it: the same
+// weights, its work spread over as many threads of the lowest priority
+// (internal/lowprio), so that it takes only the CPU nothing else wants.
+// Close it before the model.
+func (m *Model) Background() *Model {
+	return &Model{shape: m.shape, tok: m.tok, word: m.word, pos: m.pos, typ: m.typ, lnW: m.lnW, lnB: m.lnB,
+		layers: m.layers, workers: m.workers, low: lowprio.New(m.workers)}
+}
+
+// Close unmaps the model file, or stops a Background model's threads. The
+// Model must not be used afterwards.
 func (m *Model) Close() error {
+	if m.low != nil {
+		m.low.Close()
+		return nil
+	}
 	if m.unmap == nil {
 		return nil
 	}
