@@ -92,11 +92,12 @@ func (c *memberCache) lookup(version int64, topics []string, openOnly bool) (fou
 }
 
 // store remembers members read at version, unless the cache has moved on
-// or is full.
+// or was cleared since the read looked it up (a write committed meanwhile:
+// what the read saw may be gone). A full cache starts over.
 func (c *memberCache) store(version int64, members map[string][]string, openOnly bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if version != c.version {
+	if version != c.version || c.members == nil {
 		return
 	}
 	for t, m := range members {
