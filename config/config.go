@@ -95,10 +95,13 @@ type Models struct {
 	BuiltinDir string `yaml:"builtin_dir"`
 }
 
-// AutoPrefix is the value of models.embedding_query_prefix and
-// models.embedding_document_prefix that takes the prefix vaultask knows for
-// the configured embedding model (none for a model it does not know).
-const AutoPrefix = "auto"
+// Auto is the value of a setting that depends on the embedding model and
+// takes what vaultask knows for the configured one: the prefixes of
+// models.embedding_query_prefix and models.embedding_document_prefix (none
+// for a model it does not know), and the distances of
+// retrieval.confident_vector_gap and web.thin_distance (USE-lite's for a
+// model it has not measured).
+const Auto = "auto"
 
 // Retrieval sizes each stage of the pipeline: vector and full-text search,
 // their fusion, graph expansion, reranking and the final context.
@@ -139,7 +142,9 @@ type Retrieval struct {
 	// ConfidentVectorGap (cosine distance) nearer than the second.
 	ConfidentBonus     float64 `yaml:"confident_bonus" validate:"gte=0,lte=10"`
 	ConfidentFTSMargin float64 `yaml:"confident_fts_margin" validate:"gte=0,lte=1"`
-	ConfidentVectorGap float64 `yaml:"confident_vector_gap" validate:"gte=0,lte=2"`
+	// ConfidentVectorGap is "auto" (the measured gap of the embedding
+	// model: models' distances differ in scale) or a number.
+	ConfidentVectorGap string `yaml:"confident_vector_gap" validate:"auto_number=0 2"`
 	// LanguageVoteCut is the share of its fusion vote a vector hit loses
 	// when the question is Swedish or Turkish and the hit's note is in
 	// another of the three languages; 0 keeps every vote whole.
@@ -161,11 +166,13 @@ type Retrieval struct {
 // Web is the optional web search used when the vault's hits are thin: fewer
 // than ThinHits hits closer than ThinDistance.
 type Web struct {
-	Enabled      bool    `yaml:"enabled"`
-	Provider     string  `yaml:"provider" validate:"oneof=duckduckgo tavily brave"`
-	MaxResults   int     `yaml:"max_results" validate:"min=1,max=20"`
-	ThinHits     int     `yaml:"thin_hits" validate:"min=0"`
-	ThinDistance float64 `yaml:"thin_distance" validate:"gte=0"`
+	Enabled    bool   `yaml:"enabled"`
+	Provider   string `yaml:"provider" validate:"oneof=duckduckgo tavily brave"`
+	MaxResults int    `yaml:"max_results" validate:"min=1,max=20"`
+	ThinHits   int    `yaml:"thin_hits" validate:"min=0"`
+	// ThinDistance is "auto" (the distance measured for the embedding
+	// model: models' distances differ in scale) or a number.
+	ThinDistance string `yaml:"thin_distance" validate:"auto_number=0 2"`
 }
 
 // API is the HTTP server of `vaultask serve`.
@@ -259,7 +266,7 @@ func Default() Config {
 			RerankBudget:         1500 * time.Millisecond,
 			RerankBatch:          10,
 			Embedding:            "builtin/use-lite",
-			EmbeddingQueryPrefix: AutoPrefix, EmbeddingDocumentPrefix: AutoPrefix,
+			EmbeddingQueryPrefix: Auto, EmbeddingDocumentPrefix: Auto,
 		},
 		Retrieval: Retrieval{
 			GraphEnabled:       true,
@@ -279,7 +286,7 @@ func Default() Config {
 			VectorQuery:        "question",
 			ConfidentBonus:     2,
 			ConfidentFTSMargin: 0.07,
-			ConfidentVectorGap: 0.05,
+			ConfidentVectorGap: Auto,
 			LanguageVoteCut:    1,
 			FTSWeight:          1,
 			BM25Title:          0.5,
@@ -293,7 +300,7 @@ func Default() Config {
 			Provider:     "duckduckgo",
 			MaxResults:   3,
 			ThinHits:     3,
-			ThinDistance: 0.65,
+			ThinDistance: Auto,
 		},
 		API: API{Listen: ":8080", MaxConcurrent: 4, ReservedForAnswers: 1, ReservedForTools: 1, SlotWait: 5 * time.Second, MaxWaiting: 16, MaxRequestBytes: 1 << 20, MaxQuestionBytes: 16 << 10, MaxTranscriptBytes: 128 << 10, CORSOrigins: []string{}, TrustedHosts: []string{}},
 		MCP: MCP{MaxSessions: 1000, SessionIdle: 30 * time.Minute},

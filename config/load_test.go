@@ -287,8 +287,8 @@ func TestLoadErrors(t *testing.T) {
 		},
 		{
 			name:   "env not a number",
-			layers: layers{env: []string{"VAULTASK_WEB__THIN_DISTANCE=far"}},
-			want:   []string{`environment variable VAULTASK_WEB__THIN_DISTANCE="far": not a number`},
+			layers: layers{env: []string{"VAULTASK_RETRIEVAL__FTS_WEIGHT=far"}},
+			want:   []string{`environment variable VAULTASK_RETRIEVAL__FTS_WEIGHT="far": not a number`},
 		},
 		{
 			name:   "env duration without unit",

@@ -36,7 +36,22 @@ func newValidator() *validator.Validate {
 		provider, name, found := strings.Cut(fl.Field().String(), "/")
 		return found && provider != "" && name != ""
 	})
+	_ = v.RegisterValidation("auto_number", autoNumber)
 	return v
+}
+
+// autoNumber accepts Auto or a number within the tag's parameter, "MIN
+// MAX" (a setting whose default depends on the embedding model).
+func autoNumber(fl validator.FieldLevel) bool {
+	s := fl.Field().String()
+	if s == Auto {
+		return true
+	}
+	lo, hi, _ := strings.Cut(fl.Param(), " ")
+	n, err := strconv.ParseFloat(s, 64)
+	minimum, errLo := strconv.ParseFloat(lo, 64)
+	maximum, errHi := strconv.ParseFloat(hi, 64)
+	return err == nil && errLo == nil && errHi == nil && n >= minimum && n <= maximum
 }
 
 // ModelPolicy knows the model providers; it lives with the model clients
@@ -105,6 +120,9 @@ func describeFieldError(fe validator.FieldError) error {
 		return fmt.Errorf("%s %q is not an origin: want scheme://host[:port] as a browser sends it, with no path or trailing slash", path, fe.Value())
 	case "http_url":
 		return fmt.Errorf("%s %q is not an http or https URL", path, fe.Value())
+	case "auto_number":
+		lo, hi, _ := strings.Cut(fe.Param(), " ")
+		return fmt.Errorf("%s %q must be %s or a number from %s to %s", path, fe.Value(), Auto, lo, hi)
 	case "min", "gte":
 		if fe.Kind() == reflect.Slice {
 			return fmt.Errorf("%s must have at least %s item(s)", path, fe.Param())

@@ -237,8 +237,30 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			name:   "negative thin distance",
-			change: func(c *Config) { c.Web.ThinDistance = -1 },
-			want:   []string{"web.thin_distance (-1) must be >= 0"},
+			change: func(c *Config) { c.Web.ThinDistance = "-1" },
+			want:   []string{`web.thin_distance "-1" must be auto or a number from 0 to 2`},
+		},
+		{
+			name: "distances that are neither auto nor a number in range",
+			change: func(c *Config) {
+				c.Web.ThinDistance = "NaN"
+				c.Retrieval.ConfidentVectorGap = "Auto"
+			},
+			want: []string{`web.thin_distance "NaN" must be auto or a number from 0 to 2`,
+				`retrieval.confident_vector_gap "Auto" must be auto or a number from 0 to 2`},
+		},
+		{
+			name: "distances given as numbers",
+			change: func(c *Config) {
+				c.Web.ThinDistance, c.Retrieval.ConfidentVectorGap = "0.3", "0"
+			},
+		},
+		{
+			name: "a gap past the largest cosine distance",
+			change: func(c *Config) {
+				c.Retrieval.ConfidentVectorGap = "2.5"
+			},
+			want: []string{`retrieval.confident_vector_gap "2.5" must be auto or a number from 0 to 2`},
 		},
 		{
 			name:   "listen without port",

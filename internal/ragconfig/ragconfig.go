@@ -1,14 +1,20 @@
 package ragconfig
 
 import (
+	"strconv"
+
 	"github.com/vaultask/vaultask/config"
+	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/rag"
 	"github.com/vaultask/vaultask/vault"
 )
 
-// Settings are the pipeline's sizes and weights from config.
+// Settings are the pipeline's sizes and weights from config. A distance set
+// to config.Auto is the one measured for the embedding model (see
+// llm.Distances).
 func Settings(cfg config.Config) rag.Settings {
 	r := cfg.Retrieval
+	d := llm.EmbeddingDistances(cfg.Models.Embedding)
 	return rag.Settings{
 		VectorTopK:       r.VectorTopK,
 		FTSTopK:          r.FTSTopK,
@@ -26,7 +32,8 @@ func Settings(cfg config.Config) rag.Settings {
 		RerankTopK:       r.RerankTopK,
 		FinalTopK:        r.FinalTopK,
 		ThinHits:         cfg.Web.ThinHits,
-		ThinDistance:     cfg.Web.ThinDistance,
+		ThinDistance:     distance(cfg.Web.ThinDistance, d.Thin),
+		SpaceDistances:   spaceDistances(cfg),
 		WebResults:       cfg.Web.MaxResults,
 		FTSFields: vault.FieldWeights{Title: r.BM25Title, Aliases: r.BM25Aliases, Headings: r.BM25Headings, Path: r.BM25Path,
 			Topics: r.BM25Topics, Body: r.BM25Body, Links: r.BM25Links},
@@ -34,7 +41,7 @@ func Settings(cfg config.Config) rag.Settings {
 		VectorKeywords:     r.VectorQuery == "keywords",
 		ConfidentBonus:     r.ConfidentBonus,
 		ConfidentFTSMargin: r.ConfidentFTSMargin,
-		ConfidentVectorGap: r.ConfidentVectorGap,
+		ConfidentVectorGap: distance(r.ConfidentVectorGap, d.ConfidentGap),
 		ForeignVoteCut:     r.LanguageVoteCut,
 	}
 }
@@ -42,4 +49,28 @@ func Settings(cfg config.Config) rag.Settings {
 // Limits are the bounds on a question's size from config.
 func Limits(cfg config.Config) rag.Limits {
 	return rag.Limits{QuestionBytes: cfg.API.MaxQuestionBytes, TranscriptBytes: cfg.API.MaxTranscriptBytes}
+}
+
+// distance is a validated distance setting: auto's value, or the number it
+// names. A setting that is neither (Validate refuses it) is auto's value.
+func distance(setting string, auto float64) float64 {
+	if n, err := strconv.ParseFloat(setting, 64); err == nil {
+		return n
+	}
+	return auto
+}
+
+// spaceDistances are the distances of the configured embedding model and of
+// each built-in one (an index being re-embedded is searched with the
+// built-in model it was built with), as the settings give them.
+func spaceDistances(cfg config.Config) map[string]rag.Distances {
+	out := map[string]rag.Distances{}
+	for _, model := range append(llm.BuiltinEmbeddingModels(), cfg.Models.Embedding) {
+		d := llm.EmbeddingDistances(model)
+		out[model] = rag.Distances{
+			ConfidentGap: distance(cfg.Retrieval.ConfidentVectorGap, d.ConfidentGap),
+			Thin:         distance(cfg.Web.ThinDistance, d.Thin),
+		}
+	}
+	return out
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/vaultask/vaultask/config"
+	"github.com/vaultask/vaultask/rag"
 	"github.com/vaultask/vaultask/vault"
 )
 
@@ -38,7 +39,7 @@ func TestSettingsMapTheFieldWeights(t *testing.T) {
 // nothing, and an A/B arm on it would measure the defaults twice).
 func TestEveryRetrievalKeyIsMapped(t *testing.T) {
 	base := Settings(config.Default())
-	other := map[string]string{"fusion": "note", "vector_query": "keywords"}
+	other := map[string]string{"fusion": "note", "vector_query": "keywords", "confident_vector_gap": "0.3"}
 	typ := reflect.TypeOf(config.Retrieval{})
 	def := reflect.ValueOf(config.Default().Retrieval)
 	for i := range typ.NumField() {
@@ -65,5 +66,59 @@ func TestEveryRetrievalKeyIsMapped(t *testing.T) {
 		if reflect.DeepEqual(Settings(cfg), base) {
 			t.Errorf("retrieval.%s=%s changes nothing in rag.Settings: not mapped", key, value)
 		}
+	}
+}
+
+// The distances left at auto are those measured for the embedding model
+// configured (each model's distances have a scale of their own); a number
+// set wins over them, and a model not measured gets USE-lite's.
+func TestAutoDistancesFollowTheEmbeddingModel(t *testing.T) {
+	for _, c := range []struct {
+		model, gap, thin string
+		want             [2]float64
+	}{
+		{"builtin/use-lite", "auto", "auto", [2]float64{0.05, 0.65}},
+		{"builtin/multilingual-e5-small", "auto", "auto", [2]float64{0.01, 0.22}},
+		{"openai/multilingual-e5-small-q4", "auto", "auto", [2]float64{0.01, 0.22}},
+		{"ollama/some-model-never-measured:latest", "auto", "auto", [2]float64{0.05, 0.65}},
+		{"builtin/multilingual-e5-small", "0.02", "0.3", [2]float64{0.02, 0.3}},
+		{"builtin/multilingual-e5-small", "0", "auto", [2]float64{0, 0.22}},
+	} {
+		cfg := config.Default()
+		for key, value := range map[string]string{"models.embedding": c.model, "retrieval.confident_vector_gap": c.gap, "web.thin_distance": c.thin} {
+			if err := cfg.Set(key, value); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Fatalf("%+v: %v", c, err)
+		}
+		s := Settings(cfg)
+		if got := [2]float64{s.ConfidentVectorGap, s.ThinDistance}; got != c.want {
+			t.Errorf("%s with gap %s, thin %s: got gap, thin %v, want %v", c.model, c.gap, c.thin, got, c.want)
+		}
+	}
+}
+
+// While an index built with USE-lite is re-embedded with e5, questions are
+// searched in USE-lite's space and judged by USE-lite's distances.
+func TestSpaceDistancesCoverTheBuiltInModels(t *testing.T) {
+	cfg := config.Default()
+	if err := cfg.Set("models.embedding", "builtin/multilingual-e5-small"); err != nil {
+		t.Fatal(err)
+	}
+	s := Settings(cfg)
+	want := map[string]rag.Distances{
+		"builtin/use-lite":              {ConfidentGap: 0.05, Thin: 0.65},
+		"builtin/multilingual-e5-small": {ConfidentGap: 0.01, Thin: 0.22},
+	}
+	if !reflect.DeepEqual(s.SpaceDistances, want) {
+		t.Errorf("space distances %v, want %v", s.SpaceDistances, want)
+	}
+	if err := cfg.Set("web.thin_distance", "0.4"); err != nil {
+		t.Fatal(err)
+	}
+	if got := Settings(cfg).SpaceDistances["builtin/use-lite"]; got != (rag.Distances{ConfidentGap: 0.05, Thin: 0.4}) {
+		t.Errorf("thin_distance 0.4 set: USE-lite's space distances %v, want the number set for every space", got)
 	}
 }
