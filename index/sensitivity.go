@@ -262,7 +262,17 @@ func (s *Store) reclassifyFirst(ctx context.Context, opts Options) error {
 	if err != nil || (known && was.equal(s.classification())) {
 		return err
 	}
-	opts.ReadOnly = false
+	st, err := readSpaces(ctx, s.reader)
+	if err != nil {
+		return err
+	}
+	// The writer reclassifies and nothing else: it keeps the space the index
+	// embeds into, whatever model this command names (a reader's other model
+	// must not start, or undo, a re-embedding).
+	if target := st.target(); target.id != 0 {
+		opts.Space = target.space
+	}
+	opts.ReadOnly, opts.Rebuild = false, false
 	w, err := Open(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("%w: the index at %s was classified with other personal paths or another frontmatter key than this command's, and reclassifying it failed: %w", errClassificationStale, s.path, err)

@@ -189,3 +189,33 @@ func TestPromoteAnEmptyFill(t *testing.T) {
 		t.Fatalf("PromoteFilled on an empty index: %v, %v, active %v", ok, err, s.ActiveSpace())
 	}
 }
+
+// A reader that names another model and other personal paths reclassifies
+// the index through a writer of its own, and that writer keeps the space the
+// index embeds into: a read-only command (stats, ask, eval) with another
+// config neither starts a re-embedding nor undoes one under way.
+func TestReaderReclassifyingKeepsTheSpace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "i.db")
+	s := mustOpen(t, Options{Path: path})
+	mustApply(t, s, upserts(note("p/a.md", "alpha"), note("b.md", "beta")))
+	embedAll(t, s, vecOld)
+	s.Close()
+
+	other := Classifier{PersonalPaths: []string{"p/**"}}
+	r := mustOpen(t, Options{Path: path, Space: newSpace, Sensitivity: other, ReadOnly: true})
+	if st := mustStats(t, r); st.PersonalNotes != 1 || st.Reembedding != nil || st.EmbeddingBacklog != 0 || st.EmbeddingModel != testSpace.Model {
+		t.Fatalf("a reader of another model, after reclassifying: %d personal notes, reembedding %+v, backlog %d, model %s; want 1, none, 0, %s",
+			st.PersonalNotes, st.Reembedding, st.EmbeddingBacklog, st.EmbeddingModel, testSpace.Model)
+	}
+	r.Close()
+
+	// While the index re-embeds into newSpace, a reader naming the old model
+	// (and other paths again) leaves the re-embedding as it was.
+	s = mustOpen(t, Options{Path: path, Space: newSpace, Sensitivity: other})
+	embedOne(t, s, 1, vecNew)
+	s.Close()
+	r = mustOpen(t, Options{Path: path, Space: testSpace, ReadOnly: true})
+	if st := mustStats(t, r); st.PersonalNotes != 0 || st.Reembedding == nil || st.Reembedding.Embedded != 1 {
+		t.Fatalf("a reader of the old model while re-embedding: %d personal notes, reembedding %+v; want 0 and 1 chunk of the new space kept", st.PersonalNotes, st.Reembedding)
+	}
+}
