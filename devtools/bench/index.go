@@ -77,9 +77,14 @@ func (r *run) indexDB(ctx context.Context, db, name string, m *modelRun) (indexe
 func embedCores() int { return min(2, runtime.NumCPU()) }
 
 // backlogText is the text of the chunks of the index at path that have no
-// vector yet (read-only): in an index without vectors, every chunk's.
+// vector yet: in an index without vectors, every chunk's. It reads the
+// index as it was classified: a read-only open that reclassifies first
+// opens the file for writing with the space it is given, and for an index
+// of another model that makes the given space the one to fill and clears
+// every chunk's embedded mark (an e5 index read so showed its whole text
+// still waiting).
 func backlogText(ctx context.Context, path string) (int64, error) {
-	store, err := index.Open(ctx, index.Options{Path: path, Space: useLite.space, ReadOnly: true, Logger: quiet})
+	store, err := index.Open(ctx, index.Options{Path: path, Space: useLite.space, ReadOnly: true, AsClassified: true, Logger: quiet})
 	if err != nil {
 		return 0, err
 	}
