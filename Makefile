@@ -25,7 +25,7 @@ lint: ## gofmt, go vet, staticcheck (the project's build tags), shellcheck, the 
 fuzz: ## run every fuzz target for FUZZTIME each (default 20s)
 	bash scripts/fuzz.sh $${FUZZTIME:-20s}
 
-bench: ## run the benchmarks (about 1 h 40 min on 2 cores, an hour more the first time) and write reports/BENCHMARKS.md, reports/bench/results.json and reports/bench/*.png; SIZE=smoke for a quick pass
+bench: ## run the benchmarks of both built-in models (about 2 h 40 min on 2 cores by estimate, an hour more the first time) and write reports/BENCHMARKS.md, reports/bench/results.json and reports/bench/*.png; SIZE=smoke for a quick pass
 	bash scripts/setup.sh
 	go run -tags $(TAGS) ./devtools/cmd/bench -size $${SIZE:-full} -out reports
 

@@ -3,17 +3,21 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/vaultask/vaultask/llm/e5"
+	"github.com/vaultask/vaultask/llm/uselite"
 	"github.com/vaultask/vaultask/tstest/couchtest"
 	"github.com/vaultask/vaultask/tstest/deptest"
 )
 
 func TestDeps(t *testing.T) {
-	deptest.Check(t, "config", "feed", "index", "llm", "llm/uselite", "rag", "vault", "vectorizer",
+	deptest.Check(t, "config", "feed", "index", "llm", "llm/e5", "llm/uselite", "rag", "vault", "vectorizer",
 		"tstest/couchtest", "tstest/fakellm", "tstest/livesyncput", "internal/ragconfig", "tstest/syncbuf")
 }
 
@@ -27,8 +31,9 @@ func TestBenchSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	models := installedModels(t)
 	out := t.TempDir()
-	cfg := Config{Size: "smoke", Out: out, Root: root, Cache: t.TempDir()}
+	cfg := Config{Size: "smoke", Out: out, Root: root, Cache: t.TempDir(), Models: models}
 	if dir, ok := couchtest.SharedDir(); ok && exists(filepath.Join(dir, "corpus", "MANIFEST.md")) {
 		cfg.Corpus = filepath.Join(dir, "corpus")
 	} else {
@@ -71,6 +76,7 @@ func TestBenchSmoke(t *testing.T) {
 			t.Errorf("BENCHMARKS.md has no section %s", s.ID)
 		}
 	}
+	checkEveryModel(t, &got, models)
 	for _, c := range []string{"index-throughput.png", "retrieval-by-notes.png", "retrieval-by-chunks.png"} {
 		if fi, err := os.Stat(filepath.Join(out, "bench", c)); err != nil || fi.Size() == 0 {
 			t.Errorf("chart %s: %v", c, err)
@@ -78,5 +84,62 @@ func TestBenchSmoke(t *testing.T) {
 	}
 	if got.Machine.Cores == 0 || got.Commit == "" {
 		t.Errorf("machine %+v, commit %q", got.Machine, got.Commit)
+	}
+}
+
+// installedModels are the built-in models whose files are here, by their
+// -models names. A missing one is left out, unless VAULTASK_REQUIRE_MODELS=1
+// (scripts/test.sh sets it), where the test fails.
+func installedModels(t *testing.T) []string {
+	t.Helper()
+	var names []string
+	for _, m := range builtinModels {
+		_, err := m.load(1)
+		switch {
+		case err == nil:
+			names = append(names, m.name)
+		case (errors.Is(err, uselite.ErrModelNotFound) || errors.Is(err, e5.ErrModelNotFound)) && os.Getenv("VAULTASK_REQUIRE_MODELS") != "1":
+			t.Logf("%v: the smoke run leaves %s out; scripts/fetch-model.sh %s fetches it", err, m.label, m.name)
+		default:
+			t.Fatalf("the %s model: %v", m.label, err)
+		}
+	}
+	if len(names) == 0 {
+		t.Skip("no built-in model is installed; scripts/fetch-model.sh fetches them")
+	}
+	return names
+}
+
+// checkEveryModel checks that the sections that cost a model have rows
+// for each model of the run, and that a model after the first has rows
+// compared with the first's figures of the same run.
+func checkEveryModel(t *testing.T, got *Report, names []string) {
+	t.Helper()
+	ms, err := modelsNamed(names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range got.Sections {
+		if !slices.Contains([]string{"1", "2", "4", "5", "7"}, s.ID) {
+			continue
+		}
+		for i, m := range ms {
+			var rows, against int
+			for _, r := range s.Rows {
+				if !strings.Contains(r.Name, m.label) && !strings.Contains(r.Name, m.id) {
+					continue
+				}
+				rows++
+				if strings.Contains(r.Baseline, ms[0].label) && strings.HasSuffix(r.Baseline, "same run") {
+					against++
+				}
+			}
+			if rows == 0 {
+				t.Errorf("section %s has no row for %s", s.ID, m.label)
+			}
+			if i > 0 && against == 0 {
+				t.Errorf("section %s: no row of %s is compared with %s's", s.ID, m.label, ms[0].label)
+			}
+		}
 	}
 }

@@ -17,14 +17,15 @@ import (
 )
 
 func scaleCurve(ctx context.Context, r *run, s *Section) error {
-	s.Command = "go run -tags sqlite_fts5 ./devtools/cmd/bench -only 8 -size " + r.cfg.Size
+	s.Command = r.reproduce("8")
+	m := r.first()
 	s.Notes = append(s.Notes,
-		"Index throughput (section 2's measurement: `vaultask index` from the test CouchDB, full text only) and retrieval latency (section 3's, alone) on the generated vault at each size. A vault of n notes is the first n notes of any larger one, plus its topic notes.",
+		fmt.Sprintf("Index throughput (section 2's measurement: `vaultask index` from the test CouchDB, full text only) and retrieval latency (section 3's, alone, with %s) on the generated vault at each size. A vault of n notes is the first n notes of any larger one, plus its topic notes.", m.label),
 		"With vectors the index time is the embedder's: chunks ÷ its rate in section 4, whatever the size, so the curve is full text only.")
 	// notes are the indexed vaults' sizes, retrNotes those of the scale
 	// indexes retrieval ran on (with their topic notes).
 	var notes, notesPS, chunksPS, retrNotes, p50, p95 []float64
-	ixs, err := r.scaleIndexes(ctx, r.sz.scaleTargets())
+	ixs, err := r.scaleIndexes(ctx, m, r.sz.scaleTargets())
 	if err != nil {
 		return err
 	}
@@ -40,7 +41,7 @@ func scaleCurve(ctx context.Context, r *run, s *Section) error {
 			if n >= 10000 {
 				runs = 1 // minutes per run: these rows have n = 1
 			}
-			if ix, tp, err = r.throughput(ctx, &Section{}, db, fmt.Sprintf("generated %d", n), false, runs); err != nil {
+			if ix, tp, err = r.throughput(ctx, &Section{}, db, fmt.Sprintf("generated %d", n), nil, runs, nil); err != nil {
 				return err
 			}
 			_ = os.Remove(ix.Path)
@@ -49,12 +50,12 @@ func scaleCurve(ctx context.Context, r *run, s *Section) error {
 		s.add(fmt.Sprintf("index %d notes (%d chunks), FTS only", tp.notes, tp.chunks), "notes/s", tp.notesPS)
 		s.add(fmt.Sprintf("index %d notes (%d chunks), FTS only", tp.notes, tp.chunks), "chunks/s", tp.chunksPS)
 		ix := ixs[scaleTarget{Notes: n}]
-		store, err := index.Open(ctx, index.Options{Path: ix.Path, Space: builtinSpace, ReadOnly: true,
+		store, err := index.Open(ctx, index.Options{Path: ix.Path, Space: m.space, ReadOnly: true,
 			Sensitivity: index.Classifier{PersonalPaths: []string{"Personal/**", "Journal/**"}}, Logger: quiet})
 		if err != nil {
 			return err
 		}
-		lat, err := r.measureRetrieval(ctx, store, store, Questions(50), r.sz.queries, false)
+		lat, err := r.measureRetrieval(ctx, m, store, store, Questions(50), r.sz.queries, false)
 		store.Close()
 		if err != nil {
 			return err

@@ -36,7 +36,7 @@ func BenchmarkSearchFTS(b *testing.B) {
 		b.Fatal(err)
 	}
 	open := func(b *testing.B) *index.Store {
-		store, err := index.Open(ctx, index.Options{Path: path, Space: builtinSpace, ReadOnly: true,
+		store, err := index.Open(ctx, index.Options{Path: path, Space: useLite.space, ReadOnly: true,
 			Sensitivity: index.Classifier{PersonalPaths: []string{"Personal/**", "Journal/**"}}, Logger: quiet})
 		if err != nil {
 			b.Fatal(err)
@@ -128,7 +128,7 @@ func ftsBenchIndex(ctx context.Context, chunks int) (string, error) {
 			return "", err
 		}
 	}
-	store, err := index.Open(ctx, index.Options{Path: tmp, Space: builtinSpace,
+	store, err := index.Open(ctx, index.Options{Path: tmp, Space: useLite.space,
 		Sensitivity: index.Classifier{PersonalPaths: []string{"Personal/**", "Journal/**"}}, Logger: quiet})
 	if err != nil {
 		return "", err

@@ -9,6 +9,8 @@ const (
 	keyID       = "id"
 	keyIndex    = "index"
 	keyLoad     = "load"
+	keyMode     = "mode"
+	keyModel    = "model"
 	keyNotes    = "notes"
 	keyOf       = "of"
 	keyPassages = "passages"
@@ -16,7 +18,6 @@ const (
 	keySection  = "section"
 	keySize     = "size"
 	keyTitle    = "title"
-	keyVectors  = "vectors"
 	keyWhat     = "what"
 	keyWhy      = "why"
 )

@@ -22,11 +22,11 @@ import (
 func BenchmarkNearestChunks(b *testing.B) {
 	ctx := context.Background()
 	store, qs := retrieveBenchIndex(ctx, b)
-	emb, err := (&run{}).embedder()
+	emb, err := (&modelRun{builtinModel: useLite}).embedder()
 	if err != nil {
 		b.Fatal(err)
 	}
-	vecs, err := queryVectors(ctx, emb, qs)
+	vecs, err := queryVectors(ctx, emb, useLite.space, qs)
 	if err != nil {
 		b.Fatal(err)
 	}

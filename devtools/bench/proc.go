@@ -161,6 +161,9 @@ type server struct {
 	// Ready is how long it took from exec to /readyz answering 200.
 	Ready time.Duration
 	done  chan error
+	// index, when set, is a copy of an index made for this server alone,
+	// removed once it stops.
+	index string
 }
 
 var servingOn = regexp.MustCompile(`serving on (http://\S+)`)
@@ -219,8 +222,15 @@ func startServe(ctx context.Context, bin, dir string, env []string) (*server, er
 // RSS is the server's resident set now.
 func (s *server) RSS() (int64, error) { return procStatus(s.cmd.Process.Pid, "VmRSS") }
 
-// stop interrupts the server and waits for it to exit.
+// PeakRSS is the server's peak resident set since it started (VmHWM).
+func (s *server) PeakRSS() (int64, error) { return procStatus(s.cmd.Process.Pid, "VmHWM") }
+
+// stop interrupts the server, waits for it to exit and removes its index
+// copy.
 func (s *server) stop() error {
+	if s.index != "" {
+		defer removeIndex(s.index)
+	}
 	_ = s.cmd.Process.Signal(os.Interrupt)
 	select {
 	case err := <-s.done:
@@ -241,6 +251,13 @@ func (s *server) stop() error {
 func (s *server) kill() {
 	_ = s.cmd.Process.Kill()
 	<-s.done
+}
+
+// removeIndex removes an index file and its WAL.
+func removeIndex(path string) {
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		_ = os.Remove(p)
+	}
 }
 
 // copyFile copies an index file (closed, so its WAL is folded in) to dst.

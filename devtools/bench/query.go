@@ -43,20 +43,20 @@ func (s bruteForce) SearchVector(ctx context.Context, q vault.QueryVector, k int
 }
 
 // measureRetrieval runs the default retrieval (vector, FTS, fusion, graph;
-// no rerank, no generation) on searcher n times over the generated
-// questions, warm, and each of the store's searches alone; with profile,
-// then n more times under the CPU profiler, untimed.
-func (r *run) measureRetrieval(ctx context.Context, searcher rag.Searcher, store *index.Store, qs []string, n int, profile bool) (latencies, error) {
+// no rerank, no generation) with model m's query embedding on searcher n
+// times over the questions qs, warm, and each of the store's searches
+// alone; with profile, then n more times under the CPU profiler, untimed.
+func (r *run) measureRetrieval(ctx context.Context, m *modelRun, searcher rag.Searcher, store *index.Store, qs []string, n int, profile bool) (latencies, error) {
 	var out latencies
-	emb, err := r.embedder()
+	emb, err := m.embedder()
 	if err != nil {
 		return out, err
 	}
-	p, err := rag.New(rag.Options{Searcher: searcher, Embedder: rag.SpaceEmbedder{Texts: emb, Space: builtinSpace}, Settings: settings(), Logger: quiet})
+	p, err := rag.New(rag.Options{Searcher: searcher, Embedder: rag.SpaceEmbedder{Texts: emb, Space: m.space}, Settings: settings(), Logger: quiet})
 	if err != nil {
 		return out, err
 	}
-	vecs, err := queryVectors(ctx, emb, qs)
+	vecs, err := queryVectors(ctx, emb, m.space, qs)
 	if err != nil {
 		return out, err
 	}
@@ -140,10 +140,10 @@ func pprofTop(profile []byte) string {
 	return strings.Join(keep, "\n")
 }
 
-// withFollower runs fn while a LiveSync follower (and the built-in
-// embedder, as serve runs them) writes rate notes/s into store from a
-// database of its own.
-func (r *run) withFollower(ctx context.Context, store *index.Store, name string, rate int, fn func() error) error {
+// withFollower runs fn while a LiveSync follower (and model m's embedder,
+// as serve runs them) writes rate notes/s into store from a database of
+// its own.
+func (r *run) withFollower(ctx context.Context, m *modelRun, store *index.Store, name string, rate int, fn func() error) error {
 	db := "bench-follow-" + name
 	if err := r.couch.CreateDB(db); err != nil {
 		return err
@@ -174,7 +174,7 @@ func (r *run) withFollower(ctx context.Context, store *index.Store, name string,
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	emb, err := r.embedder()
+	emb, err := m.embedder()
 	if err != nil {
 		return err
 	}
@@ -212,18 +212,19 @@ func joinErr(errs ...error) error {
 }
 
 func retrievalLatency(ctx context.Context, r *run, s *Section) error {
-	s.Command = "go run -tags sqlite_fts5 ./devtools/cmd/bench -only 3 -size " + r.cfg.Size
+	s.Command = r.reproduce("3")
+	m := r.first()
 	var targets []scaleTarget
 	for _, c := range r.sz.chunks {
 		targets = append(targets, scaleTarget{Chunks: c})
 	}
-	ixs, err := r.scaleIndexes(ctx, r.sz.scaleTargets())
+	ixs, err := r.scaleIndexes(ctx, m, r.sz.scaleTargets())
 	if err != nil {
 		return err
 	}
 	s.Notes = append(s.Notes,
-		fmt.Sprintf("In process: `rag.Pipeline.Retrieve` with the defaults (query embedding with the built-in model, vector top-%d by the int8 shortlist with its float rescore, FTS5 top-%d, fusion, graph expansion, assembly; no rerank, no generation), %d times over 50 generated questions, after one warm-up pass. The rows below it time its parts alone: the query's embedding, the KNN and the FTS query.", settings().VectorTopK, settings().FTSTopK, r.sz.queries),
-		"The indexes are the generated vault grown until it has the chunks named, built once and cached (~/.cache/vaultask-bench, keyed by the generator's version and the index schema's; a change to the chunker or the full-text setup that adds no migration needs the cache removed). Their vectors are real USE-lite vectors of a pool of generated passages with a little noise (see devtools/bench/embed.go): the built-in model would take half an hour to embed 300k chunks here, and a search's cost does not depend on which vector a chunk holds.",
+		fmt.Sprintf("In process: `rag.Pipeline.Retrieve` with the defaults (query embedding with the built-in model %s, the first of the run, vector top-%d by the int8 shortlist with its float rescore, FTS5 top-%d, fusion, graph expansion, assembly; no rerank, no generation), %d times over 50 generated questions, after one warm-up pass. The rows below it time its parts alone: the query's embedding, the KNN and the FTS query.", m.label, settings().VectorTopK, settings().FTSTopK, r.sz.queries),
+		fmt.Sprintf("The indexes are the generated vault grown until it has the chunks named, built once and cached (~/.cache/vaultask-bench, keyed by the generator's version, the index schema's and the model; a change to the chunker or the full-text setup that adds no migration needs the cache removed). Their vectors are real %s vectors of a pool of generated passages with a little noise (see devtools/bench/embed.go): the built-in model would take half an hour or more to embed 300k chunks here, and a search's cost does not depend on which vector a chunk holds.", m.label),
 		"With the follower: a LiveSync follower and the background embedder (as serve runs them) take in 10 notes/s from a database of their own into the same index while the queries run. Baseline: the same queries on the same index alone.",
 		fmt.Sprintf("Vector search (index.SearchVector): an int8 copy of every vector in memory (one scale per vector), scanned whole by an AVX2 (amd64) or NEON (arm64) kernel, the scope filtering the scan, picks 2× the top-k candidates, rescored by exact cosine distance on their float vectors. Brute force (SearchVectorExact) is the exact distance to every float vector. Recall@%d is the mean share of brute force's top %d that the shortlist returns, over the 50 questions.", settings().VectorTopK, settings().VectorTopK))
 	for i, t := range targets {
@@ -234,27 +235,27 @@ func retrievalLatency(ctx context.Context, r *run, s *Section) error {
 		if err := copyFile(ix.Path, path); err != nil {
 			return err
 		}
-		store, err := index.Open(ctx, index.Options{Path: path, Space: builtinSpace,
+		store, err := index.Open(ctx, index.Options{Path: path, Space: m.space,
 			Sensitivity: index.Classifier{PersonalPaths: []string{"Personal/**", "Journal/**"}}, Logger: quiet})
 		if err != nil {
 			return err
 		}
 		label := fmt.Sprintf("%d chunks (%d notes)", ix.Chunks, ix.Notes)
 		r.log.Info("retrieval", keyIndex, label)
-		alone, err := r.measureRetrieval(ctx, store, store, Questions(50), r.sz.queries, i == len(targets)-1)
+		alone, err := r.measureRetrieval(ctx, m, store, store, Questions(50), r.sz.queries, i == len(targets)-1)
 		if err != nil {
 			store.Close()
 			return err
 		}
-		brute, err := r.measureBruteForce(ctx, store)
+		brute, err := r.measureBruteForce(ctx, m, store)
 		if err != nil {
 			store.Close()
 			return err
 		}
 		var busy latencies
-		err = r.withFollower(ctx, store, fmt.Sprintf("q%d", i), 10, func() error {
+		err = r.withFollower(ctx, m, store, fmt.Sprintf("q%d", i), 10, func() error {
 			var err error
-			busy, err = r.measureRetrieval(ctx, store, store, Questions(50), r.sz.queries, false)
+			busy, err = r.measureRetrieval(ctx, m, store, store, Questions(50), r.sz.queries, false)
 			return err
 		})
 		err = joinErr(err, store.Close())
@@ -299,18 +300,18 @@ type bruteForceResult struct {
 
 // measureBruteForce times retrieval with the brute-force KNN on
 // store, that KNN alone, and the shortlist's recall against it.
-func (r *run) measureBruteForce(ctx context.Context, store *index.Store) (bruteForceResult, error) {
+func (r *run) measureBruteForce(ctx context.Context, m *modelRun, store *index.Store) (bruteForceResult, error) {
 	var out bruteForceResult
-	lat, err := r.measureRetrieval(ctx, bruteForce{store}, store, Questions(50), r.sz.queries, false)
+	lat, err := r.measureRetrieval(ctx, m, bruteForce{store}, store, Questions(50), r.sz.queries, false)
 	if err != nil {
 		return out, err
 	}
 	out.retrieve = lat.retrieve
-	emb, err := r.embedder()
+	emb, err := m.embedder()
 	if err != nil {
 		return out, err
 	}
-	vecs, err := queryVectors(ctx, emb, Questions(50))
+	vecs, err := queryVectors(ctx, emb, m.space, Questions(50))
 	if err != nil {
 		return out, err
 	}

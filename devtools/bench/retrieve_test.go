@@ -38,12 +38,11 @@ func BenchmarkRetrieve(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	r := &run{}
-	emb, err := r.embedder()
+	emb, err := (&modelRun{builtinModel: useLite}).embedder()
 	if err != nil {
 		b.Fatal(err)
 	}
-	on, err := rag.New(rag.Options{Searcher: store, Embedder: rag.SpaceEmbedder{Texts: emb, Space: builtinSpace}, Settings: settings(), Logger: quiet})
+	on, err := rag.New(rag.Options{Searcher: store, Embedder: rag.SpaceEmbedder{Texts: emb, Space: useLite.space}, Settings: settings(), Logger: quiet})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -113,7 +112,7 @@ func retrieveBenchIndex(ctx context.Context, b testing.TB) (*index.Store, []stri
 		}
 		r := &run{cfg: Config{Size: "full", Cache: filepath.Join(cache, "vaultask-bench")}, sz: sizeTable["full"], log: quiet, work: b.TempDir()}
 		t := scaleTarget{Chunks: *retrieveChunks}
-		ixs, err := r.scaleIndexes(ctx, []scaleTarget{t})
+		ixs, err := r.scaleIndexes(ctx, &modelRun{builtinModel: useLite}, []scaleTarget{t})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -130,7 +129,7 @@ func retrieveBenchIndex(ctx context.Context, b testing.TB) (*index.Store, []stri
 	}
 	// An index given is read as it was classified: a read-only benchmark
 	// must not reclassify it.
-	store, err := index.Open(ctx, index.Options{Path: path, Space: builtinSpace, ReadOnly: true, AsClassified: *retrieveIndex != "",
+	store, err := index.Open(ctx, index.Options{Path: path, Space: useLite.space, ReadOnly: true, AsClassified: *retrieveIndex != "",
 		Sensitivity: index.Classifier{PersonalPaths: []string{"Personal/**", "Journal/**"}}, Logger: quiet})
 	if err != nil {
 		b.Fatal(err)

@@ -15,7 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/tstest/couchtest"
 	"github.com/vaultask/vaultask/tstest/fakellm"
 	"github.com/vaultask/vaultask/tstest/livesyncput"
@@ -38,6 +37,12 @@ type Config struct {
 	// and 8) by these chunk counts: a re-run of one point skips building
 	// and timing the others.
 	Chunks []int
+	// Models are the built-in embedding models measured, by their
+	// fetch-model.sh names ("use-lite", "e5"); empty is DefaultModels. The
+	// sections that cost a model (1, 2, 4, 5 and 7) run once per model,
+	// each after the first compared with the first in the same run; 3, 6
+	// and 8 run on the first.
+	Models []string
 	// Log receives progress lines.
 	Log io.Writer
 }
@@ -61,6 +66,7 @@ type sizes struct {
 	clients      []int
 	clientFor    time.Duration
 	embedN       int
+	fetch        bool   // time scripts/fetch-model.sh (it downloads: not in tests)
 	pool         int    // passages of the scale indexes' vector pool
 	growth       [3]int // notes, notes edited per cycle, cycles
 	idle         time.Duration
@@ -69,7 +75,7 @@ type sizes struct {
 var sizeTable = map[string]sizes{
 	"full": {runs: 3, heavyRuns: 2, corpus: "hub", edits: 100, loads: []int{0, 10, 50}, period: 10 * time.Second,
 		genNotes: 50000, vectorBudget: 90 * time.Second, curve: []int{1000, 5000, 10000, 50000}, chunks: []int{10000, 100000, 300000},
-		queries: 200, ttft: 100, clients: []int{1, 10, 50}, clientFor: 15 * time.Second, embedN: 128, pool: 512,
+		queries: 200, ttft: 100, clients: []int{1, 10, 50}, clientFor: 15 * time.Second, embedN: 128, fetch: true, pool: 512,
 		growth: [3]int{2500, 100, 100}, idle: 10 * time.Second},
 	"smoke": {runs: 1, heavyRuns: 1, corpus: "help", edits: 3, loads: []int{0, 10}, period: 500 * time.Millisecond,
 		genNotes: 200, vectorBudget: 7 * time.Second, curve: []int{60, 150}, chunks: []int{300, 600},
@@ -98,24 +104,27 @@ type run struct {
 	work  string // scratch directory, removed at the end
 	bin   string
 	couch *couchtest.Server
-	// corpusIndex is the corpus indexed with vectors by section 2, the
-	// existing index the serve sections start on.
-	corpusIndex string
+	// models are the built-in models measured, the first the one the
+	// others are compared with; each holds its corpus index (section 2).
+	models      []*modelRun
 	corpusDB    string
 	corpusNotes int
-	// What section 2 measured, for the footprint and the scale curve.
-	corpusFTS, corpusVec, genFTS, genVec rates
-	// serve is the server sections 5 to 7 and 1 share; upstream its fake
-	// generation model.
-	serve    *server
-	upstream *fakellm.Server
-	emb      llm.Embedder
-	pool     [][]float32
+	// What section 2 measured without vectors, for the footprint and the
+	// scale curve; textBytes is the text of every chunk of a database's
+	// index, what an embedder reads.
+	corpusFTS, genFTS rates
+	textBytes         map[string]int64
+	// demoNotes is how many notes of the demo vault demoDB holds, once
+	// loaded.
+	demoNotes int
+	// serve is the server sections 7, 5, 6 and 1 share while they measure
+	// the same model (serveModel); upstream its fake generation model.
+	serve      *server
+	serveModel *modelRun
+	serves     int
+	upstream   *fakellm.Server
 	// floors are readFloor's times per database.
 	floors map[string][]float64
-	// completed is how many chunks of the corpus index got pool vectors
-	// after its run stopped at the vector budget.
-	completed int
 	// queryPoints are section 3's sizes, for the scale curve.
 	queryPoints []queryPoint
 }
@@ -134,6 +143,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if len(cfg.Chunks) > 0 {
 		sz.chunks = cfg.Chunks
 	}
+	if len(cfg.Models) == 0 {
+		cfg.Models = DefaultModels
+	}
+	models, err := modelsNamed(cfg.Models)
+	if err != nil {
+		return nil, err
+	}
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
@@ -143,8 +159,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if rep.Dirty {
 		sectionCommit += "-dirty"
 	}
-	r := &run{cfg: cfg, sz: sz, floors: map[string][]float64{}, log: slog.New(slog.NewTextHandler(cfg.Log, &slog.HandlerOptions{Level: slog.LevelInfo}))}
-	var err error
+	r := &run{cfg: cfg, sz: sz, models: models, floors: map[string][]float64{}, textBytes: map[string]int64{},
+		log: slog.New(slog.NewTextHandler(cfg.Log, &slog.HandlerOptions{Level: slog.LevelInfo}))}
 	if r.work, err = os.MkdirTemp("", "vaultask-bench-"); err != nil {
 		return nil, err
 	}
@@ -162,11 +178,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	r.upstream = fakellm.New()
 	defer r.upstream.Close()
 	r.upstream.SetReply(func([]fakellm.Message) string { return reply })
-	defer func() {
-		if r.serve != nil {
-			_ = r.serve.stop()
-		}
-	}()
+	defer func() { _ = r.stopServe() }()
 	for _, sc := range scenarios() {
 		if len(cfg.Only) > 0 && !slices.Contains(cfg.Only, sc.id) {
 			continue
@@ -206,11 +218,11 @@ func command(cfg Config) string {
 		}
 		c += " -chunks " + strings.Join(counts, ",")
 	}
-	return c
+	return c + " -models " + strings.Join(cfg.Models, ",")
 }
 
-// The sections run in this order: the corpus index of 2 is the existing
-// index that 7, 5, 6 and 1 serve from.
+// The sections run in this order: the corpus indexes of 2 (one per model)
+// are the existing indexes that 7, 5, 6 and 1 serve from.
 func scenarios() []scenario {
 	return []scenario{
 		{"2", "Initial index throughput", indexThroughput},
@@ -231,14 +243,18 @@ func (e *skipError) Error() string { return e.why }
 
 func skipf(format string, args ...any) error { return &skipError{fmt.Sprintf(format, args...)} }
 
-// couchEnv points a vaultask child at database db of the test server.
-func (r *run) couchEnv(db, indexPath string, vectors bool, extra ...string) []string {
+// couchEnv points a vaultask child at database db of the test server, with
+// the built-in model m as its embedder, or none (full text only) when m is
+// nil.
+func (r *run) couchEnv(db, indexPath string, m *modelRun, extra ...string) []string {
 	env := childEnv(
 		"VAULTASK_VAULT__URL="+r.couch.URL, "VAULTASK_VAULT__DATABASE="+db,
 		"VAULTASK_VAULT__USER="+r.couch.User, "VAULTASK_VAULT__PASSWORD="+r.couch.Password,
 		"VAULTASK_INDEX__PATH="+indexPath, "VAULTASK_SENSITIVITY__PERSONAL_PATHS="+PersonalPaths)
-	if !vectors {
+	if m == nil {
 		env = append(env, "VAULTASK_MODELS__BUILTIN_DIR="+filepath.Join(r.work, "no-model-here"))
+	} else {
+		env = append(env, "VAULTASK_MODELS__EMBEDDING="+m.id, "VAULTASK_MODELS__BUILTIN_DIR="+builtinDir())
 	}
 	return append(env, extra...)
 }

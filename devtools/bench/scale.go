@@ -11,57 +11,9 @@ import (
 	"slices"
 
 	"github.com/vaultask/vaultask/index"
-	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/vault"
 	"github.com/vaultask/vaultask/vectorizer"
 )
-
-// embedderFor loads the built-in embedder once per run.
-func (r *run) embedder() (llm.Embedder, error) {
-	if r.emb == nil {
-		e, err := llm.NewEmbedder(builtinSpace.Model, llm.EmbedderOptions{Dim: builtinSpace.Dim})
-		if err != nil {
-			return nil, err
-		}
-		r.emb = e
-	}
-	return r.emb, nil
-}
-
-// poolVectors are real USE-lite vectors of generated passages, embedded once
-// and cached.
-func (r *run) poolVectors(ctx context.Context) ([][]float32, error) {
-	if r.pool != nil {
-		return r.pool, nil
-	}
-	dir := filepath.Join(r.cfg.Cache, GeneratorVersion)
-	path := filepath.Join(dir, fmt.Sprintf("pool-%d.f32", r.sz.pool))
-	if b, err := os.ReadFile(path); err == nil && len(b) == r.sz.pool*builtinSpace.Dim*4 {
-		r.pool = decodeVectors(b)
-		return r.pool, nil
-	}
-	emb, err := r.embedder()
-	if err != nil {
-		return nil, err
-	}
-	texts := make([]string, r.sz.pool)
-	for i := range texts {
-		texts[i] = paragraph(rng(i, 17), 5)
-	}
-	r.log.Info("embedding the vector pool", keyPassages, len(texts))
-	vs, err := emb.EmbedDocuments(ctx, texts)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(path, encodeVectors(vs), 0o644); err != nil {
-		return nil, err
-	}
-	r.pool = vs
-	return vs, nil
-}
 
 // scaleTarget is an index of the generated vault to build: with at least
 // Notes notes, or at least Chunks chunks.
@@ -92,7 +44,7 @@ type scaleManifest struct {
 // migration's number), read from a new empty index.
 func (r *run) schemaVersion(ctx context.Context) (string, error) {
 	path := filepath.Join(r.work, "schema-probe.db")
-	store, err := index.Open(ctx, index.Options{Path: path, Space: builtinSpace, Logger: quiet})
+	store, err := index.Open(ctx, index.Options{Path: path, Space: useLite.space, Logger: quiet})
 	if err != nil {
 		return "", err
 	}
@@ -110,16 +62,16 @@ func (r *run) schemaVersion(ctx context.Context) (string, error) {
 }
 
 // scaleIndexes returns an index of the generated vault for each target,
-// with pool vectors (see poolEmbedder), from the cache when it has them
-// (keyed by the generator's version and the index schema's); otherwise it
-// builds them all in one pass, the vault growing a batch at a time and
-// each index a snapshot of it.
-func (r *run) scaleIndexes(ctx context.Context, targets []scaleTarget) (map[scaleTarget]scaleIndex, error) {
+// with pool vectors of model m (see poolEmbedder), from the cache when it
+// has them (keyed by the generator's version, the index schema's and the
+// model); otherwise it builds them all in one pass, the vault growing a
+// batch at a time and each index a snapshot of it.
+func (r *run) scaleIndexes(ctx context.Context, m *modelRun, targets []scaleTarget) (map[scaleTarget]scaleIndex, error) {
 	schema, err := r.schemaVersion(ctx)
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(r.cfg.Cache, GeneratorVersion, "schema"+schema)
+	dir := filepath.Join(r.cfg.Cache, GeneratorVersion, "schema"+schema, m.name)
 	manifest := filepath.Join(dir, "scale-"+r.cfg.Size+".json")
 	out := map[scaleTarget]scaleIndex{}
 	var cached scaleManifest
@@ -134,7 +86,7 @@ func (r *run) scaleIndexes(ctx context.Context, targets []scaleTarget) (map[scal
 			return out, nil
 		}
 	}
-	pool, err := r.poolVectors(ctx)
+	pool, err := m.poolVectors(ctx, r)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +100,7 @@ func (r *run) scaleIndexes(ctx context.Context, targets []scaleTarget) (map[scal
 		}
 	}
 	open := func() (*index.Store, error) {
-		return index.Open(ctx, index.Options{Path: tmp, Space: builtinSpace,
+		return index.Open(ctx, index.Options{Path: tmp, Space: m.space,
 			Sensitivity: index.Classifier{PersonalPaths: []string{"Personal/**", "Journal/**"}}, Logger: quiet})
 	}
 	store, err := open()
@@ -236,11 +188,11 @@ func (r *run) scaleIndexes(ctx context.Context, targets []scaleTarget) (map[scal
 		}
 		left = still
 	}
-	m := scaleManifest{GeneratorVersion: GeneratorVersion, SchemaVersion: schema, Indexes: map[string]scaleIndex{}}
+	built := scaleManifest{GeneratorVersion: GeneratorVersion, SchemaVersion: schema, Indexes: map[string]scaleIndex{}}
 	for t, ix := range out {
-		m.Indexes[t.key()] = ix
+		built.Indexes[t.key()] = ix
 	}
-	b, err := json.Marshal(m)
+	b, err := json.Marshal(built)
 	if err != nil {
 		return nil, err
 	}

@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/vaultask/vaultask/index"
-	"github.com/vaultask/vaultask/vault"
-	"github.com/vaultask/vaultask/vectorizer"
 )
 
 // The fake upstream's reply: its first word is what time to first token
@@ -52,172 +49,120 @@ func (r *run) questions() []string {
 	return chatQuestions
 }
 
-// serveEnv runs serve on the corpus database with the fake upstream as its
-// generation model and room for the concurrency scenario's clients.
-func (r *run) serveEnv(indexPath string) []string {
-	return r.couchEnv(r.corpusDB, indexPath, true,
+// serveEnv runs serve with model m on the corpus database, with the fake
+// upstream as its generation model and room for the concurrency scenario's
+// clients.
+func (r *run) serveEnv(m *modelRun, indexPath string) []string {
+	return r.couchEnv(r.corpusDB, indexPath, m,
 		"VAULTASK_MODELS__GENERATION=ollama/fake", "VAULTASK_MODELS__GENERATION_BASE_URL="+r.upstream.URL(),
 		"VAULTASK_API__MAX_CONCURRENT=64")
 }
 
-// startCorpusServe starts serve on a fresh copy of the corpus index.
-func (r *run) startCorpusServe(ctx context.Context, name string) (*server, error) {
-	if r.corpusIndex == "" {
+// startCorpusServe starts serve with model m on a fresh copy of m's corpus
+// index, removed when the server stops.
+func (r *run) startCorpusServe(ctx context.Context, m *modelRun) (*server, error) {
+	if m.corpusIndex == "" {
 		return nil, errors.New("no corpus index: section 2 did not run")
 	}
-	path := filepath.Join(r.work, name+".db")
-	if err := copyFile(r.corpusIndex, path); err != nil {
+	r.serves++
+	path := filepath.Join(r.work, fmt.Sprintf("serve-%s-%d.db", m.name, r.serves))
+	if err := copyFile(m.corpusIndex, path); err != nil {
 		return nil, err
 	}
-	return startServe(ctx, r.bin, r.work, r.serveEnv(path))
+	srv, err := startServe(ctx, r.bin, r.work, r.serveEnv(m, path))
+	if err != nil {
+		return nil, err
+	}
+	srv.index = path
+	return srv, nil
 }
 
-func footprint(ctx context.Context, r *run, s *Section) error {
-	s.Command = "go run -tags sqlite_fts5 ./devtools/cmd/bench -only 2,7 -size " + r.cfg.Size
-	s.Notes = append(s.Notes,
-		"Start to ready: exec of `vaultask serve` on a copy of the index section 2 built (vectors included, its feed checkpoint current) until `/readyz` answers 200. Baseline: `vaultask stats` on the same index, which starts the binary, opens the index and reads it: the floor of any start.",
-		fmt.Sprintf("Idle RSS: VmRSS of that server %v after it is ready, nothing asked. The edit-cycle rows use the index package directly with a deterministic stand-in embedder (file size does not depend on the vectors' values).", r.sz.idle))
-	fi, err := os.Stat(r.bin)
+// serveFor is the server the serve sections measure model m through: the
+// one running when it serves m (sections 7, 5, 6 and 1 share it), else a
+// new one on a fresh copy of m's corpus index, the running one stopped
+// first: two servers following one database would both index what a
+// section writes.
+func (r *run) serveFor(ctx context.Context, m *modelRun) (*server, error) {
+	if r.serve != nil && r.serveModel == m {
+		return r.serve, nil
+	}
+	if err := r.stopServe(); err != nil {
+		return nil, err
+	}
+	srv, err := r.startCorpusServe(ctx, m)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	s.add("binary size (scripts/build-release.sh: -trimpath, -ldflags \"-s -w\", as released)", "MiB", []float64{mib(fi.Size())})
-	if r.completed > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("Section 2's index run with vectors stopped at its budget; the %d chunks it had not embedded got pool vectors (see section 3) so that serve starts with no embedding backlog, as on a vault indexed long ago. Sections 5, 6 and 1 use the same server.", r.completed))
+	r.serve, r.serveModel = srv, m
+	return srv, nil
+}
+
+// stopServe stops the shared server, if one runs.
+func (r *run) stopServe() error {
+	if r.serve == nil {
+		return nil
 	}
-	if r.corpusIndex == "" {
+	err := r.serve.stop()
+	r.serve, r.serveModel = nil, nil
+	return err
+}
+
+// noCorpusIndex is the serve sections' skip when section 2 did not run.
+func (r *run) noCorpusIndex() error {
+	if r.first().corpusIndex == "" {
 		return skipf("no corpus index: section 2 did not run")
 	}
-	var ready, floor, idle, floorRSS []float64
-	for i := range r.sz.runs {
-		st, err := runChild(ctx, r.bin, r.work, r.serveEnv(r.corpusIndex), "stats", "--json")
-		if err != nil {
-			return err
-		}
-		floor = append(floor, ms(st.Wall))
-		floorRSS = append(floorRSS, mib(st.PeakRSS))
-		srv, err := r.startCorpusServe(ctx, fmt.Sprintf("footprint-%d", i))
-		if err != nil {
-			return err
-		}
-		ready = append(ready, ms(srv.Ready))
-		time.Sleep(r.sz.idle)
-		rss, err := srv.RSS()
-		if err != nil {
-			return err
-		}
-		idle = append(idle, mib(rss))
-		if i == r.sz.runs-1 {
-			r.serve = srv // sections 5, 6 and 1 use the last one
-		} else if err := srv.stop(); err != nil {
-			return err
-		}
-	}
-	s.add("start to ready on the existing "+r.sz.corpus+" index", "ms", ready).against("vaultask stats on it", floor).target("< 1 s", median, 1000, false)
-	s.add("idle RSS of vaultask serve", "MiB", idle).against("peak RSS of vaultask stats", floorRSS).target("< 150 MB", median, 150*1e6/(1<<20), false)
-	s.add("peak RSS indexing "+r.sz.corpus+", FTS only", "MiB", r.corpusFTS.rss)
-	s.add("peak RSS indexing "+r.sz.corpus+", with vectors", "MiB", r.corpusVec.rss)
-	per1k := func(x rates) []float64 { return []float64{mib(x.fileBytes) * 1000 / float64(x.notes)} }
-	withVectors := func(x rates) string {
-		if x.vectors >= x.chunks {
-			return fmt.Sprintf("with vectors, all %d chunks embedded by the built-in model", x.chunks)
-		}
-		return fmt.Sprintf("with vectors, all %d chunks: %d embedded by the built-in model before the budget, the rest pool vectors", x.chunks, x.vectors)
-	}
-	s.add(fmt.Sprintf("index file per 1k notes, %s, FTS only", r.sz.corpus), "MiB", per1k(r.corpusFTS))
-	s.add(fmt.Sprintf("index file per 1k notes, %s, %s", r.sz.corpus, withVectors(r.corpusVec)), "MiB", per1k(r.corpusVec))
-	s.add(fmt.Sprintf("index file per 1k notes, generated %d, FTS only", r.genFTS.notes), "MiB", per1k(r.genFTS))
-	s.add(fmt.Sprintf("index file per 1k notes, generated %d, %s", r.genVec.notes, withVectors(r.genVec)), "MiB", per1k(r.genVec))
-	g := r.sz.growth
-	clean, final, err := editCycles(ctx, filepath.Join(r.work, "growth.db"), g[0], g[1], g[2])
-	if err != nil {
-		return err
-	}
-	s.add(fmt.Sprintf("index file after %d edit cycles of %d notes (%d-note vault)", g[2], g[1], g[0]), "MiB", []float64{mib(final)}).
-		against("the same index clean", []float64{mib(clean)})
 	return nil
 }
 
-// editCycles indexes total generated notes with vectors, then edits a
-// different run of edited notes in each cycle, re-embedding as the
-// vectorizer does, and returns the file size clean and at the end.
-func editCycles(ctx context.Context, path string, total, edited, cycles int) (clean, final int64, err error) {
-	for _, p := range []string{path, path + "-wal", path + "-shm"} {
-		_ = os.Remove(p)
-	}
-	open := func() (*index.Store, error) {
-		return index.Open(ctx, index.Options{Path: path, Space: builtinSpace, Logger: quiet})
-	}
-	size := func(s *index.Store) (int64, error) {
-		// Closing folds the WAL into the file.
-		if err := s.Close(); err != nil {
-			return 0, err
-		}
-		fi, err := os.Stat(path)
-		if err != nil {
-			return 0, err
-		}
-		return fi.Size(), nil
-	}
-	notes := Generate(total)
-	batch := func(first, n, rev int) index.Batch {
-		var b index.Batch
-		for k := range n {
-			nt := notes[(first+k)%len(notes)]
-			b.Upserts = append(b.Upserts, vault.NoteInput{Path: nt.Path, Rev: fmt.Sprint(rev), Text: nt.Text + fmt.Sprintf("\nRevision %d.\n", rev)})
-		}
-		return b
-	}
-	s, err := open()
-	if err != nil {
-		return 0, 0, err
-	}
-	emb := hashEmbedder{}
-	step := func(b index.Batch) error {
-		if _, err := s.Apply(ctx, b); err != nil {
-			return err
-		}
-		_, err := vectorizer.New(s, emb, vectorizer.Options{BatchChunks: 500, Logger: quiet}).Drain(ctx)
-		return err
-	}
-	if err := step(batch(0, len(notes), 0)); err != nil {
-		return 0, 0, err
-	}
-	if clean, err = size(s); err != nil {
-		return 0, 0, err
-	}
-	if s, err = open(); err != nil {
-		return 0, 0, err
-	}
-	for c := 1; c <= cycles; c++ {
-		if err := step(batch(c*edited, edited, c)); err != nil {
-			return 0, 0, err
-		}
-	}
-	final, err = size(s)
-	return clean, final, err
-}
-
 func timeToFirstToken(ctx context.Context, r *run, s *Section) error {
-	s.Command = "go run -tags sqlite_fts5 ./devtools/cmd/bench -only 2,7,5 -size " + r.cfg.Size
-	if r.serve == nil {
-		return skipf("no server: section 7 did not run")
+	s.Command = r.reproduce("2,7,5")
+	if err := r.noCorpusIndex(); err != nil {
+		return err
 	}
 	first := 300 * time.Millisecond
 	r.upstream.SetDelays(first, 5*time.Millisecond)
 	s.Notes = append(s.Notes,
-		fmt.Sprintf("A fake OpenAI-compatible upstream (tstest/fakellm, loopback) sends its first word %v after the request and one word every 5 ms after that. Each of %d rounds streams one question straight from the upstream (the baseline), then the same question through `vaultask serve`'s `/v1/chat/completions` (retrieval on the %s index with vectors, the prompt assembled, then the upstream's stream relayed). Time to first token: request sent → the first content chunk holding the upstream's first word.", first, r.sz.ttft, r.sz.corpus),
-		"Added by vaultask: the per-round difference, vaultask minus direct.")
+		fmt.Sprintf("A fake OpenAI-compatible upstream (tstest/fakellm, loopback) sends its first word %v after the request and one word every 5 ms after that. For each built-in model (%s), a `vaultask serve` embedding with it runs on the %s index it built in section 2, and each of %d rounds streams one question straight from the upstream (the baseline), then the same question through serve's `/v1/chat/completions` (retrieval on that index with vectors, the question embedded by the model, the prompt assembled, then the upstream's stream relayed). Time to first token: request sent → the first content chunk holding the upstream's first word.", first, r.modelLabels(), r.sz.corpus, r.sz.ttft),
+		"Added by vaultask: the per-round difference, vaultask minus direct; a model after the first is compared with the first in the same run. The targets are issue 13's for USE-lite (< 15 ms), issue 35's for e5 (< 25 ms).")
+	var firstAdded []float64
+	for i, m := range r.models {
+		added, err := r.ttftRounds(ctx, s, m)
+		if err != nil {
+			return err
+		}
+		row := s.dist("added by vaultask (through − direct, per round), "+m.label, "ms", added).
+			target(fmt.Sprintf("< %g ms (median)", m.targets.ttftAdded), median, m.targets.ttftAdded, false)
+		if i == 0 {
+			firstAdded = added
+		} else {
+			row.against(r.sameRun(""), firstAdded)
+		}
+		if err := r.ttftParts(ctx, s, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ttftRounds streams the questions straight from the upstream and through
+// a serve embedding with m, adds the time to first token through serve,
+// and returns what serve added, round by round.
+func (r *run) ttftRounds(ctx context.Context, s *Section, m *modelRun) ([]float64, error) {
+	srv, err := r.serveFor(ctx, m)
+	if err != nil {
+		return nil, err
+	}
 	var direct, via, added []float64
 	for i := range r.sz.ttft + 3 {
 		q := r.questions()[i%len(r.questions())]
 		d, err := streamChat(ctx, r.upstream.URL(), "fake", q, firstWord)
 		if err != nil {
-			return fmt.Errorf("direct: %w", err)
+			return nil, fmt.Errorf("direct: %w", err)
 		}
-		v, err := streamChat(ctx, r.serve.URL+"/v1", "vault-ask", q, firstWord)
+		v, err := streamChat(ctx, srv.URL+"/v1", "vault-ask", q, firstWord)
 		if err != nil {
-			return fmt.Errorf("through vaultask: %w\n%s", err, r.serve.stderr)
+			return nil, fmt.Errorf("through vaultask: %w\n%s", err, srv.stderr)
 		}
 		if i < 3 {
 			continue // warm-up
@@ -225,40 +170,48 @@ func timeToFirstToken(ctx context.Context, r *run, s *Section) error {
 		direct, via = append(direct, ms(d)), append(via, ms(v))
 		added = append(added, ms(v-d))
 	}
-	s.dist("time to first token through vaultask", "ms", via).against("the upstream called directly", direct)
-	s.dist("added by vaultask (through − direct, per round)", "ms", added).target("< 15 ms (median)", median, 15, false)
-	// What the added time is made of: the same questions' retrieval, in
-	// this process on the same index, and a CPU profile of a pass after.
-	store, err := index.Open(ctx, index.Options{Path: r.corpusIndex, Space: builtinSpace, ReadOnly: true,
+	s.dist("time to first token through vaultask, "+m.label, "ms", via).against("the upstream called directly", direct)
+	return added, nil
+}
+
+// ttftParts adds what the added time is made of with model m: the same
+// questions' retrieval, in this process on the same index, and a CPU
+// profile of a pass after.
+func (r *run) ttftParts(ctx context.Context, s *Section, m *modelRun) error {
+	store, err := index.Open(ctx, index.Options{Path: m.corpusIndex, Space: m.space, ReadOnly: true,
 		Sensitivity: index.Classifier{PersonalPaths: []string{"Personal/**", "Journal/**"}}, Logger: quiet})
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	lat, err := r.measureRetrieval(ctx, store, store, r.questions(), r.sz.ttft, true)
+	lat, err := r.measureRetrieval(ctx, m, store, store, r.questions(), r.sz.ttft, true)
 	if err != nil {
 		return err
 	}
-	s.dist("  of which retrieval (the same questions in process, same index)", "ms", lat.retrieve)
-	s.dist("  its query embedding alone", "ms", lat.embed)
-	s.dist("  its vector KNN alone", "ms", lat.knn)
-	s.dist("  its FTS query alone", "ms", lat.fts)
+	s.dist("  of which retrieval (the same questions in process, same index), "+m.label, "ms", lat.retrieve)
+	s.dist("  its query embedding alone, "+m.label, "ms", lat.embed)
+	s.dist("  its vector KNN alone, "+m.label, "ms", lat.knn)
+	s.dist("  its FTS query alone, "+m.label, "ms", lat.fts)
 	if lat.profile != "" {
-		s.Notes = append(s.Notes, fmt.Sprintf("CPU profile of that in-process retrieval, taken in a separate pass of the same questions after the measured one (`go tool pprof -top`):\n\n```\n%s\n```", lat.profile))
+		s.Notes = append(s.Notes, fmt.Sprintf("CPU profile of that in-process retrieval with %s, taken in a separate pass of the same questions after the measured one (`go tool pprof -top`):\n\n```\n%s\n```", m.label, lat.profile))
 	}
 	return nil
 }
 
 func concurrency(ctx context.Context, r *run, s *Section) error {
-	s.Command = "go run -tags sqlite_fts5 ./devtools/cmd/bench -only 2,7,6 -size " + r.cfg.Size
-	if r.serve == nil {
-		return skipf("no server: section 7 did not run")
+	s.Command = r.reproduce("2,7,6")
+	if err := r.noCorpusIndex(); err != nil {
+		return err
+	}
+	srv, err := r.serveFor(ctx, r.first())
+	if err != nil {
+		return err
 	}
 	r.upstream.SetDelays(300*time.Millisecond, 10*time.Millisecond)
 	s.Notes = append(s.Notes,
-		fmt.Sprintf("N clients each stream answers back to back for %v through `vaultask serve` (api.max_concurrent set to 64, of which answers may hold 63; by default answers hold at most 3 of 4 slots and wait up to api.slot_wait for one), the upstream as in section 5 but 10 ms per word (20 words). Baseline: the same N clients against the upstream directly, in the same run. An error is a refused request, a stream without the first word or without [DONE].", r.sz.clientFor))
+		fmt.Sprintf("N clients each stream answers back to back for %v through `vaultask serve` (embedding with %s, the first model of the run; api.max_concurrent set to 64, of which answers may hold 63; by default answers hold at most 3 of 4 slots and wait up to api.slot_wait for one), the upstream as in section 5 but 10 ms per word (20 words). Baseline: the same N clients against the upstream directly, in the same run. An error is a refused request, a stream without the first word or without [DONE].", r.sz.clientFor, r.first().label))
 	for _, n := range r.sz.clients {
-		via := clientLoad(ctx, n, r.sz.clientFor, r.serve.URL+"/v1", "vault-ask", r.questions())
+		via := clientLoad(ctx, n, r.sz.clientFor, srv.URL+"/v1", "vault-ask", r.questions())
 		direct := clientLoad(ctx, n, r.sz.clientFor, r.upstream.URL(), "fake", r.questions())
 		s.add(fmt.Sprintf("%d clients: answers/s", n), "answers/s", []float64{via.rate()}).against("upstream directly", []float64{direct.rate()})
 		s.dist(fmt.Sprintf("%d clients: time to first token", n), "ms", via.ttft).against("upstream directly", direct.ttft)

@@ -49,7 +49,7 @@ func BenchmarkSearchVector(b *testing.B) {
 		}
 	}
 	t := time.Now()
-	store, err := index.Open(ctx, index.Options{Path: work, Space: builtinSpace,
+	store, err := index.Open(ctx, index.Options{Path: work, Space: useLite.space,
 		Sensitivity: index.Classifier{PersonalPaths: []string{"Personal/**", "Journal/**"}}, Logger: quiet})
 	if err != nil {
 		b.Fatal(err)
@@ -60,11 +60,11 @@ func BenchmarkSearchVector(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	emb, err := (&run{}).embedder()
+	emb, err := (&modelRun{builtinModel: useLite}).embedder()
 	if err != nil {
 		b.Fatal(err)
 	}
-	qs, err := queryVectors(ctx, emb, Questions(50))
+	qs, err := queryVectors(ctx, emb, useLite.space, Questions(50))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func vecBenchIndex(ctx context.Context, b *testing.B, chunks int) (string, error
 	}
 	r := &run{cfg: Config{Size: "full", Cache: filepath.Join(cache, "vaultask-bench")}, sz: sizeTable["full"], log: quiet, work: b.TempDir()}
 	t := scaleTarget{Chunks: chunks}
-	ixs, err := r.scaleIndexes(ctx, []scaleTarget{t})
+	ixs, err := r.scaleIndexes(ctx, &modelRun{builtinModel: useLite}, []scaleTarget{t})
 	if err != nil {
 		return "", err
 	}

@@ -21,8 +21,9 @@ func main() {
 	only := flag.String("only", "", "comma-separated section numbers to run (default all)")
 	chunks := flag.String("chunks", "", "comma-separated chunk counts of the scale indexes (sections 3 and 8) instead of the size's")
 	cache := flag.String("cache", defaultCache(), "cache of generated indexes, reused between runs")
+	models := flag.String("models", strings.Join(bench.DefaultModels, ","), "comma-separated built-in embedding models to measure (use-lite, e5); the others are compared with the first, and sections 3, 6 and 8 run on it")
 	flag.Parse()
-	if err := run(*size, *out, *only, *chunks, *cache); err != nil {
+	if err := run(*size, *out, *only, *chunks, *cache, *models); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -35,12 +36,12 @@ func defaultCache() string {
 	return filepath.Join(os.TempDir(), "vaultask-bench")
 }
 
-func run(size, out, only, chunks, cache string) error {
+func run(size, out, only, chunks, cache, models string) error {
 	root, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output()
 	if err != nil {
 		return fmt.Errorf("go list -m: %w (run it inside the vaultask module)", err)
 	}
-	cfg := bench.Config{Size: size, Out: out, Root: strings.TrimSpace(string(root)), Cache: cache, Log: os.Stderr}
+	cfg := bench.Config{Size: size, Out: out, Root: strings.TrimSpace(string(root)), Cache: cache, Log: os.Stderr, Models: strings.Split(models, ",")}
 	if only != "" {
 		cfg.Only = strings.Split(only, ",")
 	}
