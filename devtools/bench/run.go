@@ -37,6 +37,11 @@ type Config struct {
 	// and 8) by these chunk counts: a re-run of one point skips building
 	// and timing the others.
 	Chunks []int
+	// Loads and Edits, when set, replace the size's background loads
+	// (notes/s) and measured edits per load of section 1: a freshness
+	// check at one load, shorter than the full sweep.
+	Loads []int
+	Edits int
 	// Models are the built-in embedding models measured, by their
 	// fetch-model.sh names ("use-lite", "e5"); empty is DefaultModels. The
 	// sections that cost a model (1, 2, 4, 5 and 7) run once per model,
@@ -143,6 +148,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if len(cfg.Chunks) > 0 {
 		sz.chunks = cfg.Chunks
 	}
+	if len(cfg.Loads) > 0 {
+		sz.loads = cfg.Loads
+	}
+	if cfg.Edits > 0 {
+		sz.edits = cfg.Edits
+	}
 	if len(cfg.Models) == 0 {
 		cfg.Models = DefaultModels
 	}
@@ -212,13 +223,23 @@ func command(cfg Config) string {
 		c += " -only " + strings.Join(cfg.Only, ",")
 	}
 	if len(cfg.Chunks) > 0 {
-		counts := make([]string, len(cfg.Chunks))
-		for i, n := range cfg.Chunks {
-			counts[i] = strconv.Itoa(n)
-		}
-		c += " -chunks " + strings.Join(counts, ",")
+		c += " -chunks " + joinInts(cfg.Chunks)
+	}
+	if len(cfg.Loads) > 0 {
+		c += " -loads " + joinInts(cfg.Loads)
+	}
+	if cfg.Edits > 0 {
+		c += " -edits " + strconv.Itoa(cfg.Edits)
 	}
 	return c + " -models " + strings.Join(cfg.Models, ",")
+}
+
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
 }
 
 // The sections run in this order: the corpus indexes of 2 (one per model)

@@ -21,9 +21,11 @@ func main() {
 	only := flag.String("only", "", "comma-separated section numbers to run (default all)")
 	chunks := flag.String("chunks", "", "comma-separated chunk counts of the scale indexes (sections 3 and 8) instead of the size's")
 	cache := flag.String("cache", defaultCache(), "cache of generated indexes, reused between runs")
+	loads := flag.String("loads", "", "comma-separated background loads (notes/s) of section 1 instead of the size's")
+	edits := flag.Int("edits", 0, "measured edits per load of section 1 instead of the size's (0: the size's)")
 	models := flag.String("models", strings.Join(bench.DefaultModels, ","), "comma-separated built-in embedding models to measure (use-lite, e5); the others are compared with the first, and sections 3, 6 and 8 run on it")
 	flag.Parse()
-	if err := run(*size, *out, *only, *chunks, *cache, *models); err != nil {
+	if err := run(*size, *out, *only, *chunks, *loads, *edits, *cache, *models); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -36,7 +38,7 @@ func defaultCache() string {
 	return filepath.Join(os.TempDir(), "vaultask-bench")
 }
 
-func run(size, out, only, chunks, cache, models string) error {
+func run(size, out, only, chunks, loads string, edits int, cache, models string) error {
 	root, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output()
 	if err != nil {
 		return fmt.Errorf("go list -m: %w (run it inside the vaultask module)", err)
@@ -45,16 +47,16 @@ func run(size, out, only, chunks, cache, models string) error {
 	if only != "" {
 		cfg.Only = strings.Split(only, ",")
 	}
-	for c := range strings.SplitSeq(chunks, ",") {
-		if c == "" {
-			continue
-		}
-		n, err := strconv.Atoi(strings.TrimSpace(c))
-		if err != nil || n < 1 {
-			return fmt.Errorf("-chunks: %q is not a positive chunk count", c)
-		}
-		cfg.Chunks = append(cfg.Chunks, n)
+	if cfg.Chunks, err = counts("-chunks", chunks, 1); err != nil {
+		return err
 	}
+	if cfg.Loads, err = counts("-loads", loads, 0); err != nil {
+		return err
+	}
+	if edits < 0 {
+		return fmt.Errorf("-edits: %d is negative", edits)
+	}
+	cfg.Edits = edits
 	if dir := filepath.Join(cfg.Root, "..", "shared", "corpus"); fileExists(filepath.Join(dir, "MANIFEST.md")) {
 		cfg.Corpus = dir
 	}
@@ -66,6 +68,23 @@ func run(size, out, only, chunks, cache, models string) error {
 	}
 	fmt.Printf("wrote %s and %s in %s\n", filepath.Join(out, "BENCHMARKS.md"), filepath.Join(out, "bench"), time.Since(start).Round(time.Second))
 	return nil
+}
+
+// counts parses a flag's comma-separated list of whole numbers, each at
+// least lowest.
+func counts(name, list string, lowest int) ([]int, error) {
+	var ns []int
+	for c := range strings.SplitSeq(list, ",") {
+		if c == "" {
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(c))
+		if err != nil || n < lowest {
+			return nil, fmt.Errorf("%s: %q is not a whole number of at least %d", name, c, lowest)
+		}
+		ns = append(ns, n)
+	}
+	return ns, nil
 }
 
 func fileExists(p string) bool {
