@@ -12,13 +12,7 @@ import (
 // short of mr, columns short of a panel, k of 1.
 func TestKernels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	fill := func(n int) []float32 {
-		s := make([]float32, n)
-		for i := range s {
-			s[i] = rng.Float32()*2 - 1
-		}
-		return s
-	}
+	fill := func(n int) []float32 { return randomFloats(rng, n) }
 	for _, kern := range Kernels {
 		t.Run(kern.Name, func(t *testing.T) {
 			for _, size := range [][3]int{{1, 1, 1}, {6, 7, 32}, {5, 64, 31}, {13, 33, 70}, {12, 128, 16}, {50, 300, 100}} {
@@ -79,13 +73,7 @@ func TestKernels(t *testing.T) {
 // there, the rest straight to the kernel.
 func TestKernelsMatchGo(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	fill := func(n int) []float32 {
-		s := make([]float32, n)
-		for i := range s {
-			s[i] = rng.Float32()*2 - 1
-		}
-		return s
-	}
+	fill := func(n int) []float32 { return randomFloats(rng, n) }
 	for _, kern := range Kernels {
 		if kern.Name == goKernel.Name {
 			continue
@@ -153,4 +141,13 @@ func BenchmarkGemm(b *testing.B) {
 			b.ReportMetric(2*m*k*n*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
 	}
+}
+
+// randomFloats is n floats drawn evenly from [-1, 1).
+func randomFloats(r *rand.Rand, n int) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = r.Float32()*2 - 1
+	}
+	return s
 }
