@@ -14,7 +14,8 @@ import (
 // llm.Distances).
 func Settings(cfg config.Config) rag.Settings {
 	r := cfg.Retrieval
-	d := llm.EmbeddingDistances(cfg.Models.Embedding)
+	spaces := spaceDistances(cfg)
+	own := spaces[cfg.Models.Embedding]
 	return rag.Settings{
 		VectorTopK:       r.VectorTopK,
 		FTSTopK:          r.FTSTopK,
@@ -32,8 +33,8 @@ func Settings(cfg config.Config) rag.Settings {
 		RerankTopK:       r.RerankTopK,
 		FinalTopK:        r.FinalTopK,
 		ThinHits:         cfg.Web.ThinHits,
-		ThinDistance:     distance(cfg.Web.ThinDistance, d.Thin),
-		SpaceDistances:   spaceDistances(cfg),
+		ThinDistance:     own.Thin,
+		SpaceDistances:   spaces,
 		WebResults:       cfg.Web.MaxResults,
 		FTSFields: vault.FieldWeights{Title: r.BM25Title, Aliases: r.BM25Aliases, Headings: r.BM25Headings, Path: r.BM25Path,
 			Topics: r.BM25Topics, Body: r.BM25Body, Links: r.BM25Links},
@@ -41,7 +42,7 @@ func Settings(cfg config.Config) rag.Settings {
 		VectorKeywords:     r.VectorQuery == "keywords",
 		ConfidentBonus:     r.ConfidentBonus,
 		ConfidentFTSMargin: r.ConfidentFTSMargin,
-		ConfidentVectorGap: distance(r.ConfidentVectorGap, d.ConfidentGap),
+		ConfidentVectorGap: own.ConfidentGap,
 		ForeignVoteCut:     r.LanguageVoteCut,
 	}
 }
