@@ -28,7 +28,9 @@ type Slots struct {
 // of which at most slots.Graph are expanded hits, and besides them at most
 // slots.Members members of a topic note and slots.Maps notes linked from a
 // map of content; except when there are not enough direct hits to fill
-// finalK, when expanded hits the quota held back fill the rest. It returns
+// finalK, when expanded hits the quota held back fill the rest. A direct
+// hit promoted as a member (promoteMembers) takes a member slot when one is
+// left, and its own place as a direct hit when none is. It returns
 // the final hits in candidate order and the expanded hits the quota kept
 // out.
 func Select(candidates []Hit, finalK int, slots Slots) (final, heldBack []Hit) {
@@ -46,6 +48,8 @@ func Select(candidates []Hit, finalK int, slots Slots) (final, heldBack []Hit) {
 				maps++
 			case graph < slots.Graph:
 				graph++
+			case h.From(FromVector) || h.From(FromFTS):
+				// A direct hit promoted as a member keeps its own place.
 			default:
 				overflow = append(overflow, i)
 				continue

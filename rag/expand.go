@@ -297,3 +297,76 @@ func mergeByScore(direct, expanded []Hit) []Hit {
 	slices.SortStableFunc(out, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
 	return out
 }
+
+// promoteMembers gives a note that the direct hits found, but ranked below
+// what reaching it as a member of a topic note among them would score
+// (graph_discount × the topic note's best hit), that score: finding a note
+// directly must not rank it below where expansion puts the members it did
+// not find. A promoted hit is its note's best direct hit, now also reached
+// by the graph (Sources gain FromGraph, Graph the topic note), and it takes
+// a member slot as expanded members do: of the would-be promotions and the
+// expanded members together, only the best memberSlots (a promotion first
+// on a tie) take a slot, so only the promotions among them are made. It
+// returns the direct hits, re-sorted by score, and the promoted notes.
+func promoteMembers(direct, expanded []Hit, neighbours []vault.Hop, discount float64, memberSlots int) ([]Hit, []string) {
+	starts := startsOf(direct)
+	type member struct {
+		doc, from string // doc is "" for an expanded member
+		score     float64
+	}
+	best := map[string]member{}
+	for _, n := range neighbours {
+		from, ok := starts[n.From]
+		to, found := starts[n.To]
+		if !ok || !found || n.Relation != vault.RelationMember || n.To == n.From {
+			continue
+		}
+		if score := discount * from.score; score > to.score && score > best[n.To].score {
+			best[n.To] = member{n.To, from.path, score}
+		}
+	}
+	if len(best) == 0 {
+		return direct, nil
+	}
+	var ms []member
+	for _, m := range best {
+		ms = append(ms, m)
+	}
+	for _, h := range expanded {
+		if h.Graph.Relation == vault.RelationMember {
+			ms = append(ms, member{score: h.Score})
+		}
+	}
+	// Higher scores first; on a tie a promotion before an expanded member.
+	expandedLast := func(m member) int {
+		if m.doc == "" {
+			return 1
+		}
+		return 0
+	}
+	slices.SortFunc(ms, func(a, b member) int {
+		return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(expandedLast(a), expandedLast(b)), cmp.Compare(a.doc, b.doc))
+	})
+	promoted := map[string]member{}
+	for _, m := range ms[:min(len(ms), max(memberSlots, 0))] {
+		if m.doc != "" {
+			promoted[m.doc] = m
+		}
+	}
+	out := slices.Clone(direct)
+	var docs []string
+	for i, h := range out {
+		m, ok := promoted[h.Chunk.DocID]
+		if !ok {
+			continue
+		}
+		delete(promoted, h.Chunk.DocID)
+		docs = append(docs, h.Chunk.Path)
+		h.Score = m.score
+		h.Sources = append(slices.Clone(h.Sources), FromGraph)
+		h.Graph = &Reach{Relation: vault.RelationMember, From: m.from}
+		out[i] = h
+	}
+	slices.SortStableFunc(out, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
+	return out, docs
+}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/vaultask/vaultask/vault"
 )
 
@@ -102,4 +103,75 @@ func TestExpansionReadsKeepWhatExpandKeeps(t *testing.T) {
 		t.Fatalf("read %d of %d reached notes: the bounds ruled out too few for the test to mean anything", read, given)
 	}
 	t.Logf("read %d of %d reached notes", read, given)
+}
+
+// A note the direct hits found but ranked below what expansion gives a
+// member of a topic note among them is scored as that member, taking a
+// member slot: finding a clipping directly must not put it below where
+// expansion puts the clippings it did not find. Only as many as there are
+// member slots are promoted, the best first, expanded members competing for
+// them; a weak direct hit that is no member, or one already above its
+// member score, keeps its place.
+func TestPromoteMembers(t *testing.T) {
+	t.Parallel()
+	topic := direct(1, "99 topics/T.md", 1)
+	clipFound := direct(2, "clip found.md", 0.1)   // a member, found weakly
+	clipStrong := direct(3, "clip strong.md", 0.9) // a member, found above 0.7
+	other := direct(4, "other.md", 0.05)           // found weakly, linked only
+	clip2 := direct(5, "clip two.md", 0.2)         // a second member found weakly
+	hops := []vault.Hop{
+		{From: topic.Chunk.DocID, Relation: vault.RelationMember, To: clipFound.Chunk.DocID},
+		{From: topic.Chunk.DocID, Relation: vault.RelationMember, To: clipStrong.Chunk.DocID},
+		{From: topic.Chunk.DocID, Relation: vault.RelationMember, To: clip2.Chunk.DocID},
+		{From: topic.Chunk.DocID, Relation: vault.RelationLink, To: other.Chunk.DocID},
+	}
+	hits := []Hit{topic, clipStrong, clip2, clipFound, other}
+	memberOf := func(row int64, doc string, score float64) Hit {
+		h := expandedHit(row, doc, score)
+		h.Graph = &Reach{Relation: vault.RelationMember, From: topic.Chunk.Path}
+		return h
+	}
+	type row struct {
+		Row    int64
+		Score  float64
+		Member bool
+	}
+	rows := func(hs []Hit) []row {
+		var out []row
+		for _, h := range hs {
+			out = append(out, row{h.Chunk.RowID, h.Score, h.Graph != nil && h.Graph.Relation == vault.RelationMember && h.From(FromFTS) && h.From(FromGraph)})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name     string
+		expanded []Hit
+		slots    int
+		want     []row
+		promoted []string
+	}{
+		{"one slot: the member found, on a tie by path", nil, 1,
+			[]row{{1, 1, false}, {3, 0.9, false}, {2, 0.7, true}, {5, 0.2, false}, {4, 0.05, false}}, []string{"clip found.md"}},
+		{"two slots: both weak members", nil, 2,
+			[]row{{1, 1, false}, {3, 0.9, false}, {5, 0.7, true}, {2, 0.7, true}, {4, 0.05, false}}, []string{"clip two.md", "clip found.md"}},
+		{"an expanded member scoring higher takes the one slot", []Hit{memberOf(9, "clip unseen.md", 0.8)}, 1,
+			[]row{{1, 1, false}, {3, 0.9, false}, {5, 0.2, false}, {2, 0.1, false}, {4, 0.05, false}}, nil},
+		{"an expanded member on a tie comes after a promotion", []Hit{memberOf(9, "clip unseen.md", 0.7)}, 1,
+			[]row{{1, 1, false}, {3, 0.9, false}, {2, 0.7, true}, {5, 0.2, false}, {4, 0.05, false}}, []string{"clip found.md"}},
+		{"no member slots", nil, 0,
+			[]row{{1, 1, false}, {3, 0.9, false}, {5, 0.2, false}, {2, 0.1, false}, {4, 0.05, false}}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, promoted := promoteMembers(hits, tc.expanded, hops, 0.7, tc.slots)
+			if diff := cmp.Diff(tc.want, rows(got), cmpopts.EquateApprox(0, 1e-12)); diff != "" {
+				t.Errorf("hits (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.promoted, promoted); diff != "" {
+				t.Errorf("promoted (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if hits[3].Graph != nil || hits[3].Score != 0.1 {
+		t.Errorf("the direct hits given were changed: %+v", hits[3])
+	}
 }

@@ -221,7 +221,13 @@ func (p *Pipeline) graph(ctx context.Context, r *Retrieval, vec vault.QueryVecto
 	if err != nil {
 		return nil, nil, err
 	}
-	r.Trace.stage("expand", expanded, fmt.Sprintf("one hop from the notes of the top %d hits, %d neighbours each at most, scored %.2f × the reaching hit", s.FinalTopK, s.GraphMaxSiblings, s.GraphDiscount))
+	direct, promoted := promoteMembers(r.Direct, expanded, nb, s.GraphDiscount, s.GraphMemberSlots)
+	var changes []string
+	for _, path := range promoted {
+		changes = append(changes, path+" found directly, scored as the topic member it is")
+	}
+	r.Trace.stage("expand", expanded, fmt.Sprintf("one hop from the notes of the top %d hits, %d neighbours each at most, scored %.2f × the reaching hit", s.FinalTopK, s.GraphMaxSiblings, s.GraphDiscount), changes...)
+	r.Members += len(promoted)
 	for _, h := range expanded {
 		if h.Graph.Relation == vault.RelationMember {
 			r.Members++
@@ -230,7 +236,7 @@ func (p *Pipeline) graph(ctx context.Context, r *Retrieval, vec vault.QueryVecto
 			r.Maps++
 		}
 	}
-	return mergeByScore(r.Direct, expanded), topicsOf(nb), nil
+	return mergeByScore(direct, expanded), topicsOf(nb), nil
 }
 
 // quota picks the final hits from the candidates: final_top_k, of which the

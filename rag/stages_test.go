@@ -269,6 +269,19 @@ func TestSelectMemberSlots(t *testing.T) {
 			}
 		})
 	}
+	// A direct hit promoted as a member (promoteMembers) that finds the
+	// member slots taken keeps the place its direct find gives it.
+	promoted := direct(8, "clip3.md", 7)
+	promoted.Sources = append(promoted.Sources, FromGraph)
+	promoted.Graph = &Reach{Relation: vault.RelationMember, From: "99 topics/T.md"}
+	withPromoted := slices.Concat(cands[:4], []Hit{promoted}, cands[4:])
+	final, held := Select(withPromoted, 5, Slots{Members: 1})
+	if diff := cmp.Diff([]int64{1, 3, 8, 5, 6}, rows(final)); diff != "" {
+		t.Errorf("a promoted hit past the member slots: final (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]int64{2, 4}, rows(held)); diff != "" {
+		t.Errorf("a promoted hit past the member slots: held back (-want +got):\n%s", diff)
+	}
 }
 
 // Graph order: a topic note right before its first member, each note's
