@@ -140,8 +140,11 @@ type Retrieval struct {
 	// sure when the note's BM25 leads the second note's by
 	// ConfidentFTSMargin of itself, vector search when the note is
 	// ConfidentVectorGap (cosine distance) nearer than the second.
-	ConfidentBonus     float64 `yaml:"confident_bonus" validate:"gte=0,lte=10"`
-	ConfidentFTSMargin float64 `yaml:"confident_fts_margin" validate:"gte=0,lte=1"`
+	ConfidentBonus float64 `yaml:"confident_bonus" validate:"gte=0,lte=10"`
+	// ConfidentFTSMargin is "auto" (the margin measured with the embedding
+	// model: the stronger its vector search, the surer full text must be
+	// to outvote it) or a number.
+	ConfidentFTSMargin string `yaml:"confident_fts_margin" validate:"auto_number=0 1"`
 	// ConfidentVectorGap is "auto" (the measured gap of the embedding
 	// model: models' distances differ in scale) or a number.
 	ConfidentVectorGap string `yaml:"confident_vector_gap" validate:"auto_number=0 2"`
@@ -285,7 +288,7 @@ func Default() Config {
 			Fusion:             "chunk",
 			VectorQuery:        "question",
 			ConfidentBonus:     2,
-			ConfidentFTSMargin: 0.07,
+			ConfidentFTSMargin: Auto,
 			ConfidentVectorGap: Auto,
 			LanguageVoteCut:    1,
 			FTSWeight:          1,

@@ -263,6 +263,13 @@ func TestValidate(t *testing.T) {
 			want: []string{`retrieval.confident_vector_gap "2.5" must be auto or a number from 0 to 2`},
 		},
 		{
+			name: "a full-text margin past a share, or a word",
+			change: func(c *Config) {
+				c.Retrieval.ConfidentFTSMargin = "1.5"
+			},
+			want: []string{`retrieval.confident_fts_margin "1.5" must be auto or a number from 0 to 1`},
+		},
+		{
 			name:   "listen without port",
 			change: func(c *Config) { c.API.Listen = "8080" },
 			want:   []string{`api.listen "8080" is not host:port`},

@@ -52,8 +52,9 @@ type Settings struct {
 	// ThinHits and ThinDistance define thin coverage (see Thin).
 	ThinHits     int
 	ThinDistance float64
-	// SpaceDistances are, by embedding model, the confident gap and thin
-	// distance that replace ConfidentVectorGap and ThinDistance when a
+	// SpaceDistances are, by embedding model, the confident gap, thin
+	// distance and full-text margin that replace ConfidentVectorGap,
+	// ThinDistance and ConfidentFTSMargin when a
 	// question is searched in that model's space: models spread their
 	// distances on scales of their own, and while an index is re-embedded
 	// questions are searched in the old model's space.
@@ -63,16 +64,17 @@ type Settings struct {
 }
 
 // Distances are the cosine distances that judge an embedding space's
-// hits (see Settings.SpaceDistances).
+// hits (see Settings.SpaceDistances), and the BM25 margin full text must
+// lead by to outvote its vector search (ConfidentFTSMargin).
 type Distances struct {
-	ConfidentGap, Thin float64
+	ConfidentGap, Thin, FTSMargin float64
 }
 
 // forSpace is s for a question searched in space: its model's distances
 // when SpaceDistances has them.
 func (s Settings) forSpace(space vault.EmbeddingSpace) Settings {
 	if d, ok := s.SpaceDistances[space.Model]; ok {
-		s.ConfidentVectorGap, s.ThinDistance = d.ConfidentGap, d.Thin
+		s.ConfidentVectorGap, s.ThinDistance, s.ConfidentFTSMargin = d.ConfidentGap, d.Thin, d.FTSMargin
 	}
 	return s
 }

@@ -41,7 +41,7 @@ const GROUPS = [
     ["retrieval.vector_max_distance", "Farthest vector hit that votes", "cosine distance; 0: no limit"],
     ["retrieval.vector_query", "What vector search embeds", "question: as asked; keywords: without stopwords"],
     ["retrieval.confident_bonus", "Bonus for an arm's confident first note", "in first-rank votes; 0: none"],
-    ["retrieval.confident_fts_margin", "… full text is confident at a BM25 lead of", "share of the first note's BM25"],
+    ["retrieval.confident_fts_margin", "… full text is confident at a BM25 lead of", "share of the first note's BM25; auto: the one measured with the embedding model"],
     ["retrieval.confident_vector_gap", "… vector search is confident at a gap of", "cosine distance; auto: the one measured for the embedding model"],
     ["retrieval.language_vote_cut", "Vote lost by a note in another language", "for Swedish or Turkish questions; 0: none, 1: all"],
     ["retrieval.bm25_title", "Full-text weight of the title", "0 leaves the field out"],

@@ -9,9 +9,9 @@ import (
 	"github.com/vaultask/vaultask/vault"
 )
 
-// Settings are the pipeline's sizes and weights from config. A distance set
-// to config.Auto is the one measured for the embedding model (see
-// llm.Distances).
+// Settings are the pipeline's sizes and weights from config. A distance (or
+// the full-text margin) set to config.Auto is the one measured for the
+// embedding model (see llm.Distances).
 func Settings(cfg config.Config) rag.Settings {
 	r := cfg.Retrieval
 	spaces := spaceDistances(cfg)
@@ -41,7 +41,7 @@ func Settings(cfg config.Config) rag.Settings {
 		VectorMaxDistance:  r.VectorMaxDistance,
 		VectorKeywords:     r.VectorQuery == "keywords",
 		ConfidentBonus:     r.ConfidentBonus,
-		ConfidentFTSMargin: r.ConfidentFTSMargin,
+		ConfidentFTSMargin: own.FTSMargin,
 		ConfidentVectorGap: own.ConfidentGap,
 		ForeignVoteCut:     r.LanguageVoteCut,
 	}
@@ -71,6 +71,7 @@ func spaceDistances(cfg config.Config) map[string]rag.Distances {
 		out[model] = rag.Distances{
 			ConfidentGap: distance(cfg.Retrieval.ConfidentVectorGap, d.ConfidentGap),
 			Thin:         distance(cfg.Web.ThinDistance, d.Thin),
+			FTSMargin:    distance(cfg.Retrieval.ConfidentFTSMargin, d.FTSMargin),
 		}
 	}
 	return out

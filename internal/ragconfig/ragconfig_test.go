@@ -39,7 +39,7 @@ func TestSettingsMapTheFieldWeights(t *testing.T) {
 // nothing, and an A/B arm on it would measure the defaults twice).
 func TestEveryRetrievalKeyIsMapped(t *testing.T) {
 	base := Settings(config.Default())
-	other := map[string]string{"fusion": "note", "vector_query": "keywords", "confident_vector_gap": "0.3"}
+	other := map[string]string{"fusion": "note", "vector_query": "keywords", "confident_vector_gap": "0.3", "confident_fts_margin": "0.3"}
 	typ := reflect.TypeOf(config.Retrieval{})
 	def := reflect.ValueOf(config.Default().Retrieval)
 	for i := range typ.NumField() {
@@ -69,23 +69,26 @@ func TestEveryRetrievalKeyIsMapped(t *testing.T) {
 	}
 }
 
-// The distances left at auto are those measured for the embedding model
-// configured (each model's distances have a scale of their own); a number
-// set wins over them, and a model not measured gets USE-lite's.
+// The distances (and the full-text margin) left at auto are those measured
+// for the embedding model configured (each model's distances have a scale
+// of their own); a number set wins over them, and a model not measured
+// gets USE-lite's.
 func TestAutoDistancesFollowTheEmbeddingModel(t *testing.T) {
 	for _, c := range []struct {
-		model, gap, thin string
-		want             [2]float64
+		model, gap, thin, margin string
+		want                     [3]float64
 	}{
-		{"builtin/use-lite", "auto", "auto", [2]float64{0.05, 0.65}},
-		{"builtin/multilingual-e5-small", "auto", "auto", [2]float64{0.01, 0.22}},
-		{"openai/multilingual-e5-small-q4", "auto", "auto", [2]float64{0.01, 0.22}},
-		{"ollama/some-model-never-measured:latest", "auto", "auto", [2]float64{0.05, 0.65}},
-		{"builtin/multilingual-e5-small", "0.02", "0.3", [2]float64{0.02, 0.3}},
-		{"builtin/multilingual-e5-small", "0", "auto", [2]float64{0, 0.22}},
+		{"builtin/use-lite", "auto", "auto", "auto", [3]float64{0.05, 0.65, 0.07}},
+		{"builtin/multilingual-e5-small", "auto", "auto", "auto", [3]float64{0.01, 0.22, 0.1}},
+		{"openai/multilingual-e5-small-q4", "auto", "auto", "auto", [3]float64{0.01, 0.22, 0.1}},
+		{"ollama/bge-small-en-v1.5:latest", "auto", "auto", "auto", [3]float64{0.02, 0.55, 0.15}},
+		{"ollama/some-model-never-measured:latest", "auto", "auto", "auto", [3]float64{0.05, 0.65, 0.07}},
+		{"builtin/multilingual-e5-small", "0.02", "0.3", "0.5", [3]float64{0.02, 0.3, 0.5}},
+		{"builtin/multilingual-e5-small", "0", "auto", "0", [3]float64{0, 0.22, 0}},
 	} {
 		cfg := config.Default()
-		for key, value := range map[string]string{"models.embedding": c.model, "retrieval.confident_vector_gap": c.gap, "web.thin_distance": c.thin} {
+		for key, value := range map[string]string{"models.embedding": c.model, "retrieval.confident_vector_gap": c.gap, "web.thin_distance": c.thin,
+			"retrieval.confident_fts_margin": c.margin} {
 			if err := cfg.Set(key, value); err != nil {
 				t.Fatal(err)
 			}
@@ -94,8 +97,8 @@ func TestAutoDistancesFollowTheEmbeddingModel(t *testing.T) {
 			t.Fatalf("%+v: %v", c, err)
 		}
 		s := Settings(cfg)
-		if got := [2]float64{s.ConfidentVectorGap, s.ThinDistance}; got != c.want {
-			t.Errorf("%s with gap %s, thin %s: got gap, thin %v, want %v", c.model, c.gap, c.thin, got, c.want)
+		if got := [3]float64{s.ConfidentVectorGap, s.ThinDistance, s.ConfidentFTSMargin}; got != c.want {
+			t.Errorf("%s with gap %s, thin %s, margin %s: got gap, thin, margin %v, want %v", c.model, c.gap, c.thin, c.margin, got, c.want)
 		}
 	}
 }
@@ -109,8 +112,8 @@ func TestSpaceDistancesCoverTheBuiltInModels(t *testing.T) {
 	}
 	s := Settings(cfg)
 	want := map[string]rag.Distances{
-		"builtin/use-lite":              {ConfidentGap: 0.05, Thin: 0.65},
-		"builtin/multilingual-e5-small": {ConfidentGap: 0.01, Thin: 0.22},
+		"builtin/use-lite":              {ConfidentGap: 0.05, Thin: 0.65, FTSMargin: 0.07},
+		"builtin/multilingual-e5-small": {ConfidentGap: 0.01, Thin: 0.22, FTSMargin: 0.1},
 	}
 	if !reflect.DeepEqual(s.SpaceDistances, want) {
 		t.Errorf("space distances %v, want %v", s.SpaceDistances, want)
@@ -118,7 +121,7 @@ func TestSpaceDistancesCoverTheBuiltInModels(t *testing.T) {
 	if err := cfg.Set("web.thin_distance", "0.4"); err != nil {
 		t.Fatal(err)
 	}
-	if got := Settings(cfg).SpaceDistances["builtin/use-lite"]; got != (rag.Distances{ConfidentGap: 0.05, Thin: 0.4}) {
+	if got := Settings(cfg).SpaceDistances["builtin/use-lite"]; got != (rag.Distances{ConfidentGap: 0.05, Thin: 0.4, FTSMargin: 0.07}) {
 		t.Errorf("thin_distance 0.4 set: USE-lite's space distances %v, want the number set for every space", got)
 	}
 }
