@@ -14,7 +14,12 @@ import (
 //
 // with the inner product in integers, in the same lane layout as the Q4
 // product (see q4q8.go): a 32-bit lane holds four consecutive weights of
-// one row.
+// one row. The kernels differ in how they multiply signed bytes by signed
+// bytes: VPDPBUSD takes unsigned weights, so the VNNI kernel adds 128 to
+// each (flipping its top bit) and takes 128·Σq away again (the Q8's offset
+// −8·Σq times 16); with VPMADDUBSW that could overflow its int16 pairs, so
+// the AVX2 kernel multiplies |w| by q given w's sign (VPSIGNB), as
+// llama.cpp does, which is exact because Q8.QuantizeRows never makes −128.
 const (
 	// w8BlockBytes is a packed weight block of a row group: eight 64-byte
 	// vectors of weights (vector j, lane r: weights 4j…4j+3 of row r's
