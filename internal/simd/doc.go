@@ -18,6 +18,9 @@
 //     dot-product extension on arm64, Go elsewhere) and its fp32 attention
 //     (a query's scores, softmax, the weighted sum of values) and GELU (AVX2
 //     with FMA, Go elsewhere).
+//   - w8q8*: int8 weights (W8: per 32 weights of a row one float32 scale,
+//     QuantizeW8 from fp32) times the same Q8 activations, MatMulW8Q8, for
+//     encoders that 4-bit weights cost too much accuracy (bge-small-en-v1.5).
 //
 // A kernel is picked once at start-up from the CPU's features. It is a
 // leaf: it imports nothing from this module, only the standard library and

@@ -201,20 +201,37 @@ type q4q8Kernel struct {
 func chunkTiles(nb int) int { return max(1, (192<<10)/(nb*aBlockBytes)) }
 
 func matMul(k q4q8Kernel, y []float32, ldy int, w *Q4, bias []float32, a *Q8, g0, g1 int) {
+	matMulPacked(k.fn, "MatMulQ4Q8", packed{w.rows, w.cols, wBlockBytes, w.data}, y, ldy, bias, a, g0, g1)
+}
+
+// packed is a weight matrix of rows×cols repacked in row groups of
+// blocks of block bytes each, as a kernel reads it.
+type packed struct {
+	rows, cols, block int
+	data              []byte
+}
+
+// matMulPacked runs the kernel fn (a q4q8Kernel's or a w8q8Kernel's) over
+// the row groups [g0, g1) of w and every activation row of a, in chunks of
+// tiles that stay in the cache, the last partial tile through a scratch
+// output; op names the caller in the panics of mismatched shapes.
+func matMulPacked(fn func(w, a []byte, nb, tiles int, y []float32, ldy int, bias []float32), op string,
+	w packed, y []float32, ldy int, bias []float32, a *Q8, g0, g1 int) {
 	if a.cols != w.cols {
-		panic(fmt.Sprintf("simd: activations have %d columns, weights %d", a.cols, w.cols))
+		panic(fmt.Sprintf("simd: %s: activations have %d columns, weights %d", op, a.cols, w.cols))
 	}
 	if len(bias) != w.rows || ldy < w.rows || len(y) < (a.rows-1)*ldy+w.rows {
-		panic("simd: MatMulQ4Q8 bias or output too short")
+		panic(fmt.Sprintf("simd: %s bias or output too short", op))
 	}
 	nb := w.cols / BlockLen
+	gb := nb * w.block // one row group's bytes
 	full := a.rows / tokenTile
 	step := chunkTiles(nb)
 	for c0 := 0; c0 < full; c0 += step {
 		c1 := min(full, c0+step)
 		ac := a.data[c0*nb*aBlockBytes : c1*nb*aBlockBytes]
 		for g := g0; g < g1; g++ {
-			k.fn(w.data[g*nb*wBlockBytes:(g+1)*nb*wBlockBytes], ac, nb, c1-c0,
+			fn(w.data[g*gb:(g+1)*gb], ac, nb, c1-c0,
 				y[c0*tokenTile*ldy+g*RowGroup:], ldy, bias[g*RowGroup:(g+1)*RowGroup])
 		}
 	}
@@ -222,8 +239,7 @@ func matMul(k q4q8Kernel, y []float32, ldy int, w *Q4, bias []float32, a *Q8, g0
 		var tail [tokenTile * RowGroup]float32
 		at := a.data[full*nb*aBlockBytes : (full+1)*nb*aBlockBytes]
 		for g := g0; g < g1; g++ {
-			k.fn(w.data[g*nb*wBlockBytes:(g+1)*nb*wBlockBytes], at, nb, 1,
-				tail[:], RowGroup, bias[g*RowGroup:(g+1)*RowGroup])
+			fn(w.data[g*gb:(g+1)*gb], at, nb, 1, tail[:], RowGroup, bias[g*RowGroup:(g+1)*RowGroup])
 			for i := 0; i < rest; i++ {
 				copy(y[(full*tokenTile+i)*ldy+g*RowGroup:], tail[i*RowGroup:(i+1)*RowGroup])
 			}
