@@ -101,6 +101,8 @@ var knownEmbeddingModels = []struct {
 	{"nomic-embed-text", EmbeddingModel{Prefixes: Prefixes{"search_query: ", "search_document: "}, Dim: 768}},
 	// Questions get an instruction, passages none.
 	{"mxbai-embed-large", EmbeddingModel{Prefixes: Prefixes{Query: representInstruction}, Dim: 1024}},
+	// builtin/bge-small-en-v1.5 is of this family; its distances are not
+	// measured yet, so it is judged by USE-lite's.
 	{"bge-small-en", EmbeddingModel{Prefixes: Prefixes{Query: representInstruction}, Dim: 384}},
 	{"bge-base-en", EmbeddingModel{Prefixes: Prefixes{Query: representInstruction}, Dim: 768}},
 	{"bge-large-en", EmbeddingModel{Prefixes: Prefixes{Query: representInstruction}, Dim: 1024}},
