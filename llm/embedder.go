@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/vaultask/vaultask/llm/bge"
 	"github.com/vaultask/vaultask/llm/e5"
 	"github.com/vaultask/vaultask/llm/uselite"
 )
@@ -53,8 +54,8 @@ type rawEmbedder interface {
 type Embedding struct {
 	spec EmbeddingSpec
 	raw  rawEmbedder
-	// docs, when not nil, embeds passages in raw's place: the built-in
-	// e5 model's background view, on threads of the lowest priority, so
+	// docs, when not nil, embeds passages in raw's place: a built-in
+	// encoder's (e5's, bge's) background view, on threads of the lowest priority, so
 	// that embedding the vault never takes the CPU questions and the
 	// index's writer want.
 	docs rawEmbedder
@@ -103,7 +104,7 @@ func ResolveEmbedding(model string, dim int, prefixes *Prefixes) (EmbeddingSpec,
 	}
 	switch {
 	case id.Provider == "builtin" && !isKnown:
-		return EmbeddingSpec{}, fmt.Errorf("%w %q: the built-in embedding models are %s", ErrBadModelID, model, strings.Join(BuiltinEmbeddingModels(), " and "))
+		return EmbeddingSpec{}, fmt.Errorf("%w %q: the built-in embedding models are %s", ErrBadModelID, model, strings.Join(BuiltinEmbeddingModels(), ", "))
 	case id.Provider == "builtin" && dim > 0 && dim != known.Dim:
 		return EmbeddingSpec{}, fmt.Errorf("embedding model %s has %d dimensions, and %d are configured (models.embedding_dim: 0 takes the model's own)", model, known.Dim, dim)
 	case dim > 0:
@@ -119,11 +120,12 @@ func ResolveEmbedding(model string, dim int, prefixes *Prefixes) (EmbeddingSpec,
 
 // BuiltinEmbeddingModels are the ids of the built-in embedding models.
 func BuiltinEmbeddingModels() []string {
-	return []string{e5.ModelID, uselite.ModelID}
+	return []string{e5.ModelID, bge.ModelID, uselite.ModelID}
 }
 
 // NewEmbedder returns the embedder for model: a built-in one for
-// builtin/multilingual-e5-small and builtin/use-lite, else an
+// builtin/multilingual-e5-small, builtin/bge-small-en-v1.5 and
+// builtin/use-lite, else an
 // OpenAI-compatible client (Ollama, or the operator's own server at
 // BaseURL). Hosted APIs are refused, since every note, personal ones
 // included, is embedded.
@@ -145,7 +147,10 @@ func NewEmbedder(model string, opts EmbedderOptions) (*Embedding, error) {
 			return nil, fmt.Errorf("embedding model %s loaded with %d dimensions, not its %d", model, dim, spec.Dim)
 		}
 		e.raw = raw
-		if m, ok := raw.(*e5.Model); ok {
+		switch m := raw.(type) {
+		case *e5.Model:
+			e.docs = m.Background()
+		case *bge.Model:
 			e.docs = m.Background()
 		}
 		return e, nil
@@ -174,6 +179,12 @@ func loadBuiltin(model string, opts EmbedderOptions) (rawEmbedder, int, error) {
 			return nil, 0, err
 		}
 		return m, m.Dim(), nil
+	case bge.ModelID:
+		m, err := bge.Load(modelDir(dir, bge.DirName, bge.FileName), bge.Options{Workers: opts.Workers})
+		if err != nil {
+			return nil, 0, err
+		}
+		return m, m.Dim(), nil
 	case uselite.ModelID:
 		m, err := uselite.Load(modelDir(dir, uselite.DirName, "model.json"))
 		if err != nil {
@@ -181,7 +192,7 @@ func loadBuiltin(model string, opts EmbedderOptions) (rawEmbedder, int, error) {
 		}
 		return m, uselite.Dim, nil
 	}
-	return nil, 0, fmt.Errorf("%w %q: the built-in embedding models are %s", ErrBadModelID, model, strings.Join(BuiltinEmbeddingModels(), " and "))
+	return nil, 0, fmt.Errorf("%w %q: the built-in embedding models are %s", ErrBadModelID, model, strings.Join(BuiltinEmbeddingModels(), ", "))
 }
 
 // DefaultBuiltinDir is where scripts/fetch-model.sh puts the built-in

@@ -3,11 +3,17 @@ package llm
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/vaultask/vaultask/llm/bge"
 )
 
 // embedRecorder is an OpenAI-compatible embeddings server that records what
@@ -73,6 +79,7 @@ func TestKnownEmbeddingModels(t *testing.T) {
 	}{
 		{"builtin/multilingual-e5-small", "query: ", "passage: ", 384, false, true},
 		{"builtin/use-lite", "", "", 512, false, true},
+		{"builtin/bge-small-en-v1.5", representInstruction, "", 384, false, true},
 		{"ollama/nomic-embed-text", "search_query: ", "search_document: ", 768, false, true},
 		{"ollama/nomic-embed-text:latest", "search_query: ", "search_document: ", 768, false, true},
 		{"ollama/nomic-embed-text:v1.5", "search_query: ", "search_document: ", 768, false, true},
@@ -188,5 +195,53 @@ func TestEmbedderDimension(t *testing.T) {
 	}
 	if _, err := NewEmbedder("builtin/use-lite", EmbedderOptions{Dim: 384, BuiltinDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "has 512 dimensions") {
 		t.Errorf("builtin/use-lite with 384 dimensions configured: %v", err)
+	}
+}
+
+// TestBuiltinBGE: builtin/bge-small-en-v1.5 loads from its folder of the
+// built-in models' directory, puts the instruction before a question only,
+// and embeds passages on its background view with the same vectors; a
+// directory without it names the script that fetches it.
+func TestBuiltinBGE(t *testing.T) {
+	if _, err := NewEmbedder(bge.ModelID, EmbedderOptions{BuiltinDir: t.TempDir()}); !errors.Is(err, bge.ErrModelNotFound) || !strings.Contains(err.Error(), "scripts/fetch-model.sh bge") {
+		t.Errorf("builtin/bge-small-en-v1.5 without its files: %v, want ErrModelNotFound naming scripts/fetch-model.sh bge", err)
+	}
+	dir := DefaultBuiltinDir()
+	if d := os.Getenv("VAULTASK_MODELS__BUILTIN_DIR"); d != "" {
+		dir = d
+	}
+	m, err := bge.Load(filepath.Join(dir, bge.DirName), bge.Options{})
+	if errors.Is(err, bge.ErrModelNotFound) && os.Getenv("VAULTASK_REQUIRE_MODELS") != "1" {
+		t.Skipf("%v; scripts/fetch-model.sh bge fetches it", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	e, err := NewEmbedder(bge.ModelID, EmbedderOptions{BuiltinDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.docs == nil {
+		t.Error("the built-in bge embeds passages in the foreground")
+	}
+	ctx := context.Background()
+	q, err := e.EmbedQueries(ctx, []string{"how do I sync my vault?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := e.EmbedDocuments(ctx, []string{"how do I sync my vault?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := m.Embed(ctx, []string{representInstruction + "how do I sync my vault?", "how do I sync my vault?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(q[0], want[0]) || !slices.Equal(d[0], want[1]) {
+		t.Error("a question is not embedded with the instruction before it, or a passage not bare")
+	}
+	if slices.Equal(q[0], d[0]) {
+		t.Error("a question and a passage of the same text got one vector")
 	}
 }

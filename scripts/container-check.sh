@@ -30,7 +30,7 @@ bash scripts/build-release.sh "$root/usr/local/bin/vaultask" container-check
 bash scripts/fetch-model.sh >/dev/null
 models=${VAULTASK_MODELS__BUILTIN_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/vaultask}
 mkdir -p "$root/opt/vaultask/models"
-cp -r "$models/use-lite-0.2.0" "$models/multilingual-e5-small-0.3.0" "$root/opt/vaultask/models/"
+cp -r "$models/use-lite-0.2.0" "$models/multilingual-e5-small-0.3.0" "$models/bge-small-en-v1.5-0.36.2" "$root/opt/vaultask/models/"
 cp config.yaml "$root/etc/vaultask/config.yaml"
 cp -r demo/vault "$root/vault" # the vault, read-only (the image reads CouchDB; a folder is enough here)
 

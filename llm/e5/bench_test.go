@@ -36,8 +36,7 @@ func benchTexts(b *testing.B, m *Model, n int) []string {
 // withWorkers returns a copy of the shared model that splits work across
 // w goroutines.
 func withWorkers(m *Model, w int) *Model {
-	c := &Model{shape: m.shape, tok: m.tok, word: m.word, pos: m.pos, typ: m.typ, lnW: m.lnW, lnB: m.lnB, layers: m.layers, workers: w}
-	return c
+	return &Model{shape: m.shape, tok: m.tok, word: m.word, enc: m.enc.WithWorkers(w)}
 }
 
 // BenchmarkEmbed embeds 128 hub passages of 200-300 tokens in one call,

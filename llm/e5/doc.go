@@ -20,7 +20,12 @@
 // heap for the kernels (the live heap after Load is about 18 MB; a call's
 // scratch, up to about 35 MB, is pooled between calls).
 //
-// It may import internal/simd and nothing else of this module.
+// The encoder itself (layers, attention, pooling, windows, batching) is
+// llm/internal/bert's, shared with llm/bge; this package gives it the
+// weights and the token ids.
+//
+// It may import internal/simd, internal/mmapfile and llm/internal/bert and
+// nothing else of this module.
 //
 // # Licence
 //

@@ -10,7 +10,9 @@ import (
 	"github.com/vaultask/vaultask/tstest/deptest"
 )
 
-func TestDeps(t *testing.T) { deptest.Check(t, "internal/simd", "internal/lowprio") }
+func TestDeps(t *testing.T) {
+	deptest.Check(t, "internal/simd", "internal/mmapfile", "llm/internal/bert")
+}
 
 // modelDir is where the tests look for the model: its folder in the
 // built-in models' directory VAULTASK_MODELS__BUILTIN_DIR names (where

