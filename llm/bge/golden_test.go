@@ -2,6 +2,7 @@ package bge
 
 import (
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
@@ -153,4 +154,42 @@ func TestGoldenTokens(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d texts tokenized exactly as Hugging Face tokenizers does", len(g)-bad, len(g))
+}
+
+// TestGoldenVectors embeds every golden text within 512 tokens in one call
+// and requires a cosine of at least 0.99 to onnxruntime's fp32 vector for
+// each; the log has the min and mean. Under the race detector, which slows
+// the scalar code tenfold, it takes every eighth text.
+func TestGoldenVectors(t *testing.T) {
+	var g []goldenText
+	for _, gt := range mustGolden(t) {
+		if gt.vec != nil {
+			g = append(g, gt)
+		}
+	}
+	m := mustModel(t)
+	if raceEnabled {
+		var some []goldenText
+		for i := 0; i < len(g); i += 8 {
+			some = append(some, g[i])
+		}
+		g = some
+	}
+	texts := make([]string, len(g))
+	for i, gt := range g {
+		texts[i] = gt.text
+	}
+	vecs, err := m.Embed(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	minCos, sum := 1.0, 0.0
+	for i, gt := range g {
+		c := cosine(vecs[i], gt.vec)
+		if c < 0.99 {
+			t.Errorf("%s: cosine %.5f to onnxruntime's vector, want ≥ 0.99", gt.name, c)
+		}
+		minCos, sum = min(minCos, c), sum+c
+	}
+	t.Logf("kernel %s, %d texts: cosine to onnxruntime min %.6f, mean %.6f", simd.W8Q8Kernel(), len(g), minCos, sum/float64(len(g)))
 }
