@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/vaultask/vaultask/llm/bge"
 	"github.com/vaultask/vaultask/llm/e5"
@@ -54,11 +56,15 @@ type rawEmbedder interface {
 type Embedding struct {
 	spec EmbeddingSpec
 	raw  rawEmbedder
-	// docs, when not nil, embeds passages in raw's place: a built-in
-	// encoder's (e5's, bge's) background view, on threads of the lowest priority, so
-	// that embedding the vault never takes the CPU questions and the
-	// index's writer want.
-	docs rawEmbedder
+	// background, when not nil, makes the embedder of passages in raw's
+	// place, on the first passage: a built-in encoder's (e5's, bge's)
+	// background view, on threads of the lowest priority, so that
+	// embedding the vault never takes the CPU questions and the index's
+	// writer want. An embedder that only embeds questions never starts
+	// those threads.
+	background func() rawEmbedder
+	docsOnce   sync.Once
+	docs       rawEmbedder
 	// typed, when not nil, is a server that prefixes texts itself from the
 	// input_type each request names (EmbeddingSpec.InputType).
 	typed *Client
@@ -149,9 +155,9 @@ func NewEmbedder(model string, opts EmbedderOptions) (*Embedding, error) {
 		e.raw = raw
 		switch m := raw.(type) {
 		case *e5.Model:
-			e.docs = m.Background()
+			e.background = func() rawEmbedder { return m.Background() }
 		case *bge.Model:
-			e.docs = m.Background()
+			e.background = func() rawEmbedder { return m.Background() }
 		}
 		return e, nil
 	}
@@ -222,11 +228,31 @@ func (e *Embedding) EmbedQueries(ctx context.Context, texts []string) ([][]float
 
 // EmbedDocuments embeds passages to be found.
 func (e *Embedding) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
-	raw := e.raw
-	if e.docs != nil {
-		raw = e.docs
+	return e.embed(ctx, e.passages(), texts, e.spec.Prefixes.Document, "passage")
+}
+
+// passages is the embedder of passages: the background view, started on
+// the first call, when the model has one.
+func (e *Embedding) passages() rawEmbedder {
+	if e.background == nil {
+		return e.raw
 	}
-	return e.embed(ctx, raw, texts, e.spec.Prefixes.Document, "passage")
+	e.docsOnce.Do(func() { e.docs = e.background() })
+	return e.docs
+}
+
+// Close releases what a built-in model holds: the background view's
+// threads, then the mapped model file. The Embedding must not be used
+// afterwards. It is a no-op for a model behind a server.
+func (e *Embedding) Close() error {
+	e.docsOnce.Do(func() {}) // no background view starts after Close
+	var errs []error
+	for _, r := range []rawEmbedder{e.docs, e.raw} {
+		if c, ok := r.(io.Closer); ok {
+			errs = append(errs, c.Close())
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func (e *Embedding) embed(ctx context.Context, raw rawEmbedder, texts []string, prefix, inputType string) ([][]float32, error) {

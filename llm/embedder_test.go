@@ -222,17 +222,21 @@ func TestBuiltinBGE(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.docs == nil {
-		t.Error("the built-in bge embeds passages in the foreground")
-	}
+	defer e.Close()
 	ctx := context.Background()
 	q, err := e.EmbedQueries(ctx, []string{"how do I sync my vault?"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if e.docs != nil {
+		t.Error("embedding a question started the background view's threads")
+	}
 	d, err := e.EmbedDocuments(ctx, []string{"how do I sync my vault?"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if bg, ok := e.docs.(*bge.Model); !ok || bg == e.raw {
+		t.Errorf("the built-in bge embeds passages on %T, not its background view", e.docs)
 	}
 	want, err := m.Embed(ctx, []string{representInstruction + "how do I sync my vault?", "how do I sync my vault?"})
 	if err != nil {

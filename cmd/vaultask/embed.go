@@ -70,7 +70,19 @@ func (m *Main) embedder(cfg config.Config) (*llm.Embedding, error) {
 		return nil, err
 	}
 	m.emb, m.embFor = e, cfg.Models
+	m.built = append(m.built, e)
 	return e, nil
+}
+
+// closeEmbedders releases the embedders the command built (a built-in
+// model's threads and mapped file), once it no longer runs.
+func (m *Main) closeEmbedders() {
+	m.embMu.Lock()
+	defer m.embMu.Unlock()
+	for _, e := range m.built {
+		_ = e.Close()
+	}
+	m.built, m.emb = nil, nil
 }
 
 // queryEmbedders are the models a question may be embedded with: the
@@ -92,6 +104,9 @@ func (m *Main) queryEmbedders(cfg config.Config, store *index.Store) (rag.Embedd
 	}
 	old, oldErr := builtinOf(cfg, active)
 	if oldErr == nil {
+		m.embMu.Lock()
+		m.built = append(m.built, old)
+		m.embMu.Unlock()
 		embs = append(embs, rag.SpaceEmbedder{Texts: old, Space: active})
 	}
 	return embs, errors.Join(err, oldErr)
@@ -108,6 +123,7 @@ func builtinOf(cfg config.Config, space vault.EmbeddingSpace) (*llm.Embedding, e
 		return nil, err
 	}
 	if spaceOf(e.Spec()) != space {
+		_ = e.Close()
 		return nil, fmt.Errorf("the built-in model %s embeds in %s, not in the index's %s", space.Model, spaceOf(e.Spec()), space)
 	}
 	return e, nil

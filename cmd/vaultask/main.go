@@ -51,6 +51,8 @@ type Main struct {
 	embMu  sync.Mutex
 	emb    *llm.Embedding
 	embFor config.Models
+	// built are the embedders the command built, closed when it returns.
+	built []*llm.Embedding
 
 	// drain is serve's drain time; zero is drainTimeout. Tests shorten it
 	// to see a stream outlive it without waiting the full time.
@@ -109,6 +111,7 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 	for _, c := range commands() {
 		if c.name == args[0] {
 			err := c.run(ctx, m, args[1:])
+			m.closeEmbedders()
 			if errors.Is(err, errHelp) {
 				return nil
 			}
