@@ -268,7 +268,7 @@ func Default() Config {
 			RerankKind:           "chat",
 			RerankBudget:         1500 * time.Millisecond,
 			RerankBatch:          10,
-			Embedding:            "builtin/use-lite",
+			Embedding:            "builtin/bge-small-en-v1.5",
 			EmbeddingQueryPrefix: Auto, EmbeddingDocumentPrefix: Auto,
 		},
 		Retrieval: Retrieval{

@@ -91,7 +91,7 @@ func CheckLocalEmbedding(model, baseURL string) error {
 	p, _ := lookupProvider(id.Provider)
 	switch {
 	case p.hosted && baseURL == "":
-		return fmt.Errorf("%w: embedding model %s is a hosted API: embedding touches every note, personal ones included, so it must run locally: use builtin/use-lite or an ollama/ model, or your own OpenAI-compatible server", ErrEmbeddingNotLocal, model)
+		return fmt.Errorf("%w: embedding model %s is a hosted API: embedding touches every note, personal ones included, so it must run locally: use a builtin/ model (builtin/bge-small-en-v1.5, the default) or an ollama/ model, or your own OpenAI-compatible server", ErrEmbeddingNotLocal, model)
 	case id.Provider == "builtin" && baseURL != "":
 		return fmt.Errorf("%w: embedding model %s runs inside vaultask, so a server URL (%s) means nothing to it: it is for ollama/ or OpenAI-compatible servers", ErrEmbeddingNotLocal, model, baseURL)
 	}

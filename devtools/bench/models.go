@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/vaultask/vaultask/llm"
+	"github.com/vaultask/vaultask/llm/bge"
 	"github.com/vaultask/vaultask/llm/e5"
 	"github.com/vaultask/vaultask/llm/uselite"
 	"github.com/vaultask/vaultask/vault"
@@ -28,7 +29,7 @@ type builtinModel struct {
 }
 
 // modelTargets are the targets that depend on the model: issue 13's for
-// USE-lite, the built-in model then; issue 35's for e5.
+// USE-lite, the built-in model then; issue 35's for e5 and bge.
 type modelTargets struct {
 	// ttftAdded is the time to first token vaultask adds (ms, median).
 	ttftAdded float64
@@ -43,7 +44,9 @@ var (
 		modelTargets{ttftAdded: 15, vectorFresh: 2000, vectorFreshLoad: math.MaxInt})
 	e5Small = newBuiltinModel("e5", "e5", e5.ModelID, e5.DirName,
 		modelTargets{ttftAdded: 25, vectorFresh: 5000, vectorFreshLoad: 10})
-	builtinModels = []builtinModel{useLite, e5Small}
+	bgeSmall = newBuiltinModel("bge", "bge", bge.ModelID, bge.DirName,
+		modelTargets{ttftAdded: 25, vectorFresh: 5000, vectorFreshLoad: 10})
+	builtinModels = []builtinModel{useLite, e5Small, bgeSmall}
 )
 
 // DefaultModels are the models a run measures unless told otherwise. The

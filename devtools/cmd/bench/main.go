@@ -23,7 +23,7 @@ func main() {
 	cache := flag.String("cache", defaultCache(), "cache of generated indexes, reused between runs")
 	loads := flag.String("loads", "", "comma-separated background loads (notes/s) of section 1 instead of the size's")
 	edits := flag.Int("edits", 0, "measured edits per load of section 1 instead of the size's (0: the size's)")
-	models := flag.String("models", strings.Join(bench.DefaultModels, ","), "comma-separated built-in embedding models to measure (use-lite, e5); the others are compared with the first, and sections 3, 6 and 8 run on it")
+	models := flag.String("models", strings.Join(bench.DefaultModels, ","), "comma-separated built-in embedding models to measure (use-lite, e5, bge); the others are compared with the first, and sections 3, 6 and 8 run on it")
 	flag.Parse()
 	if err := run(*size, *out, *only, *chunks, *loads, *edits, *cache, *models); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
