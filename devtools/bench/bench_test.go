@@ -17,7 +17,7 @@ import (
 )
 
 func TestDeps(t *testing.T) {
-	deptest.Check(t, "config", "feed", "index", "llm", "llm/e5", "llm/uselite", "rag", "vault", "vectorizer",
+	deptest.Check(t, "config", "feed", "index", "llm", "llm/bge", "llm/e5", "llm/uselite", "rag", "vault", "vectorizer",
 		"tstest/couchtest", "tstest/fakellm", "tstest/livesyncput", "internal/ragconfig", "tstest/syncbuf")
 }
 

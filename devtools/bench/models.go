@@ -52,7 +52,7 @@ var (
 // DefaultModels are the models a run measures unless told otherwise. The
 // first is the one the others' rows are compared with, and the one the
 // sections that take a single model (3, 6 and 8) run on.
-var DefaultModels = []string{useLite.name, e5Small.name}
+var DefaultModels = []string{useLite.name, bgeSmall.name}
 
 func newBuiltinModel(name, label, id, dir string, t modelTargets) builtinModel {
 	spec, err := llm.ResolveEmbedding(id, 0, nil)

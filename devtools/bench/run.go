@@ -43,7 +43,7 @@ type Config struct {
 	Loads []int
 	Edits int
 	// Models are the built-in embedding models measured, by their
-	// fetch-model.sh names ("use-lite", "e5"); empty is DefaultModels. The
+	// fetch-model.sh names ("use-lite", "e5", "bge"); empty is DefaultModels. The
 	// sections that cost a model (1, 2, 4, 5 and 7) run once per model,
 	// each after the first compared with the first in the same run; 3, 6
 	// and 8 run on the first.
