@@ -3,7 +3,7 @@
 // first token, concurrency, footprint and the scale curve), measured beside
 // a baseline in the same run where there is one, and the report they make
 // (BENCHMARKS.md, bench/results.json and PNG charts). The built-in embedding
-// models (USE-lite and e5) are measured in the same run: the sections a
+// models (USE-lite, bge and e5; -models picks) are measured in the same run: the sections a
 // model costs run once per model, each model after the first compared with
 // the first (Config.Models). A figure is repeated where that is cheap and
 // shown as min / median / max (or percentiles, for a latency distribution);
