@@ -27,6 +27,13 @@ func TestMap(t *testing.T) {
 	if !bytes.Equal(data, want) {
 		t.Errorf("Map read %q, want %q", data, want)
 	}
+	// Released pages read as before: the file's bytes come back.
+	if err := Release(data); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(data, want) {
+		t.Errorf("after Release the mapping reads %q, want %q", data, want)
+	}
 	if err := unmap(); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // Map maps path read-only. The pages are the kernel's page cache, so a
@@ -33,4 +35,13 @@ func Map(path string) (data []byte, unmap func() error, err error) {
 		return nil, nil, fmt.Errorf("map %s: %w", path, err)
 	}
 	return data, func() error { return syscall.Munmap(data) }, nil
+}
+
+// Release takes data's pages out of the process's memory, where they count
+// in its resident set: the kernel keeps them in its page cache, and a page
+// read again is mapped again. A model that copies its layers to the heap
+// at load reads most of its file once; without Release those pages would
+// stay in the process's RSS for as long as it runs.
+func Release(data []byte) error {
+	return unix.Madvise(data, unix.MADV_DONTNEED)
 }

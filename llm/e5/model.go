@@ -80,6 +80,10 @@ func Load(dir string, opts Options) (*Model, error) {
 		_ = unmap()
 		return nil, fmt.Errorf("e5: %s: %w", path, err)
 	}
+	// The layers are repacked on the heap: the file's pages read to do so
+	// leave the resident set (the vocabulary's and the word table's come
+	// back as they are read). Failing to, the model only stays larger.
+	_ = mmapfile.Release(data)
 	m.unmap = unmap
 	return m, nil
 }
