@@ -130,11 +130,10 @@ func BuiltinEmbeddingModels() []string {
 }
 
 // NewEmbedder returns the embedder for model: a built-in one for
-// builtin/multilingual-e5-small, builtin/bge-small-en-v1.5 and
-// builtin/use-lite, else an
-// OpenAI-compatible client (Ollama, or the operator's own server at
-// BaseURL). Hosted APIs are refused, since every note, personal ones
-// included, is embedded.
+// builtin/bge-small-en-v1.5, builtin/multilingual-e5-small and
+// builtin/use-lite, else an OpenAI-compatible client (Ollama, or the
+// operator's own server at BaseURL). Hosted APIs are refused, since every
+// note, personal ones included, is embedded.
 func NewEmbedder(model string, opts EmbedderOptions) (*Embedding, error) {
 	if err := CheckLocalEmbedding(model, opts.BaseURL); err != nil {
 		return nil, err
