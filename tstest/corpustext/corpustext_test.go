@@ -3,6 +3,7 @@ package corpustext
 import (
 	"compress/gzip"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -69,5 +70,23 @@ func TestDir(t *testing.T) {
 	}
 	if got, want := Dir(), filepath.Join(root, "..", "shared", "corpus"); got != want {
 		t.Errorf("Dir() = %q, want %q", got, want)
+	}
+}
+
+// Cosine of a vector with itself, with its opposite and with one at right
+// angles; CheckVectors' least and mean over two vectors that pass.
+func TestCosineAndCheckVectors(t *testing.T) {
+	a, b := []float32{3, 4}, []float32{-4, 3}
+	for _, c := range []struct {
+		x, y []float32
+		want float64
+	}{{a, a, 1}, {a, []float32{-3, -4}, -1}, {a, b, 0}} {
+		if got := Cosine(c.x, c.y); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("Cosine(%v, %v) = %g, want %g", c.x, c.y, got, c.want)
+		}
+	}
+	least, mean := CheckVectors(t, []string{"x", "y"}, [][]float32{a, {1, 0}}, [][]float32{a, {1, 0.1}}, 0.99, "the reference")
+	if want := 1 / math.Sqrt(1.01); math.Abs(least-want) > 1e-9 || math.Abs(mean-(1+want)/2) > 1e-9 {
+		t.Errorf("CheckVectors: least %g, mean %g; want %g, %g", least, mean, want, (1+want)/2)
 	}
 }

@@ -3,13 +3,13 @@ package bert
 import (
 	"context"
 	"errors"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/vaultask/vaultask/internal/simd"
+	"github.com/vaultask/vaultask/tstest/corpustext"
 	"github.com/vaultask/vaultask/tstest/deptest"
 )
 
@@ -101,7 +101,7 @@ func TestWindowsWeighted(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c := cosine(got[0], got[1]); c < 0.999999 {
+			if c := corpustext.Cosine(got[0], got[1]); c < 0.999999 {
 				t.Errorf("CLS pooling: a long text's cosine to its first window's vector: %g", c)
 			}
 			continue
@@ -125,7 +125,7 @@ func TestWindowsWeighted(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c := cosine(got[0], want); c < 0.999999 {
+		if c := corpustext.Cosine(got[0], want); c < 0.999999 {
 			t.Errorf("pooling %d: windowed vector's cosine to the hand-made average: %g", pooling, c)
 		}
 	}
@@ -143,7 +143,7 @@ func TestCLSPooling(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := cosine(cls[0], mean[0]); c > 0.9999 {
+	if c := corpustext.Cosine(cls[0], mean[0]); c > 0.9999 {
 		t.Errorf("CLS and mean pooling give the same vector (cosine %g)", c)
 	}
 	e := mustTiny(t, CLS, 1)
@@ -174,7 +174,7 @@ func TestBatchesAlike(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := range want {
-			if c := cosine(got[i], want[i]); c < 0.99999 {
+			if c := corpustext.Cosine(got[i], want[i]); c < 0.99999 {
 				t.Errorf("%s: text %d: cosine %g to its vector alone", name, i, c)
 			}
 		}
@@ -219,14 +219,4 @@ func TestNormalize(t *testing.T) {
 	if z := normalize([]float32{0, 0}, 0); z[0] != 0 || z[1] != 0 {
 		t.Errorf("normalize(zero) = %v, want zeros", z)
 	}
-}
-
-func cosine(a, b []float32) float64 {
-	var ab, aa, bb float64
-	for i := range a {
-		ab += float64(a[i]) * float64(b[i])
-		aa += float64(a[i]) * float64(a[i])
-		bb += float64(b[i]) * float64(b[i])
-	}
-	return ab / math.Sqrt(aa*bb)
 }
