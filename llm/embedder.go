@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/vaultask/vaultask/internal/modeldir"
 	"github.com/vaultask/vaultask/llm/bge"
 	"github.com/vaultask/vaultask/llm/e5"
 	"github.com/vaultask/vaultask/llm/uselite"
@@ -203,7 +204,7 @@ func loadBuiltin(model string, opts EmbedderOptions) (rawEmbedder, int, error) {
 // DefaultBuiltinDir is where scripts/fetch-model.sh puts the built-in
 // models when it is given no directory: ${XDG_CACHE_HOME:-~/.cache}/vaultask.
 func DefaultBuiltinDir() string {
-	return filepath.Dir(e5.DefaultDir())
+	return modeldir.Base()
 }
 
 // modelDir is the folder named name in dir, where fetch-model.sh puts a

@@ -23,8 +23,8 @@
 // mmap); the 30522×384 fp32 word table stays there, and the layers'
 // weights are quantized onto the heap at Load.
 //
-// It may import internal/simd, internal/mmapfile and llm/internal/bert and
-// nothing else of this module.
+// It may import internal/simd, internal/mmapfile, internal/modeldir and
+// llm/internal/bert and nothing else of this module.
 //
 // # Licence
 //

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/vaultask/vaultask/internal/mmapfile"
+	"github.com/vaultask/vaultask/internal/modeldir"
 	"github.com/vaultask/vaultask/llm/internal/bert"
 )
 
@@ -50,14 +51,7 @@ type Model struct {
 // DefaultDir is where scripts/fetch-model.sh puts the model when neither a
 // directory argument nor VAULTASK_MODELS__BUILTIN_DIR names one:
 // ${XDG_CACHE_HOME:-$HOME/.cache}/vaultask/bge-small-en-v1.5-0.36.2.
-func DefaultDir() string {
-	base := os.Getenv("XDG_CACHE_HOME")
-	if base == "" {
-		home, _ := os.UserHomeDir()
-		base = filepath.Join(home, ".cache")
-	}
-	return filepath.Join(base, "vaultask", DirName)
-}
+func DefaultDir() string { return filepath.Join(modeldir.Base(), DirName) }
 
 // Load maps dir/bge-small-en-v1.5.onnx, reads the tokenizer beside it, and
 // quantizes the layers' weights to int8. A missing file wraps

@@ -24,8 +24,8 @@
 // llm/internal/bert's, shared with llm/bge; this package gives it the
 // weights and the token ids.
 //
-// It may import internal/simd, internal/mmapfile and llm/internal/bert and
-// nothing else of this module.
+// It may import internal/simd, internal/mmapfile, internal/modeldir and
+// llm/internal/bert and nothing else of this module.
 //
 // # Licence
 //

@@ -11,7 +11,7 @@ import (
 )
 
 func TestDeps(t *testing.T) {
-	deptest.Check(t, "internal/simd", "internal/mmapfile", "llm/internal/bert")
+	deptest.Check(t, "internal/simd", "internal/mmapfile", "internal/modeldir", "llm/internal/bert")
 }
 
 // modelDir is where the tests look for the model: its folder in the

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/vaultask/vaultask/internal/mmapfile"
+	"github.com/vaultask/vaultask/internal/modeldir"
 	"github.com/vaultask/vaultask/internal/simd"
 	"github.com/vaultask/vaultask/llm/internal/bert"
 )
@@ -48,14 +48,7 @@ type Model struct {
 // DefaultDir is where scripts/fetch-model.sh puts the model when neither a
 // directory argument nor VAULTASK_MODELS__BUILTIN_DIR names one:
 // ${XDG_CACHE_HOME:-$HOME/.cache}/vaultask/multilingual-e5-small-0.3.0.
-func DefaultDir() string {
-	base := os.Getenv("XDG_CACHE_HOME")
-	if base == "" {
-		home, _ := os.UserHomeDir()
-		base = filepath.Join(home, ".cache")
-	}
-	return filepath.Join(base, "vaultask", DirName)
-}
+func DefaultDir() string { return filepath.Join(modeldir.Base(), DirName) }
 
 // Load maps dir/e5-small-q4.bin and reads the model from it. A missing file
 // wraps ErrModelNotFound and names the script that fetches it; a damaged or

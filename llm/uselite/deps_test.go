@@ -6,4 +6,4 @@ import (
 	"github.com/vaultask/vaultask/tstest/deptest"
 )
 
-func TestDeps(t *testing.T) { deptest.Check(t, "internal/simd") }
+func TestDeps(t *testing.T) { deptest.Check(t, "internal/simd", "internal/modeldir") }

@@ -12,7 +12,7 @@
 // them from the npm registry into DefaultDir (or another directory) and Load
 // reads them from there.
 //
-// It imports internal/simd alone from this module; the background embedder
+// It imports internal/simd and internal/modeldir alone from this module; the background embedder
 // (vectorizer, through the wiring in cmd/vaultask) and the llm provider
 // router use it.
 //

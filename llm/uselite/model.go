@@ -3,6 +3,7 @@ package uselite
 import (
 	"errors"
 	"fmt"
+	"github.com/vaultask/vaultask/internal/modeldir"
 	"github.com/vaultask/vaultask/internal/simd"
 	"io/fs"
 	"math"
@@ -86,14 +87,7 @@ type layer struct {
 // DefaultDir is where scripts/fetch-model.sh puts the model when neither a
 // directory argument nor VAULTASK_MODELS__BUILTIN_DIR names one:
 // ${XDG_CACHE_HOME:-$HOME/.cache}/vaultask/use-lite-0.2.0 on every system.
-func DefaultDir() string {
-	base := os.Getenv("XDG_CACHE_HOME")
-	if base == "" {
-		home, _ := os.UserHomeDir()
-		base = filepath.Join(home, ".cache")
-	}
-	return filepath.Join(base, "vaultask", DirName)
-}
+func DefaultDir() string { return filepath.Join(modeldir.Base(), DirName) }
 
 // Load reads the model that scripts/fetch-model.sh put in dir: model.json,
 // its weight shards and vocab.json. When they are missing the error wraps
