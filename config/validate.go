@@ -205,6 +205,11 @@ func (c Config) crossFieldErrors() []error {
 		add("retrieval.graph_max_slots + retrieval.graph_member_slots + retrieval.graph_map_slots (%d + %d + %d) must be <= retrieval.final_top_k (%d)",
 			r.GraphMaxSlots, r.GraphMemberSlots, r.GraphMapSlots, r.FinalTopK)
 	}
+	if thin, err := strconv.ParseFloat(r.CoverageThin, 64); err == nil {
+		if silent, err := strconv.ParseFloat(r.CoverageSilent, 64); err == nil && silent > thin {
+			add("retrieval.coverage_silent (%g) must be <= retrieval.coverage_thin (%g): a question the vault is silent on is thin too", silent, thin)
+		}
+	}
 	if r.BM25Title+r.BM25Aliases+r.BM25Headings+r.BM25Path+r.BM25Topics+r.BM25Body+r.BM25Links <= 0 {
 		add("retrieval.bm25_* are all 0: full-text search would search no field (set fts_top_k to 0 to switch it off)")
 	}

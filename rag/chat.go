@@ -61,3 +61,9 @@ type Usage struct {
 	PromptTokens     int
 	CompletionTokens int
 }
+
+// add adds what another generation of the same answer cost.
+func (u *Usage) add(v Usage) {
+	u.PromptTokens += v.PromptTokens
+	u.CompletionTokens += v.CompletionTokens
+}

@@ -59,6 +59,7 @@ func (p *Pipeline) searchArms(ctx context.Context, r *Retrieval, s Settings) (ar
 		return arms{}, err
 	}
 	r.FullTextOnly = found.vec.Values == nil
+	r.FTS = found.fts
 	r.Trace.stage("fts", armHits(found.fts, FromFTS), fmt.Sprintf("top %d by BM25 (the score, lower is better) for %q", s.FTSTopK, ftsText))
 	return found, nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"time"
 
@@ -34,6 +33,7 @@ type Searcher interface {
 	// what Expand takes of the notes it reaches.
 	NearestChunks(ctx context.Context, docIDs []string, q vault.QueryVector, scope vault.Scope) ([]vault.Chunk, map[int64]float64, error)
 	ResolveLinks(ctx context.Context, links []string, scope vault.Scope) (map[string]vault.Doc, error)
+	TermCounter
 	// ActiveSpace is the embedding space the index searches: a query
 	// vector must be of it. It changes when an index re-embedded with a
 	// new model switches to it.
@@ -65,6 +65,9 @@ type Options struct {
 	Settings Settings
 	// Limits bound a question's size; the zero value is the defaults.
 	Limits Limits
+	// IndexState says how complete the index is, for the coverage
+	// judgement; nil means complete.
+	IndexState func(ctx context.Context, scope vault.Scope) IndexState
 	// ModelTimeout bounds a rewrite; default 20s. A rerank has its own
 	// budget (RerankOptions), the answer the caller's context.
 	ModelTimeout time.Duration
@@ -122,9 +125,11 @@ type Retrieval struct {
 	Scope    vault.Scope
 	// Direct are the fused hits after the diversity cap, best first.
 	Direct []Hit
-	// Vector are the vector search's own hits, nearest first: what the
-	// thin-coverage trigger reads, whatever the fusion kept of them.
+	// Vector are the vector search's own hits, nearest first, and FTS the
+	// full-text search's, best first: what the coverage judgement reads,
+	// whatever the fusion kept of them.
 	Vector []Hit
+	FTS    []vault.Chunk
 	// Hits are the final hits, best first; Context the same hits in
 	// assembly order.
 	Hits    []Hit
@@ -132,13 +137,13 @@ type Retrieval struct {
 	// FullTextOnly is set when there was no query vector: no embedder, or
 	// it failed.
 	FullTextOnly bool
-	// Thin is the vault's coverage judged by Thin; without a query vector
-	// it cannot be judged and is set only when the vault is silent.
-	Thin bool
-	// Silent is set when no direct hit is relevant: none matched the
-	// full-text query and none lies within thin_distance of the query.
-	// A vector search always returns its k nearest, relevant or not.
-	Silent bool
+	// Coverage is how well the vault covers the question (see
+	// Pipeline.judgeCoverage), and Features what it was judged by.
+	Coverage Coverage
+	Features map[string]float64
+	// Thin is set when the coverage is not OutcomeCovered, Silent when it
+	// is OutcomeSilent.
+	Thin, Silent bool
 	// Members counts the expanded candidates that are members of a topic
 	// note among the hits: what graph_member_slots could give places to.
 	Members int
@@ -184,7 +189,9 @@ func (p *Pipeline) Retrieve(ctx context.Context, q Question) (*Retrieval, error)
 	if err != nil {
 		return nil, err
 	}
-	r.judgeCoverage(s.forSpace(vec.Space))
+	if err := p.judgeCoverage(ctx, r, s, vec.Space); err != nil {
+		return nil, err
+	}
 	candidates, topicOf, err := p.graph(ctx, r, vec, s)
 	if err != nil {
 		return nil, err
@@ -194,19 +201,6 @@ func (p *Pipeline) Retrieve(ctx context.Context, q Question) (*Retrieval, error)
 	r.Context = Assemble(r.Hits, topicOf)
 	r.Trace.stage("assemble", r.Context, "graph order: a note's chunks together in document order, topic notes before their members")
 	return r, nil
-}
-
-// judgeCoverage sets r.Silent and r.Thin from the direct hits: without a
-// query vector thin coverage cannot be judged, and is set only when the
-// vault is silent.
-func (r *Retrieval) judgeCoverage(s Settings) {
-	r.Silent = !slices.ContainsFunc(r.Direct, func(h Hit) bool { return h.From(FromFTS) }) &&
-		!slices.ContainsFunc(r.Vector, func(h Hit) bool { return h.Distance <= s.ThinDistance })
-	if r.FullTextOnly {
-		r.Thin = r.Silent
-	} else {
-		r.Thin = Thin(r.Vector, s.ThinHits, s.ThinDistance)
-	}
 }
 
 // graph adds to r's direct hits their one-hop neighbourhood when graph

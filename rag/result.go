@@ -6,13 +6,16 @@ package rag
 // MCP surfaces answer in their protocols' own shapes (OpenAI's completions,
 // MCP's tool results) instead.
 type Result struct {
-	Question     string    `json:"question"`
-	Query        string    `json:"query"`
-	Scope        string    `json:"scope"` // "open" or "all"
-	FullTextOnly bool      `json:"full_text_only"`
-	Thin         bool      `json:"thin"`
-	Silent       bool      `json:"silent"`
-	Hits         []HitView `json:"hits"` // the final hits, best first; [] rather than null when there are none
+	Question     string `json:"question"`
+	Query        string `json:"query"`
+	Scope        string `json:"scope"` // "open" or "all"
+	FullTextOnly bool   `json:"full_text_only"`
+	// Coverage is how well the vault covers the question; Thin and Silent
+	// say the same, for readers of the fields before it.
+	Coverage Coverage  `json:"coverage"`
+	Thin     bool      `json:"thin"`
+	Silent   bool      `json:"silent"`
+	Hits     []HitView `json:"hits"` // the final hits, best first; [] rather than null when there are none
 	// Rerank is what the rerank did and cost, and why it was skipped
 	// when it was; absent without a rerank model.
 	Rerank *RerankReport `json:"rerank,omitempty"`
@@ -24,7 +27,10 @@ type Result struct {
 // only), and with r's trace when withTrace.
 func NewResult(r *Retrieval, a *Answer, withTrace bool) Result {
 	res := Result{Question: r.Question, Query: r.Query, Scope: r.Scope.String(), FullTextOnly: r.FullTextOnly,
-		Thin: r.Thin, Silent: r.Silent, Hits: views(r.Hits), Rerank: r.Rerank, Answer: a}
+		Coverage: r.Coverage, Thin: r.Thin, Silent: r.Silent, Hits: views(r.Hits), Rerank: r.Rerank, Answer: a}
+	if a != nil {
+		res.Coverage, res.Silent = a.Coverage, a.Silent
+	}
 	if withTrace {
 		res.Trace = &r.Trace
 	}

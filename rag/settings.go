@@ -49,32 +49,36 @@ type Settings struct {
 	GraphMapMinLinks int
 	RerankTopK       int
 	FinalTopK        int
-	// ThinHits and ThinDistance define thin coverage (see Thin).
-	ThinHits     int
-	ThinDistance float64
-	// SpaceDistances are, by embedding model, the confident gap, thin
-	// distance and full-text margin that replace ConfidentVectorGap,
-	// ThinDistance and ConfidentFTSMargin when a
-	// question is searched in that model's space: models spread their
-	// distances on scales of their own, and while an index is re-embedded
-	// questions are searched in the old model's space.
+	// SpaceDistances are, by embedding model, the confident gap and
+	// full-text margin that replace ConfidentVectorGap and
+	// ConfidentFTSMargin when a question is searched in that model's
+	// space: models spread their distances on scales of their own, and
+	// while an index is re-embedded questions are searched in the old
+	// model's space.
 	SpaceDistances map[string]Distances
+	// Coverage judge how well the vault covers a question searched in an
+	// embedding model's space, by model; FullTextCoverage one searched by
+	// full text alone (see Pipeline.judgeCoverage). A question without a
+	// model of its own is judged by FullTextCoverage, and without that
+	// covered when anything matched, silent when nothing did.
+	Coverage         map[string]CoverageModel
+	FullTextCoverage CoverageModel
 	// WebResults is how many web results to ask for.
 	WebResults int
 }
 
-// Distances are the cosine distances that judge an embedding space's
-// hits (see Settings.SpaceDistances), and the BM25 margin full text must
-// lead by to outvote its vector search (ConfidentFTSMargin).
+// Distances are the cosine gap that makes an embedding space's first
+// note confident (see Settings.SpaceDistances), and the BM25 margin full
+// text must lead by to outvote its vector search (ConfidentFTSMargin).
 type Distances struct {
-	ConfidentGap, Thin, FTSMargin float64
+	ConfidentGap, FTSMargin float64
 }
 
 // forSpace is s for a question searched in space: its model's distances
 // when SpaceDistances has them.
 func (s Settings) forSpace(space vault.EmbeddingSpace) Settings {
 	if d, ok := s.SpaceDistances[space.Model]; ok {
-		s.ConfidentVectorGap, s.ThinDistance, s.ConfidentFTSMargin = d.ConfidentGap, d.Thin, d.FTSMargin
+		s.ConfidentVectorGap, s.ConfidentFTSMargin = d.ConfidentGap, d.FTSMargin
 	}
 	return s
 }
@@ -85,6 +89,16 @@ func (s Settings) validate() error {
 		return fmt.Errorf("rag: final_top_k (%d) and fusion_top_k (%d) must be at least 1", s.FinalTopK, s.FusionTopK)
 	case s.VectorTopK < 0 || s.FTSTopK < 0 || s.VectorTopK+s.FTSTopK == 0:
 		return fmt.Errorf("rag: vector_top_k (%d) and fts_top_k (%d) must not be negative, nor both 0", s.VectorTopK, s.FTSTopK)
+	}
+	for model, m := range s.Coverage {
+		if err := m.Validate(); err != nil {
+			return fmt.Errorf("rag: coverage of %s: %w", model, err)
+		}
+	}
+	if len(s.FullTextCoverage.Features) > 0 {
+		if err := s.FullTextCoverage.Validate(); err != nil {
+			return fmt.Errorf("rag: full-text coverage: %w", err)
+		}
 	}
 	return nil
 }

@@ -468,57 +468,6 @@ func TestRerankFallsBackToFusedOrder(t *testing.T) {
 	}
 }
 
-func TestThin(t *testing.T) {
-	t.Parallel()
-	near := Hit{Distance: 0.3, HasDistance: true}
-	far := Hit{Distance: 0.9, HasDistance: true}
-	ftsOnly := Hit{}
-	for _, tc := range []struct {
-		hits []Hit
-		n    int
-		want bool
-	}{
-		{[]Hit{near, near, far}, 2, false},
-		{[]Hit{near, far, far}, 2, true},
-		{[]Hit{ftsOnly, ftsOnly, ftsOnly}, 1, true},
-		{nil, 1, true},
-		{nil, 0, false},
-		{[]Hit{{Distance: 0.5, HasDistance: true}}, 1, false}, // at the threshold counts
-	} {
-		if got := Thin(tc.hits, tc.n, 0.5); got != tc.want {
-			t.Errorf("Thin(%d hits, %d) = %v, want %v", len(tc.hits), tc.n, got, tc.want)
-		}
-	}
-}
-
-// ThinStatistic is exactly what Thin compares: coverage is thin just above
-// it and not at it, and always thin when too few hits have a distance.
-func TestThinStatistic(t *testing.T) {
-	t.Parallel()
-	hit := func(d float64, has bool) Hit {
-		return Hit{Chunk: vault.Chunk{RowID: 1}, Distance: d, HasDistance: has}
-	}
-	hits := []Hit{hit(0.5, true), hit(0.2, true), hit(0.05, false), hit(0.9, true), hit(0.3, true), hit(0.3, true)}
-	for n, want := range []float64{math.Inf(-1), 0.2, 0.3, 0.3, 0.5, 0.9} {
-		stat := ThinStatistic(hits, n)
-		if stat != want {
-			t.Errorf("n=%d: statistic %v, want %v", n, stat, want)
-		}
-		if Thin(hits, n, stat) {
-			t.Errorf("n=%d: thin at its statistic %v", n, stat)
-		}
-		if n > 0 && !Thin(hits, n, math.Nextafter(stat, 0)) {
-			t.Errorf("n=%d: not thin just below its statistic %v", n, stat)
-		}
-	}
-	if got := ThinStatistic(hits, 6); !math.IsInf(got, 1) || !Thin(hits, 6, 2) || !Thin(hits, 6, math.Inf(1)) {
-		t.Errorf("six hits wanted, five have a distance: statistic %v", got)
-	}
-	if Thin(hits, 0, 0) {
-		t.Error("thin_hits 0: coverage is never thin")
-	}
-}
-
 func TestFTSText(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{

@@ -118,7 +118,7 @@ func testPipeline(t *testing.T, store *index.Store, up *fakellm.Server) *rag.Pip
 	}
 	p, err := rag.New(rag.Options{Searcher: store, Generator: llmChat{gen}, Logger: quietLog(), Settings: rag.Settings{
 		VectorTopK: 10, FTSTopK: 10, FusionTopK: 10, MaxChunksPerDoc: 2, GraphEnabled: true, GraphMaxSiblings: 3,
-		GraphDiscount: 0.7, GraphMaxSlots: 1, RerankTopK: 10, FinalTopK: 4, ThinHits: 3, ThinDistance: 0.5,
+		GraphDiscount: 0.7, GraphMaxSlots: 1, RerankTopK: 10, FinalTopK: 4,
 	}})
 	if err != nil {
 		t.Fatal(err)

@@ -101,7 +101,11 @@ type searchResult struct {
 	Query string      `json:"query"`
 	Scope string      `json:"scope"`
 	Hits  []searchHit `json:"hits"`
-	// Silent is set when nothing in the vault matches the query.
+	// Coverage is how well the vault covers the query: covered, thin (the
+	// hits are the nearest it has and may not answer it), silent (nothing
+	// in it is about this: look elsewhere) or indexing.
+	Coverage rag.Coverage `json:"coverage"`
+	// Silent is set when the vault is silent on the query.
 	Silent bool `json:"silent"`
 }
 
@@ -233,12 +237,21 @@ func (s *Server) vaultSearch(ctx context.Context, req mcp.CallToolRequest) (*mcp
 // searchToolResult is vault_search's answer: the hits, as structured
 // content and as text, and a link to each note they are from.
 func searchToolResult(r *rag.Retrieval, scope vault.Scope) *mcp.CallToolResult {
-	out := searchResult{Query: r.Query, Scope: r.Trace.Scope, Silent: r.Silent, Hits: []searchHit{}}
+	out := searchResult{Query: r.Query, Scope: r.Trace.Scope, Coverage: r.Coverage, Silent: r.Silent, Hits: []searchHit{}}
 	var text strings.Builder
-	fmt.Fprintf(&text, "%s for %q (%s notes):\n", nounCount(len(r.Hits), "passage"), r.Query, out.Scope)
-	if r.Silent {
-		text.Reset()
-		fmt.Fprintf(&text, "The vault is silent on %q: nothing in it matches.\n", r.Query)
+	switch c := r.Coverage; {
+	case r.Silent:
+		fmt.Fprintf(&text, "The vault is silent on %q: nothing in it is about this. Look elsewhere, or tell the user their notes do not cover it.\n", r.Query)
+	case c.Outcome == rag.OutcomeIndexing:
+		fmt.Fprintf(&text, "The vault is still being indexed%s, so notes on %q may not be searchable yet. %s so far (%s notes):\n",
+			progress(c), r.Query, nounCount(len(r.Hits), "passage"), out.Scope)
+	case c.Outcome == rag.OutcomeThin:
+		fmt.Fprintf(&text, "The vault says little on %q: these %s are the nearest it has and may not answer it; check them before relying on them, or look elsewhere (%s notes):\n",
+			r.Query, nounCount(len(r.Hits), "passage"), out.Scope)
+	case c.Grey:
+		fmt.Fprintf(&text, "%s for %q (%s notes); they may not answer all of it: read them before relying on them.\n", nounCount(len(r.Hits), "passage"), r.Query, out.Scope)
+	default:
+		fmt.Fprintf(&text, "%s for %q (%s notes):\n", nounCount(len(r.Hits), "passage"), r.Query, out.Scope)
 	}
 	res := &mcp.CallToolResult{}
 	for i, h := range r.Hits {
@@ -268,6 +281,15 @@ func searchToolResult(r *rag.Retrieval, scope vault.Scope) *mcp.CallToolResult {
 		}
 	}
 	return res
+}
+
+// progress is how far the index is through its first read of the vault,
+// " (N of M notes so far)", or "" when that is not known.
+func progress(c rag.Coverage) string {
+	if c.Total == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d of %d notes so far)", c.Done, c.Total)
 }
 
 // snippet is the start of a passage, whitespace folded, cut at a word.

@@ -212,18 +212,22 @@ func messageText(raw json.RawMessage) (string, error) {
 // cites and used, for clients that show it (the /chat page). Other clients
 // ignore the extra key.
 type completionMeta struct {
-	Scope      string          `json:"scope"` // "all" (personal notes included) or "open"
-	Extractive bool            `json:"extractive"`
-	Silent     bool            `json:"silent"`
-	Citations  []rag.Citation  `json:"citations"`
-	Web        []rag.WebResult `json:"web,omitempty"`
-	Notes      []string        `json:"notes,omitempty"`
+	Scope      string `json:"scope"` // "all" (personal notes included) or "open"
+	Extractive bool   `json:"extractive"`
+	// Coverage is how well the vault covers the question: covered, thin,
+	// silent, or still indexing; Silent says the same for older readers.
+	Coverage  rag.Coverage    `json:"coverage"`
+	Verdict   *rag.Verdict    `json:"verdict,omitempty"`
+	Silent    bool            `json:"silent"`
+	Citations []rag.Citation  `json:"citations"`
+	Web       []rag.WebResult `json:"web,omitempty"`
+	Notes     []string        `json:"notes,omitempty"`
 }
 
 func metaOf(a *rag.Answer, q rag.Question) completionMeta {
 	m := completionMeta{Scope: vault.ScopeFor(q.AllowWeb).String(), Citations: []rag.Citation{}}
 	if a != nil {
-		m.Extractive, m.Silent, m.Web, m.Notes = a.Extractive, a.Silent, a.Web, a.Notes
+		m.Extractive, m.Coverage, m.Verdict, m.Silent, m.Web, m.Notes = a.Extractive, a.Coverage, a.Verdict, a.Silent, a.Web, a.Notes
 		if a.Citations != nil {
 			m.Citations = a.Citations
 		}

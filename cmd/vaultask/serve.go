@@ -85,7 +85,8 @@ func (svc *service) open(ctx context.Context, m *Main) error {
 	if svc.store, err = openIndex(ctx, opts); err != nil {
 		return err
 	}
-	p, err := m.newPipeline(cfg, svc.store, log, true)
+	state := &cachedState{read: svc.status, now: time.Now}
+	p, err := m.newPipeline(cfg, svc.store, log, true, state.state)
 	if err != nil {
 		return err
 	}

@@ -107,10 +107,15 @@ func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
 // serveVault is a small LiveSync vault in the test CouchDB: a few notes, a
 // personal one, one whose chunks are missing.
 // waitEmbedded waits until serve's /status, asked with the API key, shows
-// notes notes indexed and every chunk embedded.
-func waitEmbedded(t *testing.T, s *served, key string, notes int) {
+// notes notes indexed and every chunk embedded, for a minute or as long as
+// within says.
+func waitEmbedded(t *testing.T, s *served, key string, notes int, within ...time.Duration) {
 	t.Helper()
-	waitUntil(t, 60*time.Second, "every note indexed and embedded", func() bool {
+	d := 60 * time.Second
+	if len(within) > 0 {
+		d = within[0]
+	}
+	waitUntil(t, d, "every note indexed and embedded", func() bool {
 		var st struct {
 			Index struct {
 				Notes, Vectors   int

@@ -32,9 +32,9 @@ func Settings(cfg config.Config) rag.Settings {
 		GraphMapMinLinks: r.GraphMapMinLinks,
 		RerankTopK:       r.RerankTopK,
 		FinalTopK:        r.FinalTopK,
-		ThinHits:         cfg.Web.ThinHits,
-		ThinDistance:     own.Thin,
 		SpaceDistances:   spaces,
+		Coverage:         coverageModels(cfg),
+		FullTextCoverage: coverageModel(llm.FullTextCoverage(), cfg.Retrieval),
 		WebResults:       cfg.Web.MaxResults,
 		FTSFields: vault.FieldWeights{Title: r.BM25Title, Aliases: r.BM25Aliases, Headings: r.BM25Headings, Path: r.BM25Path,
 			Topics: r.BM25Topics, Body: r.BM25Body, Links: r.BM25Links},
@@ -52,8 +52,8 @@ func Limits(cfg config.Config) rag.Limits {
 	return rag.Limits{QuestionBytes: cfg.API.MaxQuestionBytes, TranscriptBytes: cfg.API.MaxTranscriptBytes}
 }
 
-// distance is a validated distance setting: auto's value, or the number it
-// names. A setting that is neither (Validate refuses it) is auto's value.
+// distance is a validated distance (or probability) setting: auto's value,
+// or the number it names. A setting that is neither (Validate refuses it) is auto's value.
 func distance(setting string, auto float64) float64 {
 	if n, err := strconv.ParseFloat(setting, 64); err == nil {
 		return n
@@ -70,9 +70,31 @@ func spaceDistances(cfg config.Config) map[string]rag.Distances {
 		d := llm.EmbeddingDistances(model)
 		out[model] = rag.Distances{
 			ConfidentGap: distance(cfg.Retrieval.ConfidentVectorGap, d.ConfidentGap),
-			Thin:         distance(cfg.Web.ThinDistance, d.Thin),
 			FTSMargin:    distance(cfg.Retrieval.ConfidentFTSMargin, d.FTSMargin),
 		}
 	}
 	return out
+}
+
+// coverageModels are the coverage fits of the configured embedding model
+// and of each built-in one (an index being re-embedded is searched with the
+// model it was built with), by model, with the lines the settings move.
+func coverageModels(cfg config.Config) map[string]rag.CoverageModel {
+	out := map[string]rag.CoverageModel{}
+	for _, model := range append(llm.BuiltinEmbeddingModels(), cfg.Models.Embedding) {
+		fit, _ := llm.EmbeddingCoverage(model)
+		out[model] = coverageModel(fit, cfg.Retrieval)
+	}
+	return out
+}
+
+// coverageModel is fit as the pipeline runs it, with retrieval.coverage_thin
+// and retrieval.coverage_silent in place of its own lines when they are set
+// (the grey band then starts at the thin line or above).
+func coverageModel(fit llm.CoverageFit, r config.Retrieval) rag.CoverageModel {
+	m := rag.CoverageModel{Name: fit.Name, Features: fit.Features, Mean: fit.Mean, Scale: fit.Scale, Weights: fit.Weights,
+		Bias: fit.Bias, Thin: distance(r.CoverageThin, fit.Thin), Silent: distance(r.CoverageSilent, fit.Silent), Grey: fit.Grey}
+	m.Silent = min(m.Silent, m.Thin)
+	m.Grey = max(m.Grey, m.Thin)
+	return m
 }

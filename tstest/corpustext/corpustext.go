@@ -17,6 +17,8 @@ type Doc struct {
 	Path     string   `json:"path"`
 	Data     any      `json:"data"`
 	Children []string `json:"children"`
+	// Deleted marks a note LiveSync soft-deleted.
+	Deleted bool `json:"deleted"`
 }
 
 // Dir is where the corpus dumps are: VAULTASK_CORPUS_DIR, else
