@@ -3,6 +3,7 @@ package corpustext
 import (
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -88,5 +89,75 @@ func TestCosineAndCheckVectors(t *testing.T) {
 	least, mean := CheckVectors(t, []string{"x", "y"}, [][]float32{a, {1, 0}}, [][]float32{a, {1, 0.1}}, 0.99, "the reference")
 	if want := 1 / math.Sqrt(1.01); math.Abs(least-want) > 1e-9 || math.Abs(mean-(1+want)/2) > 1e-9 {
 		t.Errorf("CheckVectors: least %g, mean %g; want %g, %g", least, mean, want, (1+want)/2)
+	}
+}
+
+// recorder is a testing.TB that keeps the failures reported to it.
+type recorder struct {
+	testing.TB
+	errs []string
+}
+
+func (r *recorder) Helper() {}
+
+// What a broken kernel returns — zeros, NaN, an infinity, too few or too
+// many values, nothing — fails every check, though a cosine or a
+// difference with NaN compares false with any bound; a good vector passes.
+func TestChecksFailBrokenVectors(t *testing.T) {
+	good := []float32{0.6, 0.8, 0}
+	nan := float32(math.NaN())
+	inf := float32(math.Inf(1))
+	broken := map[string][]float32{
+		"zeros":     {0, 0, 0},
+		"NaN":       {nan, nan, nan},
+		"one NaN":   {0.6, nan, 0},
+		"infinity":  {inf, 0.8, 0},
+		"short":     {0.6, 0.8},
+		"long":      {0.6, 0.8, 0, 0},
+		"empty":     {},
+		"nil":       nil,
+		"unit-less": {6, 8, 0},
+	}
+	checks := map[string]func(tb testing.TB, v []float32){
+		"CheckVector":                   func(tb testing.TB, v []float32) { CheckVector(tb, "v", v, 3) },
+		"CheckUnit":                     func(tb testing.TB, v []float32) { CheckUnit(tb, "v", v, 3, 1e-5) },
+		"AtLeast":                       func(tb testing.TB, v []float32) { AtLeast(tb, "v", v, good, 0.99) },
+		"AtLeast, the reference broken": func(tb testing.TB, v []float32) { AtLeast(tb, "v", good, v, 0.99) },
+		"AtMost":                        func(tb testing.TB, v []float32) { AtMost(tb, "v", v, []float32{0, 0, 1}, 0.5) },
+		"CheckVectors": func(tb testing.TB, v []float32) {
+			CheckVectors(tb, []string{"a", "v"}, [][]float32{good, v}, [][]float32{good, good}, 0.99, "ref")
+		},
+		"MaxAbsDiff": func(tb testing.TB, v []float32) {
+			if d := MaxAbsDiff(v, good); d > 1e-5 {
+				tb.Errorf("max |Δ| %g", d)
+			}
+		},
+	}
+	for cname, check := range checks {
+		for vname, v := range broken {
+			// A vector of another norm is broken only for CheckUnit, and
+			// for MaxAbsDiff, which compares values.
+			if vname == "unit-less" && cname != "CheckUnit" && cname != "MaxAbsDiff" {
+				continue
+			}
+			r := &recorder{TB: t}
+			check(r, v)
+			if len(r.errs) == 0 {
+				t.Errorf("%s passed a vector that is %s: %v", cname, vname, v)
+			}
+		}
+		r := &recorder{TB: t}
+		check(r, good)
+		if len(r.errs) != 0 {
+			t.Errorf("%s failed a good vector: %v", cname, r.errs)
+		}
+	}
+	r := &recorder{TB: t}
+	if CheckVectors(r, []string{"a"}, nil, [][]float32{good}, 0.99, "ref"); len(r.errs) == 0 {
+		t.Error("CheckVectors passed no vectors for one golden one")
+	}
+	r = &recorder{TB: t}
+	if CheckVectors(r, nil, nil, nil, 0.99, "ref"); len(r.errs) == 0 {
+		t.Error("CheckVectors passed an empty set")
 	}
 }
