@@ -7,8 +7,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 
+	"github.com/vaultask/vaultask/config"
 	"github.com/vaultask/vaultask/tstest/deptest"
 )
 
@@ -74,6 +77,48 @@ func TestDir(t *testing.T) {
 	}
 }
 
+// Require skips a test without the corpus, or fails it with
+// VAULTASK_REQUIRE_CORPUS=1, naming the directory; with the corpus it
+// returns its directory, and Find says whether it is there. The names are the ones config reserves.
+func TestRequire(t *testing.T) {
+	if EnvRequire != config.EnvRequireCorpus || EnvDir != config.EnvCorpusDir {
+		t.Fatalf("%s, %s here; config reserves %s, %s", EnvRequire, EnvDir, config.EnvRequireCorpus, config.EnvCorpusDir)
+	}
+	missing := filepath.Join(t.TempDir(), "nothing")
+	present := t.TempDir()
+	if err := os.WriteFile(filepath.Join(present, "MANIFEST.md"), []byte("# corpus\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		dir, require      string
+		wantSkip, wantErr bool
+	}{
+		{missing, "", true, false},
+		{missing, "0", true, false},
+		{missing, "1", false, true},
+		{present, "", false, false},
+		{present, "1", false, false},
+	} {
+		t.Setenv(EnvDir, c.dir)
+		t.Setenv(EnvRequire, c.require)
+		got := ""
+		r := record(t, func(tb testing.TB) { got = Require(tb) })
+		if wantDir := map[bool]string{true: c.dir}[c.dir == present]; got != wantDir {
+			t.Errorf("Require with %s=%q, %s: %q, want %q", EnvRequire, c.require, c.dir, got, wantDir)
+		}
+		record(t, func(tb testing.TB) {
+			if got, ok := Find(tb); got != c.dir || ok != (c.dir == present) {
+				t.Errorf("Find with %s=%q, %s: %q, %v", EnvRequire, c.require, c.dir, got, ok)
+			}
+		})
+		said := strings.Join(append(r.skips, r.errs...), "")
+		if skipped, failed := len(r.skips) > 0, len(r.errs) > 0; skipped != c.wantSkip || failed != c.wantErr || (said != "") != strings.Contains(said, c.dir) {
+			t.Errorf("Require with %s=%q, %s: skipped %v %q, failed %v %q; want %v, %v, naming the directory",
+				EnvRequire, c.require, c.dir, skipped, r.skips, failed, r.errs, c.wantSkip, c.wantErr)
+		}
+	}
+}
+
 // Cosine of a vector with itself, with its opposite and with one at right
 // angles; CheckVectors' least and mean over two vectors that pass.
 func TestCosineAndCheckVectors(t *testing.T) {
@@ -95,10 +140,38 @@ func TestCosineAndCheckVectors(t *testing.T) {
 // recorder is a testing.TB that keeps the failures reported to it.
 type recorder struct {
 	testing.TB
-	errs []string
+	errs, skips []string
 }
 
 func (r *recorder) Helper() {}
+
+// Skipf and Fatalf end the goroutine, as testing's do: call through record.
+func (r *recorder) Skipf(format string, args ...any) {
+	r.skips = append(r.skips, fmt.Sprintf(format, args...))
+	runtime.Goexit()
+}
+
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.Errorf(format, args...)
+	runtime.Goexit()
+}
+
+// record runs f on a recorder in a goroutine of its own and returns the
+// recorder once f has returned or stopped.
+func record(t *testing.T, f func(tb testing.TB)) *recorder {
+	r := &recorder{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f(r)
+	}()
+	<-done
+	return r
+}
+
+func (r *recorder) Errorf(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
 
 // What a broken kernel returns — zeros, NaN, an infinity, too few or too
 // many values, nothing — fails every check, though a cosine or a
