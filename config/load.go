@@ -37,6 +37,11 @@ const (
 	// skipping when the model files are missing (scripts/test.sh sets it,
 	// and the commands those tests start inherit it); vaultask ignores it.
 	EnvRequireModels = "VAULTASK_REQUIRE_MODELS"
+	// EnvRequireCorpus=1 does the same for the tests that read the
+	// LiveSync corpus dumps (tstest/corpustext.Require), and EnvCorpusDir
+	// names the directory of those dumps; vaultask ignores both.
+	EnvRequireCorpus = "VAULTASK_REQUIRE_CORPUS"
+	EnvCorpusDir     = "VAULTASK_CORPUS_DIR"
 )
 
 // DefaultOverridesFile is where the overrides file lives when
@@ -67,6 +72,8 @@ var reservedEnv = []string{
 	EnvTavilyAPIKey,
 	EnvBraveAPIKey,
 	EnvRequireModels,
+	EnvRequireCorpus,
+	EnvCorpusDir,
 }
 
 // Load returns the effective configuration: Default(), then the config.yaml

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
@@ -42,7 +41,6 @@ func TestCitationsCheckedWhileStreaming(t *testing.T) {
 
 	var deltas []string
 	var once sync.Once
-	start := time.Now()
 	a, err := p.Ask(context.Background(), Question{Text: "quasar", AllowWeb: true}, func(s string) error {
 		deltas = append(deltas, s)
 		once.Do(func() { close(model.afterFirst) }) // the server sends the rest only now
@@ -51,8 +49,10 @@ func TestCitationsCheckedWhileStreaming(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if time.Since(start) > 3*time.Second || len(deltas) < 3 {
-		t.Fatalf("the answer did not stream: %d deltas in %s", len(deltas), time.Since(start))
+	// The model sends the rest only after the first delta reached us (or
+	// gives up after 5 s): a buffered answer ends at its first piece.
+	if len(deltas) < 3 {
+		t.Fatalf("the answer did not stream: %d deltas", len(deltas))
 	}
 	if deltas[0] != "Quasars are bright " {
 		t.Errorf("first delta = %q: text before a link should pass at once", deltas[0])

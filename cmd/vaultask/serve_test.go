@@ -35,7 +35,7 @@ var servingOn = regexp.MustCompile(`serving on (http://\S+)`)
 // startServe runs `vaultask serve` in this process with env, on a free
 // loopback port, and waits until it listens. Each of with adjusts the Main
 // before it runs.
-func startServe(t *testing.T, env []string, with ...func(*Main)) *served {
+func startServe(t testing.TB, env []string, with ...func(*Main)) *served {
 	t.Helper()
 	env = append(env, "VAULTASK_API__LISTEN=127.0.0.1:0")
 	ctx, interrupt := context.WithCancel(context.Background())
@@ -134,7 +134,7 @@ func waitEmbedded(t *testing.T, s *served, key string, notes int, within ...time
 	})
 }
 
-func serveVault(t *testing.T) (*couchtest.Server, string, *livesyncput.Client) {
+func serveVault(t testing.TB) (*couchtest.Server, string, *livesyncput.Client) {
 	t.Helper()
 	srv := couchtest.Start(t)
 	db := srv.NewDB(t)
@@ -156,7 +156,7 @@ func serveVault(t *testing.T) (*couchtest.Server, string, *livesyncput.Client) {
 	return srv, db, lp
 }
 
-func serveEnv(t *testing.T, srv *couchtest.Server, db string, up *fakellm.Server) []string {
+func serveEnv(t testing.TB, srv *couchtest.Server, db string, up *fakellm.Server) []string {
 	t.Helper()
 	var env []string
 	for _, kv := range couchEnv(t, srv, db) {

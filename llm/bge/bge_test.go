@@ -3,7 +3,7 @@ package bge
 import (
 	"context"
 	"errors"
-	"math"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -124,10 +124,11 @@ func TestModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(vecs) != 2 {
+		t.Fatalf("%d vectors for 2 texts", len(vecs))
+	}
 	for i, v := range vecs {
-		if n := vecNorm(v); math.Abs(n-1) > 1e-5 {
-			t.Errorf("vector %d has norm %g, want 1", i, n)
-		}
+		corpustext.CheckUnit(t, fmt.Sprintf("vector %d", i), v, 384, 1e-5)
 	}
 }
 
@@ -151,12 +152,8 @@ func TestWindows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := corpustext.Cosine(got[0], wins[0]); c < 0.99999 {
-		t.Errorf("a %d-token text's vector has cosine %g to its first window's", len(ids), c)
-	}
-	if c := corpustext.Cosine(got[0], wins[1]); c > 0.9 {
-		t.Errorf("a %d-token text's vector has cosine %g to its last window's: the tail was embedded too", len(ids), c)
-	}
+	corpustext.AtLeast(t, fmt.Sprintf("a %d-token text's vector against its first window's", len(ids)), got[0], wins[0], 0.99999)
+	corpustext.AtMost(t, fmt.Sprintf("a %d-token text's vector against its last window's (the tail embedded too?)", len(ids)), got[0], wins[1], 0.9)
 }
 
 // TestConcurrentEmbed: calls from several goroutines at once (each with
@@ -186,10 +183,12 @@ func TestConcurrentEmbed(t *testing.T) {
 				t.Error(err)
 				return
 			}
+			if len(got) != len(mine) {
+				t.Errorf("goroutine %d: %d vectors for %d texts", g, len(got), len(mine))
+				return
+			}
 			for i := range mine {
-				if c := corpustext.Cosine(got[i], want[(i+g)%len(texts)]); c < 0.99999 {
-					t.Errorf("goroutine %d: text %d: cosine %g to its vector alone", g, (i+g)%len(texts), c)
-				}
+				corpustext.AtLeast(t, fmt.Sprintf("goroutine %d: text %d against its vector alone", g, (i+g)%len(texts)), got[i], want[(i+g)%len(texts)], 0.99999)
 			}
 		})
 	}
@@ -210,12 +209,4 @@ func TestDefaultDir(t *testing.T) {
 	if got, want := DefaultDir(), "/x/cache/vaultask/bge-small-en-v1.5-"+Version; got != want {
 		t.Errorf("DefaultDir() = %q, want %q", got, want)
 	}
-}
-
-func vecNorm(v []float32) float64 {
-	var n float64
-	for _, x := range v {
-		n += float64(x) * float64(x)
-	}
-	return math.Sqrt(n)
 }

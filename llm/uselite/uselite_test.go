@@ -4,14 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/vaultask/vaultask/internal/simd"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/vaultask/vaultask/internal/simd"
+	"github.com/vaultask/vaultask/tstest/corpustext"
 )
 
 // modelDir is where the tests read the model: its folder in the built-in
@@ -77,26 +78,15 @@ func mustEmbed(tb testing.TB, m *Model, texts ...string) [][]float32 {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	if len(vecs) != len(texts) {
+		tb.Fatalf("%d vectors for %d texts", len(vecs), len(texts))
+	}
 	return vecs
 }
 
-func maxAbsDiff(a, b []float32) float64 {
-	var d float64
-	for i := range a {
-		d = max(d, math.Abs(float64(a[i])-float64(b[i])))
-	}
-	return d
-}
-
-func dot(a, b []float32) float64 {
-	var s float64
-	for i := range a {
-		s += float64(a[i]) * float64(b[i])
-	}
-	return s
-}
-
-func norm2(v []float32) float64 { return math.Sqrt(dot(v, v)) }
+// maxAbsDiff is corpustext's: +Inf for vectors of other lengths, an empty
+// one or a value that is not finite, so that a bound on it fails them.
+var maxAbsDiff = corpustext.MaxAbsDiff
 
 // TestGolden checks the tokenizer and every kernel this CPU runs against
 // TF.js, feeding the inputs raw (no white-space collapsing, no windowing:
@@ -114,6 +104,9 @@ func TestGolden(t *testing.T) {
 			vecs, err := m.embedWindows(context.Background(), ref.Tokens)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if len(vecs) != len(ref.Vecs) {
+				t.Fatalf("%d vectors for %d inputs", len(vecs), len(ref.Vecs))
 			}
 			var worst float64
 			for i, v := range vecs {
@@ -140,8 +133,9 @@ func TestSemanticOrdering(t *testing.T) {
 	}
 	for _, tt := range tests {
 		v := mustEmbed(t, m, tt.query, tt.near, tt.far)
-		near, far := dot(v[0], v[1]), dot(v[0], v[2])
-		if near <= far {
+		near := corpustext.AtLeast(t, tt.query+" against "+tt.near, v[0], v[1], -1)
+		far := corpustext.AtLeast(t, tt.query+" against "+tt.far, v[0], v[2], -1)
+		if !(near > far) {
 			t.Errorf("%q: cos to %q = %.3f, not above cos to %q = %.3f", tt.query, tt.near, near, tt.far, far)
 		}
 	}
@@ -223,16 +217,12 @@ func TestEmbedLongTextAveragesWindowsByLength(t *testing.T) {
 	if d := maxAbsDiff(got, want); d > 1e-6 {
 		t.Errorf("Embed(long) differs from the length-weighted mean of its windows by %.3g", d)
 	}
-	if n := norm2(got); math.Abs(n-1) > 1e-5 {
-		t.Errorf("|Embed(long)| = %v, want 1", n)
-	}
+	corpustext.CheckUnit(t, "Embed(long)", got, Dim, 1e-5)
 	clipped, err := m.embedWindows(context.Background(), [][]int{ids})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := dot(got, clipped[0]); c > 1-1e-4 {
-		t.Errorf("windowed vector equals the first-128-tokens vector (cos %v): the tail was dropped", c)
-	}
+	corpustext.AtMost(t, "the windowed vector against the first-128-tokens vector (the tail dropped?)", got, clipped[0], 1-1e-4)
 }
 
 func TestEmbedEmpty(t *testing.T) {
@@ -298,6 +288,9 @@ func TestEmbedConcurrent(t *testing.T) {
 			if err != nil {
 				t.Error(err)
 				return
+			}
+			if len(got) != len(texts)-lo {
+				t.Errorf("goroutine %d: %d vectors for %d texts", g, len(got), len(texts)-lo)
 			}
 			for i := range got {
 				if d := maxAbsDiff(got[i], want[lo+i]); d > 1e-6 {
