@@ -303,15 +303,31 @@ func readBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool) {
 }
 
 // mcpGuard refuses, for /mcp, an Origin that is not allowed (a web page's
-// script); ServeHTTP has already refused an untrusted Host.
+// script) and not the server's own on a loopback Host; ServeHTTP has
+// already refused an untrusted Host.
 func (s *Server) mcpGuard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if origin := r.Header.Get("Origin"); origin != "" && !slices.Contains(s.opts.CORSOrigins, origin) {
+		if origin := r.Header.Get("Origin"); origin != "" && !slices.Contains(s.opts.CORSOrigins, origin) && !ownLoopbackOrigin(r, origin) {
 			writeError(w, http.StatusForbidden, apiError{Type: invalidRequest, Message: fmt.Sprintf("origin %q is not allowed (api.cors_origins)", origin)})
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// ownLoopbackOrigin reports whether origin is the request's own origin on
+// a loopback Host (Origin http://127.0.0.1:8080, Host 127.0.0.1:8080): a
+// page served at this server's loopback address and port, which is this
+// server's own. A rebinding page's Host is its own name, which this does
+// not take.
+func ownLoopbackOrigin(r *http.Request, origin string) bool {
+	scheme, host, ok := strings.Cut(origin, "://")
+	if !ok || scheme != "http" && scheme != "https" || !strings.EqualFold(host, r.Host) {
+		return false
+	}
+	name := hostOnly(r.Host)
+	ip, err := netip.ParseAddr(name)
+	return err == nil && ip.IsLoopback() || isLocalhost(name)
 }
 
 // hostOnly is a Host header without its port.
