@@ -84,7 +84,9 @@ func (s *Server) newMCP() (http.Handler, error) {
 // leave it (mcpSessions.requestScope), which the tools and resources read
 // from its context; an allow_web that cannot be read is a 400. A session
 // its client ended is answered 404, every request of it, as the transport
-// spec requires; a DELETE that this server signed the id of ends one.
+// spec requires; a DELETE that this server signed the id of ends one. A GET
+// stream, which only waits for what the server might send, ends at
+// EndStreams.
 func (s *Server) scoped(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scope, err := s.sessions.requestScope(r)
@@ -102,7 +104,14 @@ func (s *Server) scoped(h http.Handler) http.Handler {
 			s.sessions.ended.add(id)
 		}
 		s.sessions.cache.touch(id)
-		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionScopeKey{}, scope)))
+		ctx := context.WithValue(r.Context(), sessionScopeKey{}, scope)
+		if r.Method == http.MethodGet {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithCancel(ctx)
+			defer cancel()
+			defer context.AfterFunc(s.streams, cancel)()
+		}
+		h.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 

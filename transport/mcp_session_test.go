@@ -285,3 +285,33 @@ func TestEndedSessionsAreBounded(t *testing.T) {
 		t.Errorf("kept %v of %d, want the last three, c, d and e", kept, len(e.ids))
 	}
 }
+
+// EndStreams ends the MCP GET streams open, which only wait for what the
+// server might send, and any opened after; requests go on being served
+// (the answers and tool calls running at shutdown finish).
+func TestEndStreamsEndsMCPStreams(t *testing.T) {
+	hs, s := testServer(t, testVault(t), upstream(t), Options{})
+	session := initialize(t, hs.URL).Header.Get("Mcp-Session-Id")
+	listen := func() *http.Response {
+		t.Helper()
+		resp := do(t, http.MethodGet, hs.URL+"/mcp", nil, "Mcp-Session-Id", session, "Accept", "text/event-stream")
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
+			t.Fatalf("GET /mcp: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		return resp
+	}
+	open := listen()
+	ended := make(chan error, 1)
+	go func() {
+		_, err := io.ReadAll(open.Body)
+		ended <- err
+	}()
+	s.EndStreams()
+	if err := <-ended; err != nil {
+		t.Fatalf("the stream was cut, not ended: %v", err)
+	}
+	if _, err := io.ReadAll(listen().Body); err != nil {
+		t.Fatalf("a stream opened after EndStreams: %v", err)
+	}
+	mcpCall(t, hs.URL, session, "tools/list", map[string]any{})
+}

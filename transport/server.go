@@ -110,6 +110,9 @@ type Server struct {
 
 	// sessions are /mcp's session ids and what mcp-go keeps of them.
 	sessions *mcpSessions
+	// streams is cancelled by EndStreams, and with it every MCP GET stream.
+	streams    context.Context
+	endStreams context.CancelFunc
 }
 
 // New returns the server.
@@ -144,6 +147,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, mux: http.NewServeMux(), slots: slots,
 		events: opts.Events, log: opts.Logger.With(logComponent, "http"), admin: newAdminGate(opts.Admin.Key, opts.Admin.Now)}
+	s.streams, s.endStreams = context.WithCancel(context.Background())
 	s.crossOrigin = http.NewCrossOriginProtection()
 	for _, origin := range opts.CORSOrigins {
 		if err := s.crossOrigin.AddTrustedOrigin(origin); err != nil {
@@ -159,6 +163,13 @@ func New(opts Options) (*Server, error) {
 	}
 	return s, nil
 }
+
+// EndStreams ends, at once, the streams a client holds open only to hear
+// what the server might send (MCP's GET stream), and any opened after. At
+// shutdown, while the answers still running are let finish, an idle one
+// would otherwise hold the process for the whole drain time. The /events
+// streams end with Events.Close.
+func (s *Server) EndStreams() { s.endStreams() }
 
 // routes maps each endpoint. The standard library's ServeMux patterns route
 // methods and paths, which is all the routing the API needs.
