@@ -290,6 +290,12 @@ const INLINE = [
   [/!?\[\[([^[\]\n]+?)\]\]/y, (m, ctx) => [citation(m[1], ctx)]],
   [/\[((?:[^[\]\n]|\[[^[\]\n]*\])*)\]\(\s*<?([^\s<>]*?)>?(?:\s+"[^"\n]*")?\s*\)/y, (m, ctx) => [link(m[2], inline(m[1], ctx))]],
   [/<([a-z][a-z0-9+.-]*:[^\s<>]+)>/iy, (m) => [link(m[1], [document.createTextNode(m[1])])]],
+  // The inline HTML notes use for what Markdown lacks, which Obsidian
+  // renders: these elements, made anew without their attributes; any other
+  // tag, or one left open (its text holds no closing tag before the same
+  // tag opens again), stays text.
+  [/<br\s*\/?>/iy, () => [el("br")]],
+  [/<(u|sup|sub|kbd|mark)(?:\s[^<>]*)?>((?:(?!<\1[\s>])[\s\S])*?)<\/\1\s*>/iy, (m, ctx) => [el(m[1].toLowerCase(), {}, ...inline(m[2], ctx))]],
   [/(?<![\w/])https?:\/\/[^\s<>()[\]]*[^\s<>()[\].,;:!?'"*_]/y, (m) => [link(m[0], [document.createTextNode(m[0])])]],
   [/\*\*(?=\S)([\s\S]*?\S)\*\*/y, (m, ctx) => [el("strong", {}, ...inline(m[1], ctx))]],
   [/(?<![\p{L}\p{N}])__(?=\S)([\s\S]*?\S)__(?![\p{L}\p{N}])/uy, (m, ctx) => [el("strong", {}, ...inline(m[1], ctx))]],

@@ -14,9 +14,9 @@ import (
 
 // allow_web is the one parameter that narrows what a caller sees, so it is
 // read strictly, here and nowhere else, for every way it comes: a URL's
-// query (/status, /status/notes, /events, /mcp, a vault:// resource URI)
-// and a JSON object's top level (a /v1 request body, an MCP tool call's
-// arguments). A spelling that a lenient reader would skip ("ALLOW_WEB",
+// query (/status, /status/notes, /events, /mcp, /v1, a vault:// resource
+// URI) and a JSON object's top level (a /v1 request body, an MCP tool
+// call's arguments). A spelling that a lenient reader would skip ("ALLOW_WEB",
 // "allowWeb") or a value it would read as false could otherwise leave a
 // caller who asked for open notes only with the whole vault; so:
 //   - a name that is allow_web but for case or separators is refused,
@@ -48,42 +48,53 @@ func allowWebParam(r *http.Request) (bool, error) {
 // order. A query that cannot be read at all (a bad escape, a ';') is
 // refused too: url.ParseQuery would drop the pair, allow_web with it.
 func allowWebQuery(rawQuery string) (bool, error) {
+	allow, _, err := readAllowWebQuery(rawQuery, func(string) error { return nil })
+	return allow, err
+}
+
+// readAllowWebQuery is allowWebQuery saying whether allow_web was given,
+// which calls other with the name of each other parameter and stops at
+// the first error it returns.
+func readAllowWebQuery(rawQuery string, other func(name string) error) (allow, given bool, err error) {
 	var value string
-	given := 0
+	times := 0
 	for pair := range strings.SplitSeq(rawQuery, "&") {
 		if pair == "" {
 			continue
 		}
 		if strings.Contains(pair, ";") {
-			return false, allowWebErrorf("the query holds a ';' (%q): separate parameters with '&', so that allow_web can be read", pair)
+			return false, false, allowWebErrorf("the query holds a ';' (%q): separate parameters with '&', so that allow_web can be read", pair)
 		}
 		rawName, rawValue, _ := strings.Cut(pair, "=")
 		name, err := url.QueryUnescape(rawName)
 		if err != nil {
-			return false, allowWebErrorf("the query's parameter name %q cannot be read (%v), so allow_web cannot be", rawName, err)
+			return false, false, allowWebErrorf("the query's parameter name %q cannot be read (%v), so allow_web cannot be", rawName, err)
 		}
 		if err := checkAllowWebName(name); err != nil {
-			return false, err
+			return false, false, err
 		}
 		if name != allowWebName {
+			if err := other(name); err != nil {
+				return false, false, err
+			}
 			continue
 		}
 		if value, err = url.QueryUnescape(rawValue); err != nil {
-			return false, allowWebErrorf("allow_web=%s cannot be read (%v): want true or false", rawValue, err)
+			return false, false, allowWebErrorf("allow_web=%s cannot be read (%v): want true or false", rawValue, err)
 		}
-		given++
+		times++
 	}
 	switch {
-	case given == 0:
-		return false, nil
-	case given > 1:
-		return false, allowWebErrorf("allow_web given %d times: give it once, true or false", given)
+	case times == 0:
+		return false, false, nil
+	case times > 1:
+		return false, false, allowWebErrorf("allow_web given %d times: give it once, true or false", times)
 	case value == "true":
-		return true, nil
+		return true, true, nil
 	case value == "false":
-		return false, nil
+		return false, true, nil
 	}
-	return false, allowWebErrorf("allow_web=%q: want true or false", value)
+	return false, false, allowWebErrorf("allow_web=%q: want true or false", value)
 }
 
 // allowWebJSON reads allow_web from the top level of a JSON object; false
@@ -92,49 +103,54 @@ func allowWebQuery(rawQuery string) (bool, error) {
 // all, and every one is seen: encoding/json would match "ALLOW_WEB" to the
 // field and let the last of two win.
 func allowWebJSON(obj []byte) (bool, error) {
+	allow, _, err := readAllowWebJSON(obj)
+	return allow, err
+}
+
+// readAllowWebJSON is allowWebJSON saying whether allow_web was given.
+func readAllowWebJSON(obj []byte) (allow, given bool, err error) {
 	if len(bytes.TrimSpace(obj)) == 0 {
-		return false, nil
+		return false, false, nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(obj))
 	tok, err := dec.Token()
 	switch {
 	case err != nil:
-		return false, allowWebErrorf("allow_web cannot be read: the JSON is malformed (%v)", err)
+		return false, false, allowWebErrorf("allow_web cannot be read: the JSON is malformed (%v)", err)
 	case tok == nil:
-		return false, nil
+		return false, false, nil
 	case tok != json.Delim('{'):
-		return false, allowWebErrorf("allow_web cannot be read: want a JSON object, not %s", jsonKind(tok))
+		return false, false, allowWebErrorf("allow_web cannot be read: want a JSON object, not %s", jsonKind(tok))
 	}
-	allow, given := false, false
 	for dec.More() {
 		key, err := objectKey(dec)
 		if err != nil {
-			return false, err
+			return false, false, err
 		}
 		if err := checkAllowWebName(key); err != nil {
-			return false, err
+			return false, false, err
 		}
 		if key != allowWebName {
 			var skip json.RawMessage
 			if err := dec.Decode(&skip); err != nil {
-				return false, allowWebErrorf("allow_web cannot be read: the JSON is malformed (%v)", err)
+				return false, false, allowWebErrorf("allow_web cannot be read: the JSON is malformed (%v)", err)
 			}
 			continue
 		}
 		if given {
-			return false, allowWebErrorf("allow_web given twice: give it once, true or false")
+			return false, false, allowWebErrorf("allow_web given twice: give it once, true or false")
 		}
 		v, err := dec.Token()
 		if err != nil {
-			return false, allowWebErrorf("allow_web cannot be read: the JSON is malformed (%v)", err)
+			return false, false, allowWebErrorf("allow_web cannot be read: the JSON is malformed (%v)", err)
 		}
 		b, ok := v.(bool)
 		if !ok {
-			return false, allowWebErrorf("allow_web must be true or false (a JSON boolean), not %s", jsonKind(v))
+			return false, false, allowWebErrorf("allow_web must be true or false (a JSON boolean), not %s", jsonKind(v))
 		}
 		allow, given = b, true
 	}
-	return allow, nil
+	return allow, given, nil
 }
 
 // objectKey reads the next key of an object whose '{' dec has read.

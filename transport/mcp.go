@@ -55,7 +55,7 @@ func (s *Server) newMCP() (http.Handler, error) {
 	var h *server.StreamableHTTPServer
 	cache := newSessionCache(s.opts.MaxMCPSessions, s.opts.MCPSessionIdle, func(id string) { endSession(h, id) }, s.log)
 	cache.followRegistrations(hooks)
-	s.sessions = &mcpSessions{signer: signer, cache: cache, log: s.log}
+	s.sessions = &mcpSessions{signer: signer, cache: cache, ended: newEndedSessions(maxEndedSessions), log: s.log}
 	ms := server.NewMCPServer("vaultask", s.opts.Version,
 		server.WithInstructions(mcpInstructions),
 		server.WithToolCapabilities(false),
@@ -82,7 +82,11 @@ func (s *Server) newMCP() (http.Handler, error) {
 
 // scoped serves each MCP request under the scope its URL and its session
 // leave it (mcpSessions.requestScope), which the tools and resources read
-// from its context; an allow_web that cannot be read is a 400.
+// from its context; an allow_web that cannot be read is a 400. A session
+// its client ended is answered 404, every request of it, as the transport
+// spec requires; a DELETE that this server signed the id of ends one. A GET
+// stream, which only waits for what the server might send, ends at
+// EndStreams.
 func (s *Server) scoped(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scope, err := s.sessions.requestScope(r)
@@ -90,8 +94,24 @@ func (s *Server) scoped(h http.Handler) http.Handler {
 			writeError(w, http.StatusBadRequest, apiError{Type: invalidRequest, Param: allowWebName, Message: err.Error()})
 			return
 		}
-		s.sessions.cache.touch(r.Header.Get(sessionHeader))
-		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionScopeKey{}, scope)))
+		id := r.Header.Get(sessionHeader)
+		if id != "" && s.sessions.ended.has(id) {
+			writeError(w, http.StatusNotFound, apiError{Type: invalidRequest, Code: "session_terminated",
+				Message: "this MCP session was ended by its client (DELETE): initialize a new one"})
+			return
+		}
+		if _, signed := s.sessions.signer.scope(id); signed && r.Method == http.MethodDelete {
+			s.sessions.ended.add(id)
+		}
+		s.sessions.cache.touch(id)
+		ctx := context.WithValue(r.Context(), sessionScopeKey{}, scope)
+		if r.Method == http.MethodGet {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithCancel(ctx)
+			defer cancel()
+			defer context.AfterFunc(s.streams, cancel)()
+		}
+		h.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 

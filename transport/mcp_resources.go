@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 	"github.com/vaultask/vaultask/vault"
 )
 
@@ -87,21 +88,23 @@ func decodeCursor(c mcp.Cursor) (path string, ok bool) {
 }
 
 // readNoteResource serves vault://note/{+path}, under the same gate as the
-// tools: with ?allow_web=true a personal note does not exist.
+// tools: with ?allow_web=true a personal note does not exist. A note that
+// does not exist is the resources spec's "resource not found", as is a URI
+// that names no note; an allow_web that cannot be read is invalid params.
 func (s *Server) readNoteResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 	u, err := url.Parse(req.Params.URI)
 	if err != nil || u.Scheme != "vault" || u.Host != "note" {
-		return nil, fmt.Errorf("%q is not a vault://note/ URI", req.Params.URI)
+		return nil, resourceError(ctx, mcp.RESOURCE_NOT_FOUND, req.Params.URI, fmt.Sprintf("%q is not a vault://note/ URI", req.Params.URI))
 	}
 	allow, err := allowWebQuery(u.RawQuery)
 	if err != nil {
-		return nil, err
+		return nil, resourceError(ctx, mcp.INVALID_PARAMS, req.Params.URI, err.Error())
 	}
 	scope := vault.ScopeFor(allow || sessionScope(ctx).OpenOnly())
 	ref := strings.TrimPrefix(u.Path, "/")
 	d, _, err := s.opts.Notes.ResolveNote(ctx, ref, scope)
 	if errors.Is(err, vault.ErrNoNote) {
-		return nil, fmt.Errorf("no note %q", ref)
+		return nil, resourceError(ctx, mcp.RESOURCE_NOT_FOUND, req.Params.URI, fmt.Sprintf("no note %q", ref))
 	}
 	if err != nil {
 		s.log.Error("MCP resource failed", keyErr, err)
@@ -113,4 +116,27 @@ func (s *Server) readNoteResource(ctx context.Context, req mcp.ReadResourceReque
 		return nil, errors.New("reading the note failed; the server's log says why")
 	}
 	return []mcp.ResourceContents{mcp.TextResourceContents{URI: noteURI(n.Path, scope), MIMEType: "text/markdown", Text: n.Text}}, nil
+}
+
+// resourceError is a resources/read error with its JSON-RPC code, which
+// mcp-go would otherwise send as -32603 (internal error), and the URI as
+// its data. Protocol version 2026-07-28 reports a resource not found as
+// invalid params, as mcp-go does for a URI no template matches.
+func resourceError(ctx context.Context, code int, uri, msg string) error {
+	if code == mcp.RESOURCE_NOT_FOUND && mcp.IsModernProtocol(server.RequestProtocolVersion(ctx)) {
+		code = mcp.INVALID_PARAMS
+	}
+	return server.NewHandlerError(jsonRPCError{code: code, msg: msg, uri: uri})
+}
+
+// jsonRPCError is an error a handler gives with its JSON-RPC code.
+type jsonRPCError struct {
+	code     int
+	msg, uri string
+}
+
+func (e jsonRPCError) Error() string { return e.msg }
+
+func (e jsonRPCError) JSONRPCError() mcp.JSONRPCError {
+	return mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, Error: mcp.JSONRPCErrorDetails{Code: e.code, Message: e.msg, Data: map[string]string{"uri": e.uri}}}
 }

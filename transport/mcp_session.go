@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -26,6 +27,11 @@ import (
 // 2026-07-28 first, which has no sessions, and otherwise does initialize
 // again.)
 //
+// A session its client ended (DELETE) is over, as the transport spec
+// says: its id is answered 404 from then on. The ids ended last are
+// remembered, maxEndedSessions of them, until the process stops; an
+// older one is served again like any session the server forgot.
+//
 // An id is "v1.<scope>.<nonce>.<mac>": the scope "open" or "all", the
 // nonce 16 random bytes, the mac the first 16 bytes of an HMAC-SHA256 of
 // what precedes it, both in unpadded base64url (which has no '.'). An id
@@ -41,6 +47,9 @@ const (
 	SessionKeyLen = 32
 	// sessionHeader is the streamable HTTP transport's session header.
 	sessionHeader = "Mcp-Session-Id"
+	// maxEndedSessions bounds the ids of sessions their clients ended that
+	// are remembered (~100 bytes each).
+	maxEndedSessions = 10000
 )
 
 // sessionSigner mints and verifies session ids.
@@ -114,11 +123,13 @@ func sessionScope(ctx context.Context) vault.Scope {
 	return scope
 }
 
-// mcpSessions is how /mcp knows its sessions: the signer of their ids and
-// the bounded cache of what mcp-go keeps of them.
+// mcpSessions is how /mcp knows its sessions: the signer of their ids,
+// the bounded cache of what mcp-go keeps of them, and the ids their
+// clients ended.
 type mcpSessions struct {
 	signer sessionSigner
 	cache  *sessionCache
+	ended  *endedSessions
 	log    *slog.Logger
 	// lastWarned is when, in Unix seconds, a session id that does not
 	// verify was last logged: at most once a minute.
@@ -148,6 +159,46 @@ func (ms *mcpSessions) requestScope(r *http.Request) (vault.Scope, error) {
 		return vault.ScopeOpen, nil
 	}
 	return scope, nil
+}
+
+// endedSessions are the ids of the sessions their clients ended, the
+// latest max of them.
+type endedSessions struct {
+	max int
+
+	mu    sync.Mutex
+	ids   map[string]struct{}
+	order []string // a ring of the ids in ids, the oldest at next once full
+	next  int
+}
+
+func newEndedSessions(max int) *endedSessions {
+	return &endedSessions{max: max, ids: map[string]struct{}{}}
+}
+
+// add remembers id, forgetting the oldest beyond max.
+func (e *endedSessions) add(id string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, ok := e.ids[id]; ok {
+		return
+	}
+	e.ids[id] = struct{}{}
+	if len(e.order) < e.max {
+		e.order = append(e.order, id)
+		return
+	}
+	delete(e.ids, e.order[e.next])
+	e.order[e.next] = id
+	e.next = (e.next + 1) % e.max
+}
+
+// has reports whether id is of a session its client ended.
+func (e *endedSessions) has(id string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, ok := e.ids[id]
+	return ok
 }
 
 // warnUnsigned logs, at most once a minute, that a session id did not

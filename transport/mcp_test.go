@@ -60,6 +60,15 @@ func TestMCPTransportGuards(t *testing.T) {
 		{"other origin", []string{"Origin", "https://evil.example"}, http.StatusForbidden},
 		{"rebinding host", []string{"Host", "evil.example"}, http.StatusForbidden},
 		{"trusted proxy host", []string{"Host", "vault.home.arpa:8443"}, http.StatusOK},
+		// The server's own origin on a loopback Host is its own page (the
+		// conformance suite's dns-rebinding scenario); before, 403.
+		{"own loopback origin", []string{"Origin", hs.URL}, http.StatusOK},
+		{"own localhost origin", []string{"Host", "localhost:8080", "Origin", "http://localhost:8080"}, http.StatusOK},
+		{"own IPv6 loopback origin", []string{"Host", "[::1]:8080", "Origin", "http://[::1]:8080"}, http.StatusOK},
+		{"another loopback port", []string{"Origin", "http://127.0.0.1:1"}, http.StatusForbidden},
+		{"another loopback name", []string{"Host", "127.0.0.1:8080", "Origin", "http://localhost:8080"}, http.StatusForbidden},
+		{"a trusted name's own origin", []string{"Host", "vault.home.arpa:8443", "Origin", "https://vault.home.arpa:8443"}, http.StatusForbidden},
+		{"rebinding host, its own origin", []string{"Host", "evil.example.com", "Origin", "http://evil.example.com"}, http.StatusForbidden},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if resp := initialize(t, hs.URL, tc.header...); resp.StatusCode != tc.want {

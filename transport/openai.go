@@ -24,7 +24,12 @@ const ModelID = "vault-ask"
 // the listing is the same on every call.
 var modelCreated = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
 
-func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) models(w http.ResponseWriter, r *http.Request) {
+	var bad *requestError
+	if _, _, err := v1Query(r.URL.RawQuery); errors.As(err, &bad) {
+		writeError(w, http.StatusBadRequest, apiError{Type: invalidRequest, Param: bad.param, Message: bad.msg})
+		return
+	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"object": "list",
 		"data":   []map[string]any{{"id": ModelID, "object": "model", "created": modelCreated, "owned_by": "vaultask"}},
@@ -59,8 +64,8 @@ type chatRequest struct {
 	// vaultask's own field allow_web (the answer may fall back to the web
 	// and then sees open notes only; default false, as the model a client
 	// configures holds the transcript, personal notes included) is read by
-	// allowWebJSON, which sees the spellings and repeats encoding/json
-	// would take.
+	// readAllowWebJSON, which sees the spellings and repeats encoding/json
+	// would take. It may come in the URL's query instead (v1Query).
 }
 
 type chatMessage struct {
@@ -80,13 +85,35 @@ func badRequest(param, format string, args ...any) error {
 	return &requestError{param: param, msg: fmt.Sprintf(format, args...)}
 }
 
-// decodeChat parses a chat completion request into the question it asks:
-// the last message, from the user, is the question; the user and assistant
-// messages before it are the conversation (system and tool messages are
-// the client's own business and are not shown to the pipeline, whose
-// answering contract they must not override).
-func decodeChat(body []byte) (chatRequest, rag.Question, error) {
+// v1Query reads a /v1 request's URL query, where allow_web may come as a
+// client's or a proxy's setting (the openai SDKs' default_query puts it
+// there on every request), read by allow_web's strict rule. Any other
+// parameter is refused, naming it: read by nobody, a setting that the
+// caller believes narrows what it sees would silently not.
+func v1Query(rawQuery string) (allow, given bool, err error) {
+	allow, given, err = readAllowWebQuery(rawQuery, func(name string) error {
+		return badRequest(name, "the query parameter %q is not one vaultask reads: a /v1 URL's query takes allow_web (true or false) only, the rest of a request goes in its body", name)
+	})
+	var ae *allowWebError
+	if errors.As(err, &ae) {
+		return false, false, badRequest(allowWebName, "%v", err)
+	}
+	return allow, given, err
+}
+
+// decodeChat parses a chat completion request, its body and its URL's
+// query, into the question it asks: the last message, from the user, is
+// the question; the user and assistant messages before it are the
+// conversation (system and tool messages are the client's own business and
+// are not shown to the pipeline, whose answering contract they must not
+// override). allow_web may be given in the query, the body or both, and
+// then the same in both.
+func decodeChat(body []byte, rawQuery string) (chatRequest, rag.Question, error) {
 	var req chatRequest
+	queryAllow, inQuery, err := v1Query(rawQuery)
+	if err != nil {
+		return req, rag.Question{}, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&req); err != nil {
 		return req, rag.Question{}, badRequest("", "request body is not a valid chat completion request: %v", err)
@@ -126,9 +153,14 @@ func decodeChat(body []byte) (chatRequest, rag.Question, error) {
 	if q.Text == "" {
 		return req, rag.Question{}, badRequest("messages", "the question (the last user message) is empty")
 	}
-	if q.AllowWeb, err = allowWebJSON(body); err != nil {
+	bodyAllow, inBody, err := readAllowWebJSON(body)
+	if err != nil {
 		return req, rag.Question{}, badRequest(allowWebName, "%v", err)
 	}
+	if inQuery && inBody && queryAllow != bodyAllow {
+		return req, rag.Question{}, badRequest(allowWebName, "allow_web is %t in the URL's query and %t in the body: give it in one of them, or the same in both", queryAllow, bodyAllow)
+	}
+	q.AllowWeb = queryAllow || bodyAllow
 	q.MaxTokens = maxTokens
 	return req, q, nil
 }
@@ -262,7 +294,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	req, q, err := decodeChat(body)
+	req, q, err := decodeChat(body, r.URL.RawQuery)
 	var bad *requestError
 	if errors.As(err, &bad) {
 		writeError(w, http.StatusBadRequest, apiError{Type: invalidRequest, Param: bad.param, Message: bad.msg})

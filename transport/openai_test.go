@@ -7,12 +7,15 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/vaultask/vaultask/tstest/fakellm"
 )
 
 func TestModels(t *testing.T) {
@@ -416,5 +419,106 @@ func TestChatShutdown(t *testing.T) {
 	decode(t, r, &e)
 	if r.StatusCode != http.StatusServiceUnavailable || e.Error.Code == nil || *e.Error.Code != "shutting_down" {
 		t.Fatalf("a plain answer cancelled by the shutdown: %d %+v", r.StatusCode, e.Error)
+	}
+}
+
+// allow_web in a /v1 URL's query, where the openai SDKs' default_query and
+// proxies put it, counts as in the body, by the same strict rule; given in
+// both, it must be the same; any other query parameter is refused, naming
+// it. Before, the query was not read: ?allow_web=true answered from the
+// whole vault, personal passages sent upstream.
+func TestV1QueryAllowWeb(t *testing.T) {
+	up := upstream(t)
+	hs, _ := testServer(t, testVault(t), up, Options{})
+	question := []any{map[string]string{"role": "user", "content": "How long do I knead sourdough dough?"}}
+	complete := func(query string, bodyAllow any, stream bool) (*http.Response, []fakellm.Request) {
+		t.Helper()
+		body := map[string]any{"model": ModelID, "messages": question, "stream": stream}
+		if bodyAllow != nil {
+			body["allow_web"] = bodyAllow
+		}
+		before := len(up.Requests())
+		resp := do(t, http.MethodPost, hs.URL+"/v1/chat/completions?"+query, body)
+		if stream && resp.StatusCode == http.StatusOK {
+			readSSE(t, resp.Body, nil)
+		}
+		return resp, up.Requests()[before:]
+	}
+	for _, tc := range []struct {
+		query     string
+		bodyAllow any
+		scope     string
+	}{
+		{"allow_web=true", nil, "open"},
+		{"allow_web=true", true, "open"},
+		{"allow_web=false", false, "all"},
+		{"allow_web=false", nil, "all"},
+		{"allow%5Fweb=true", nil, "open"},
+		{"", true, "open"},
+	} {
+		for _, stream := range []bool{false, true} {
+			resp, sent := complete(tc.query, tc.bodyAllow, stream)
+			what := fmt.Sprintf("?%s with allow_web %v in the body (stream %v)", tc.query, tc.bodyAllow, stream)
+			if resp.StatusCode != http.StatusOK || len(sent) == 0 {
+				t.Fatalf("%s: %d, %d upstream requests", what, resp.StatusCode, len(sent))
+			}
+			if !stream {
+				var got struct {
+					Vaultask struct{ Scope string } `json:"vaultask"`
+				}
+				decode(t, resp, &got)
+				if got.Vaultask.Scope != tc.scope {
+					t.Errorf("%s: scope %q, want %q", what, got.Vaultask.Scope, tc.scope)
+				}
+			}
+			personal := false
+			for _, r := range sent {
+				for _, m := range r.Messages {
+					personal = personal || strings.Contains(m.Content, personalMark)
+				}
+			}
+			if personal != (tc.scope == "all") {
+				t.Errorf("%s: a personal passage went upstream: %v, want %v", what, personal, tc.scope == "all")
+			}
+		}
+	}
+	for _, tc := range []struct {
+		query     string
+		bodyAllow any
+		param     string
+	}{
+		{"allow_web=true", false, "allow_web"},
+		{"allow_web=false", true, "allow_web"},
+		{"ALLOW_WEB=true", nil, "allow_web"},
+		{"allowWeb=true", nil, "allow_web"},
+		{"allow_web=1", nil, "allow_web"},
+		{"allow_web=TRUE", true, "allow_web"},
+		{"allow_web=true&allow_web=true", nil, "allow_web"},
+		{"allow_web=true;x=1", nil, "allow_web"},
+		{"scope=open", nil, "scope"},
+		{"allow_web=true&api-version=2024-10-21", nil, "api-version"},
+		{"stream=true", nil, "stream"},
+		{"=true", nil, ""},
+	} {
+		resp, sent := complete(tc.query, tc.bodyAllow, false)
+		var e apiErr
+		decode(t, resp, &e)
+		named := strconv.Quote(tc.param)
+		if tc.param == allowWebName {
+			named = allowWebName
+		}
+		if resp.StatusCode != http.StatusBadRequest || deref(e.Error.Param) != tc.param || !strings.Contains(e.Error.Message, named) {
+			t.Errorf("?%s with allow_web %v in the body: %d %+v, want 400 naming %q", tc.query, tc.bodyAllow, resp.StatusCode, e.Error, tc.param)
+		}
+		if len(sent) != 0 {
+			t.Errorf("?%s: %d requests went upstream", tc.query, len(sent))
+		}
+	}
+	// /v1/models takes allow_web too (a client's default query comes on
+	// every request), and nothing else.
+	for query, want := range map[string]int{"allow_web=true": 200, "allow_web=false": 200, "ALLOW_WEB=true": 400, "allow_web=yes": 400, "limit=5": 400} {
+		if resp := do(t, http.MethodGet, hs.URL+"/v1/models?"+query, nil); resp.StatusCode != want {
+			t.Errorf("/v1/models?%s: %d, want %d", query, resp.StatusCode, want)
+		}
 	}
 }

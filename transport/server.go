@@ -110,6 +110,9 @@ type Server struct {
 
 	// sessions are /mcp's session ids and what mcp-go keeps of them.
 	sessions *mcpSessions
+	// streams is cancelled by EndStreams, and with it every MCP GET stream.
+	streams    context.Context
+	endStreams context.CancelFunc
 }
 
 // New returns the server.
@@ -144,6 +147,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, mux: http.NewServeMux(), slots: slots,
 		events: opts.Events, log: opts.Logger.With(logComponent, "http"), admin: newAdminGate(opts.Admin.Key, opts.Admin.Now)}
+	s.streams, s.endStreams = context.WithCancel(context.Background())
 	s.crossOrigin = http.NewCrossOriginProtection()
 	for _, origin := range opts.CORSOrigins {
 		if err := s.crossOrigin.AddTrustedOrigin(origin); err != nil {
@@ -159,6 +163,13 @@ func New(opts Options) (*Server, error) {
 	}
 	return s, nil
 }
+
+// EndStreams ends, at once, the streams a client holds open only to hear
+// what the server might send (MCP's GET stream), and any opened after. At
+// shutdown, while the answers still running are let finish, an idle one
+// would otherwise hold the process for the whole drain time. The /events
+// streams end with Events.Close.
+func (s *Server) EndStreams() { s.endStreams() }
 
 // routes maps each endpoint. The standard library's ServeMux patterns route
 // methods and paths, which is all the routing the API needs.
@@ -303,15 +314,31 @@ func readBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool) {
 }
 
 // mcpGuard refuses, for /mcp, an Origin that is not allowed (a web page's
-// script); ServeHTTP has already refused an untrusted Host.
+// script) and not the server's own on a loopback Host; ServeHTTP has
+// already refused an untrusted Host.
 func (s *Server) mcpGuard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if origin := r.Header.Get("Origin"); origin != "" && !slices.Contains(s.opts.CORSOrigins, origin) {
+		if origin := r.Header.Get("Origin"); origin != "" && !slices.Contains(s.opts.CORSOrigins, origin) && !ownLoopbackOrigin(r, origin) {
 			writeError(w, http.StatusForbidden, apiError{Type: invalidRequest, Message: fmt.Sprintf("origin %q is not allowed (api.cors_origins)", origin)})
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// ownLoopbackOrigin reports whether origin is the request's own origin on
+// a loopback Host (Origin http://127.0.0.1:8080, Host 127.0.0.1:8080): a
+// page served at this server's loopback address and port, which is this
+// server's own. A rebinding page's Host is its own name, which this does
+// not take.
+func ownLoopbackOrigin(r *http.Request, origin string) bool {
+	scheme, host, ok := strings.Cut(origin, "://")
+	if !ok || scheme != "http" && scheme != "https" || !strings.EqualFold(host, r.Host) {
+		return false
+	}
+	name := hostOnly(r.Host)
+	ip, err := netip.ParseAddr(name)
+	return err == nil && ip.IsLoopback() || isLocalhost(name)
 }
 
 // hostOnly is a Host header without its port.

@@ -40,6 +40,7 @@ type service struct {
 	feed   follower
 	vec    *vectorizer.Vectorizer
 	events *transport.Events
+	api    *transport.Server
 	http   *http.Server
 	ln     net.Listener
 	base   context.CancelCauseFunc
@@ -110,7 +111,7 @@ func (svc *service) open(ctx context.Context, m *Main) error {
 	if err != nil {
 		return err
 	}
-	handler, err := transport.New(transport.Options{
+	svc.api, err = transport.New(transport.Options{
 		Answerer: p, Notes: svc.store, Status: svc.status, Events: svc.events,
 		APIKey: apiKey, MaxConcurrent: cfg.API.MaxConcurrent, MaxBodyBytes: int64(cfg.API.MaxRequestBytes),
 		Slots: transport.SlotOptions{ForAnswers: cfg.API.ReservedForAnswers, ForTools: cfg.API.ReservedForTools,
@@ -122,7 +123,7 @@ func (svc *service) open(ctx context.Context, m *Main) error {
 	if err != nil {
 		return err
 	}
-	base, err := svc.listen(ctx, handler)
+	base, err := svc.listen(ctx, svc.api)
 	if err != nil {
 		return err
 	}
@@ -216,13 +217,18 @@ func (m *Main) adminOptions(cfg config.Config) (transport.AdminOptions, error) {
 }
 
 // close stops everything open, in reverse order: the event streams ended
-// with a last event, no new requests and the running answers finished (or
+// with a last event and the idle MCP streams at once (the drain is for
+// answers, which they would hold up to its end), no new requests and the
+// running answers finished (or
 // cancelled near the end of the drain time, their streams ending with an
 // error saying why and [DONE]), then the feed finishes its batch and
 // checkpoint, the embedder stops, the index closes.
 func (svc *service) close(ctx context.Context) error {
 	var errs []error
 	svc.events.Close()
+	if svc.api != nil {
+		svc.api.EndStreams()
+	}
 	if svc.http != nil {
 		// Shutdown waits for the handlers, so the cancelled answers' last
 		// frames are written before their connections close.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
@@ -486,4 +487,43 @@ func ownGoroutines() int {
 		}
 	}
 	return n
+}
+
+// A stop (SIGINT, SIGTERM) with an idle MCP GET stream open ends the stream
+// at once: the drain time is for answers, and before, the stream held serve
+// until the drain's cut, 8 s of the default 10, whose warning said so.
+func TestServeEndsIdleMCPStreamsAtOnce(t *testing.T) {
+	s := startServe(t, []string{
+		"VAULTASK_VAULT__SOURCE=folder", "VAULTASK_VAULT__PATH=" + filepath.Join("..", "..", "demo", "vault"),
+		"VAULTASK_INDEX__PATH=" + filepath.Join(t.TempDir(), "vaultask.db"),
+		"VAULTASK_MODELS__BUILTIN_DIR=" + filepath.Join(t.TempDir(), "no-model-here"),
+		"VAULTASK_OVERRIDES_FILE=/nonexistent/overrides.json",
+	}, func(m *Main) { m.drain = 20 * time.Second })
+	waitUntil(t, 30*time.Second, "/readyz 200", func() bool { return getJSON(t, s.url+"/readyz", &map[string]any{}) == http.StatusOK })
+	opened, err := http.Post(s.url+"/mcp", "application/json", strings.NewReader(
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"go-test","version":"1"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened.Body.Close()
+	req, _ := http.NewRequest(http.MethodGet, s.url+"/mcp", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", opened.Header.Get("Mcp-Session-Id"))
+	stream, err := http.DefaultClient.Do(req)
+	if err != nil || stream.StatusCode != http.StatusOK {
+		t.Fatalf("GET /mcp: %v %v", err, stream)
+	}
+	defer stream.Body.Close()
+
+	stopped := make(chan error, 1)
+	go func() { stopped <- s.stop() }()
+	if _, err := io.ReadAll(stream.Body); err != nil {
+		t.Fatalf("the stream was cut at shutdown, not ended: %v", err)
+	}
+	if err := <-stopped; err != nil {
+		t.Fatalf("serve: %v\n%s", err, s.stderr)
+	}
+	if log := s.stderr.String(); strings.Contains(log, "drain time") {
+		t.Fatalf("the idle stream was ended by the drain's cut, not at once:\n%s", log)
+	}
 }

@@ -146,6 +146,7 @@ await run("chat", async ({ page }) => {
   await page.getByRole("button", { name: "Dismiss" }).first().click();
 
   // A clipped page's markup in a note renders as text: nothing runs, nothing is injected, the javascript: link is not one.
+  // Only the inline formatting notes use and Obsidian renders (u, sup, sub, kbd, mark, br) renders, as new elements.
   await page.getByRole("button", { name: "New conversation" }).click();
   await ask("What does the oven guide clipping say?");
   await answered(1);
@@ -159,7 +160,20 @@ await run("chat", async ({ page }) => {
   await harmless.click();
   await page.waitForTimeout(200);
   assert.equal(await page.evaluate(() => window.__xss), undefined, "no script ran");
+  // The inline HTML Obsidian renders renders here too, without its attributes; any other tag shows as text.
+  const tags = async (tag) => hostile.locator(tag).allTextContents();
+  assert.deepEqual(await tags("u"), ["two weeks", "the attribute"], "<u> renders");
+  assert.deepEqual(await tags("kbd"), ["Ctrl", "S"], "<kbd> renders");
+  assert.deepEqual([await tags("sup"), await tags("sub"), await tags("mark")], [["2"], ["2"], ["a highlight"]], "<sup>, <sub>, <mark> render");
+  assert.equal(await hostile.locator("br").count(), 2, "<br> and <br /> break the line");
+  assert.equal(await hostile.locator("b, subpath").count(), 0, "other tags are not elements");
+  assert.equal(await page.locator("#messages [onclick], #messages [style]").count(), 0, "no attribute of a note's tag is kept");
+  const rendered = await hostile.textContent();
+  assert.ok(rendered.includes("<b>Bold</b> stays text") && rendered.includes("<subpath>") && rendered.includes("an open <u>tag;"),
+    `other tags and a tag left open show as text: ${rendered}`);
+  assert.ok(!/<\/?(u|kbd|sup|sub|mark|br)\b/i.test(rendered.replace("an open <u>tag", "")), `no rendered tag shows as text: ${rendered}`);
   taken.push(await shot(page, "chat-hostile-desktop-light"));
+  taken.push(...await screenshots(page, "chat-inline-html", () => hostile.locator("u").first().scrollIntoViewIfNeeded()));
 
   // Without the model, the answer is the retrieved passages, shown as such: each cited, quoted.
   await page.getByRole("button", { name: "New conversation" }).click();
