@@ -104,7 +104,7 @@ func TestOfficialClients(t *testing.T) {
 			Start, FirstDeltaAt, StreamEndAt int64
 			Text                             string
 		}
-		const personalQuestion = "what did I buy for the spare room?"
+		const personalQuestion = "when did I first bake the sourdough bread?"
 		runClient(t, "openai.test.mjs", append(env, "QUESTION=how long do I knead the sourdough?", "PERSONAL_QUESTION="+personalQuestion), &got)
 		// The whole vault's answer was given the personal note; the four
 		// asked with allow_web=true in the query (one refused before

@@ -233,9 +233,9 @@ func askV1(t *testing.T, s *served, question string, allowWeb bool) coverageAnsw
 // embed in a test.
 func corpusSubset(t *testing.T, dump string, prefixes ...string) (dir string, notes int) {
 	t.Helper()
-	docs, err := corpustext.Read(filepath.Join(corpustext.Dir(), dump))
+	docs, err := corpustext.Read(filepath.Join(corpustext.Require(t), dump))
 	if err != nil {
-		t.Skipf("the LiveSync corpus is not at %s (set VAULTASK_CORPUS_DIR): %v", corpustext.Dir(), err)
+		t.Fatal(err)
 	}
 	dir = t.TempDir()
 	for path, text := range corpustext.Notes(docs) {

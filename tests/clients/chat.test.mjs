@@ -187,6 +187,16 @@ await run("chat", async ({ page }) => {
   assert.match(await passages.locator(".md ol > li blockquote").first().textContent(), /\S/);
   taken.push(await shot(page, "chat-passages-desktop-light"));
 
+  // A question the vault does not cover: the answer says the vault is silent, and a badge says so too.
+  await page.getByRole("button", { name: "New conversation" }).click();
+  await ask("Who won the men's football World Cup in 2014?");
+  await answered(1);
+  const silent = answers.nth(0);
+  await silent.locator(".badge.coverage.silent").filter({ hasText: "The vault is silent on this" }).waitFor();
+  assert.equal((await silent.locator(".md").textContent()).trim(), "The vault is silent on this.");
+  assert.equal(await silent.locator(".badge.coverage").count(), 1, "one coverage badge");
+  taken.push(await shot(page, "chat-silent-desktop-light"));
+
   // A Markdown table renders as a table, in the retrieved passages and in a generated answer alike.
   const table = async (answer, header, rows) => {
     const md = answer.locator(".md");
