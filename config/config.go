@@ -62,7 +62,11 @@ type Models struct {
 	// GenerationBaseURL replaces the generation provider's API root, e.g.
 	// an OpenAI-compatible server on the operator's LAN.
 	GenerationBaseURL string `yaml:"generation_base_url" validate:"omitempty,http_url"`
-	Rerank            string `yaml:"rerank" validate:"omitempty,model_id"`
+	// GenerationTimeout bounds one request to the generation model, its
+	// whole streamed answer included: a local model on a small machine
+	// reads a long context slowly.
+	GenerationTimeout time.Duration `yaml:"generation_timeout"`
+	Rerank            string        `yaml:"rerank" validate:"omitempty,model_id"`
 	// RerankKind is how the rerank model scores passages: chat, a prompt
 	// per batch that any chat model answers (Ollama has no rerank
 	// endpoint), or cross-encoder, POST /v1/rerank (llama.cpp's
@@ -274,6 +278,7 @@ func Default() Config {
 			Generation:           "openrouter/google/gemini-2.5-flash",
 			RerankKind:           "chat",
 			RerankBudget:         1500 * time.Millisecond,
+			GenerationTimeout:    60 * time.Second,
 			RerankBatch:          10,
 			Embedding:            "builtin/bge-small-en-v1.5",
 			EmbeddingQueryPrefix: Auto, EmbeddingDocumentPrefix: Auto,

@@ -140,6 +140,10 @@ func describeFieldError(fe validator.FieldError) error {
 // lists the whole database, and the follower pauses the feed while it runs.
 const MinReconcileInterval = time.Minute
 
+// MaxGenerationTimeout is the longest models.generation_timeout: an answer
+// holds a slot that long at most.
+const MaxGenerationTimeout = 30 * time.Minute
+
 // MaxRerankBudget is the longest models.rerank_budget: a question waits
 // that long for a rerank model that does not answer.
 const MaxRerankBudget = time.Minute
@@ -186,6 +190,9 @@ func (c Config) crossFieldErrors() []error {
 		}
 	}
 
+	if d := c.Models.GenerationTimeout; d < time.Second || d > MaxGenerationTimeout {
+		add("models.generation_timeout (%v) must be from 1s to %v: it bounds one answer's request to the generation model", d, MaxGenerationTimeout)
+	}
 	if b := c.Models.RerankBudget; b <= 0 || b > MaxRerankBudget {
 		add("models.rerank_budget (%v) must be more than 0 and at most %v: it is added to every question when the rerank model is slow", b, MaxRerankBudget)
 	}

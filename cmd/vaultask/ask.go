@@ -165,7 +165,7 @@ func (m *Main) newPipeline(cfg config.Config, store *index.Store, log *slog.Logg
 		opts.Embedder = embs
 	}
 	if generate {
-		if gen, err := llm.NewClient(cfg.Models.Generation, llm.Options{BaseURL: cfg.Models.GenerationBaseURL, Getenv: m.getenv}); err != nil {
+		if gen, err := llm.NewClient(cfg.Models.Generation, llm.Options{BaseURL: cfg.Models.GenerationBaseURL, Timeout: cfg.Models.GenerationTimeout, Getenv: m.getenv}); err != nil {
 			fmt.Fprintf(m.Stderr, "note: no generation model (%v): answering with retrieved passages\n", err)
 		} else {
 			opts.Generator = chatModel{gen}
