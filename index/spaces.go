@@ -16,7 +16,9 @@ import (
 // chunk, while searches go on in the active space, and once every chunk
 // has its vector there it takes the active one's place in one transaction
 // (PromoteFilled). chunks.embedded and chunks.staged always speak of the
-// target: the filling space while there is one, else the active one.
+// target: the filling space while there is one, else the active one. The
+// notes written meanwhile may get a vector in the active space too
+// (active_backlog.go).
 
 // spaceRef is an embedding space and its id in the spaces table; the zero
 // value is none.

@@ -119,6 +119,11 @@ type Reembedding struct {
 	// that sees open notes only is shown as Embedded and Total.
 	OpenEmbedded int `json:"open_embedded"`
 	OpenTotal    int `json:"open_total"`
+	// VectorSearch is set while the model of the space searched until the
+	// switch is at hand (a built-in one): it embeds the questions, and the
+	// notes written meanwhile get their vector in that space too. Unset,
+	// both are searched by full text until the switch.
+	VectorSearch bool `json:"vector_search"`
 }
 
 // EmbedderStatus is the background embedder's health.
@@ -154,7 +159,8 @@ func (st Status) openOnly() Status {
 		EmbeddingBacklog: ix.OpenEmbeddingBacklog, OpenChunks: ix.OpenChunks, OpenVectors: ix.OpenVectors,
 		OpenEmbeddingBacklog: ix.OpenEmbeddingBacklog, EmbeddingModel: ix.EmbeddingModel}
 	if r := ix.Reembedding; r != nil {
-		st.Index.Reembedding = &Reembedding{Model: r.Model, Embedded: r.OpenEmbedded, Total: r.OpenTotal, OpenEmbedded: r.OpenEmbedded, OpenTotal: r.OpenTotal}
+		st.Index.Reembedding = &Reembedding{Model: r.Model, Embedded: r.OpenEmbedded, Total: r.OpenTotal, OpenEmbedded: r.OpenEmbedded, OpenTotal: r.OpenTotal,
+			VectorSearch: r.VectorSearch}
 	}
 	f := &st.Feed
 	f.LastSeq, f.UpdateSeq, f.Lag, f.LastChangeAt, f.ScanDone, f.ScanTotal = "", "", -1, time.Time{}, 0, 0

@@ -149,13 +149,15 @@ func (svc *service) newVectorizer(m *Main) *vectorizer.Vectorizer {
 		svc.log.Warn("no embedder: notes are searchable by full text only", keyModel, svc.cfg.Models.Embedding, keyErr, err)
 		return nil
 	}
-	return vectorizer.New(svc.store, emb, vectorizer.Options{Logger: svc.log, OnCaughtUp: func(n, open int) {
+	opts := m.vectorizerOptions(svc.cfg, svc.store, emb, svc.log)
+	opts.OnCaughtUp = func(n, open int) {
 		ev := transport.Event{Type: transport.EventEmbeddingDone, Data: map[string]int{"embedded": n}}
 		if open > 0 {
 			ev.OpenData = map[string]int{"embedded": open}
 		}
 		svc.events.Publish(ev)
-	}})
+	}
+	return vectorizer.New(svc.store, emb, opts)
 }
 
 // listen opens the API's listener and its server, whose requests run under
@@ -327,7 +329,8 @@ func (svc *service) status(ctx context.Context) transport.Status {
 		OpenEmbeddingBacklog: is.OpenEmbeddingBacklog, PendingNotes: is.PendingNotes,
 		IncompleteNotes: is.IncompleteNotes, SkippedNotes: is.SkippedNotes, FileBytes: is.FileBytes, EmbeddingModel: is.EmbeddingModel}
 	if r := is.Reembedding; r != nil {
-		st.Index.Reembedding = &transport.Reembedding{Model: r.Model, Embedded: r.Embedded, Total: r.Total, OpenEmbedded: r.OpenEmbedded, OpenTotal: r.OpenTotal}
+		st.Index.Reembedding = &transport.Reembedding{Model: r.Model, Embedded: r.Embedded, Total: r.Total, OpenEmbedded: r.OpenEmbedded, OpenTotal: r.OpenTotal,
+			VectorSearch: svc.vec != nil && svc.vec.Status().Active}
 	}
 	return st
 }
