@@ -2,14 +2,15 @@
 # Shared by scripts/eval-models.sh and scripts/fit-coverage.sh: the help and
 # hub LiveSync dumps of ../shared/corpus rebuilt into folders, and indexes of
 # them (and of the demo vault) per embedding model, cached in
-# ~/.cache/vaultask-eval keyed by the code that builds them (git tree ids of
-# index/, llm/, vectorizer/ and feed/), so that a second run only measures.
+# ~/.cache/vaultask-eval keyed by the code that builds them (the git blobs
+# of index/, llm/ but its coverage fits, vectorizer/ and feed/), so that a
+# second run only measures.
 # Source it after setting corpus; it sets cache, key and bin.
 
 : "${corpus:?set corpus before sourcing scripts/lib/corpus.sh}"
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/vaultask-eval
-key=$(git rev-parse HEAD:index HEAD:llm HEAD:vectorizer HEAD:feed 2>/dev/null | sha256sum | cut -c1-12)
-[[ -z "$(git status --porcelain -- index llm vectorizer feed)" ]] || key="$key-dirty-$(date +%s)"
+key=$(git ls-tree -r HEAD index llm vectorizer feed | grep -v $'\tllm/coverage/' | sha256sum | cut -c1-12)
+[[ -z "$(git status --porcelain -- index llm vectorizer feed ':!llm/coverage')" ]] || key="$key-dirty-$(date +%s)"
 mkdir -p "$cache/index/$key" "$cache/vault"
 bin=$cache/vaultask-$key
 [[ -x "$bin" ]] || go build -tags sqlite_fts5 -o "$bin" ./cmd/vaultask
