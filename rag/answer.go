@@ -81,13 +81,13 @@ const failedHeading = "**Retrieved passages** — not a generated answer: the pa
 
 // extractiveAnswer is the answer without a generation model: the best
 // passages, each under its path-qualified citation, plainly labelled as
-// retrieved passages by heading; the web results, if any, under their own
-// heading.
-func extractiveAnswer(hits []Hit, web []WebResult, heading string) (string, []Citation) {
+// retrieved passages by heading (nothing when there are none); the web
+// results, if any, under their own heading.
+func extractiveAnswer(hits []Hit, web []WebResult, heading, nothing string) (string, []Citation) {
 	var b strings.Builder
 	var cites []Citation
 	if len(hits) == 0 {
-		b.WriteString(SilentAnswer + "\n")
+		b.WriteString(nothing + "\n")
 	} else {
 		b.WriteString(heading + "\n\n")
 		seen := map[string]bool{}
@@ -286,32 +286,19 @@ func (p *Pipeline) searchWeb(ctx context.Context, r *Retrieval, a *Answer, query
 }
 
 func (p *Pipeline) extractive(r *Retrieval, a *Answer, emit func(string) error, heading, why string) error {
-	var hits []Hit
-	var text string
-	var cites []Citation
+	hits, nothing := r.Hits, SilentAnswer
 	switch r.Coverage.Outcome {
 	case OutcomeSilent:
+		hits = nil
 	case OutcomeIndexing:
-		hits = r.Hits
-		if len(hits) == 0 {
-			heading = IndexingAnswer(r.Coverage.Done, r.Coverage.Total)
-		} else {
-			a.Notes = append(a.Notes, IndexingAnswer(r.Coverage.Done, r.Coverage.Total))
+		nothing = IndexingAnswer(r.Coverage.Done, r.Coverage.Total)
+		if len(hits) > 0 {
+			a.Notes = append(a.Notes, nothing)
 		}
 	case OutcomeThin:
-		hits = r.Hits
 		a.Notes = append(a.Notes, ThinNote)
-	default:
-		hits = r.Hits
 	}
-	if r.Coverage.Outcome == OutcomeIndexing && len(hits) == 0 {
-		text = heading + "\n"
-		if len(a.Web) > 0 {
-			text += "\n" + webSection(a.Web)
-		}
-	} else {
-		text, cites = extractiveAnswer(hits, a.Web, heading)
-	}
+	text, cites := extractiveAnswer(hits, a.Web, heading, nothing)
 	a.Extractive, a.Citations = true, cites
 	r.Trace.stage("answer", nil, why+": extractive answer")
 	return emit(text)
