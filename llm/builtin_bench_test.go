@@ -121,7 +121,7 @@ func BenchmarkBuiltinQuery(b *testing.B) {
 
 // BenchmarkBuiltinLoad loads each built-in encoder and reports the live
 // heap after a GC (heap-MB: the quantized layer weights, the tokenizer's
-// tables; the word table stays in the mapped file).
+// tables; the word table stays in the file).
 func BenchmarkBuiltinLoad(b *testing.B) {
 	for _, enc := range builtinEncoders {
 		b.Run(enc.name, func(b *testing.B) {

@@ -30,7 +30,7 @@ func embeddingSpace(cfg config.Config) (vault.EmbeddingSpace, error) {
 }
 
 func spaceOf(spec llm.EmbeddingSpec) vault.EmbeddingSpace {
-	return vault.EmbeddingSpace{Model: spec.Model, Dim: spec.Dim, QueryPrefix: spec.Prefixes.Query, DocumentPrefix: spec.Prefixes.Document}
+	return vault.EmbeddingSpace{Model: spec.Model, Dim: spec.Dim, QueryPrefix: spec.Prefixes.Query, DocumentPrefix: spec.Prefixes.Document, Files: spec.Files}
 }
 
 // configuredPrefixes are the prefixes models.embedding_query_prefix and
@@ -75,7 +75,7 @@ func (m *Main) embedder(cfg config.Config) (*llm.Embedding, error) {
 }
 
 // closeEmbedders releases the embedders the command built (a built-in
-// model's threads and mapped file), once it no longer runs.
+// model's threads and open file), once it no longer runs.
 func (m *Main) closeEmbedders() {
 	m.embMu.Lock()
 	defer m.embMu.Unlock()

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/vaultask/vaultask/internal/modelfile"
 	"github.com/vaultask/vaultask/internal/simd"
 	"github.com/vaultask/vaultask/tstest/corpustext"
 )
@@ -35,7 +36,7 @@ func mustModel(tb testing.TB, kern simd.Kernel) *Model {
 		return m.(*Model)
 	}
 	dir := modelDir()
-	m, err := load(os.DirFS(dir), dir, kern)
+	m, err := load(pinned.FS(os.DirFS(dir)), dir, kern)
 	if err != nil {
 		tb.Fatalf("%v\nThe tests need the model: run scripts/fetch-model.sh (or set VAULTASK_MODELS__BUILTIN_DIR).", err)
 	}
@@ -320,6 +321,43 @@ func TestLoadMissing(t *testing.T) {
 	for _, want := range []string{dir, "scripts/fetch-model.sh"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Load(empty dir) error %q does not mention %q", err, want)
+		}
+	}
+}
+
+// TestLoadDamaged: a model file that is not the pinned one (a vocabulary
+// cut short, a shard with floats overwritten) is refused, naming it and
+// the script that fetches it again; before the sums were checked, they
+// loaded and embedded wrong.
+func TestLoadDamaged(t *testing.T) {
+	src := modelDir()
+	for _, damaged := range []string{"vocab.json", "group1-shard3of7"} {
+		builtin := t.TempDir()
+		dir := filepath.Join(builtin, DirName)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range modelFiles {
+			b, err := os.ReadFile(filepath.Join(src, name))
+			if err != nil {
+				t.Fatalf("%v\nThe tests need the model: run scripts/fetch-model.sh (or set VAULTASK_MODELS__BUILTIN_DIR).", err)
+			}
+			switch {
+			case name != damaged:
+			case name == "vocab.json":
+				b = append(b[:len(b)/2:len(b)/2], "]"...)
+			default:
+				for i := len(b) / 2; i < len(b)/2+4096; i++ {
+					b[i] ^= 0x11
+				}
+			}
+			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := Load(dir)
+		if !errors.Is(err, modelfile.ErrMismatch) || !strings.Contains(err.Error(), damaged+" does not match its pinned sum") || !strings.Contains(err.Error(), "run scripts/fetch-model.sh use-lite "+builtin+" to fetch it again") {
+			t.Errorf("Load with %s damaged = %v, want ErrMismatch naming it and the fetch", damaged, err)
 		}
 	}
 }

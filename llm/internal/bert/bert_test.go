@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/vaultask/vaultask/internal/simd"
@@ -49,8 +50,13 @@ func tinyWeights(seed uint64) Weights {
 	H, FF := tinyConfig.Hidden, tinyConfig.FF
 	word := randomFloats(rng, tinyVocab*H, 0, 1)
 	w := Weights{
-		Word: func(dst []float32, id int) { copy(dst, word[id*H:(id+1)*H]) },
-		Pos:  randomFloats(rng, tinyConfig.MaxPos*H, 0, 0.5), Type: randomFloats(rng, H, 0, 0.1),
+		Words: func(dst []float32, ids []int32) error {
+			for i, id := range ids {
+				copy(dst[i*H:(i+1)*H], word[int(id)*H:(int(id)+1)*H])
+			}
+			return nil
+		},
+		Pos: randomFloats(rng, tinyConfig.MaxPos*H, 0, 0.5), Type: randomFloats(rng, H, 0, 0.1),
 		LnW: randomFloats(rng, H, 1, 0.2), LnB: randomFloats(rng, H, 0, 0.1),
 	}
 	for range 2 {
@@ -185,6 +191,39 @@ func TestEmbedCancelled(t *testing.T) {
 	}
 }
 
+// TestWordsError: a row the model cannot read (its file changed under the
+// process) fails the call with that error, on any number of workers and on
+// the background threads, and the encoder embeds again once it can.
+func TestWordsError(t *testing.T) {
+	changed := errors.New("the file changed")
+	bg := mustTiny(t, Mean, 3).Background()
+	defer bg.Close()
+	for name, e := range map[string]*Encoder{"1 worker": mustTiny(t, Mean, 1), "3 workers": mustTiny(t, Mean, 3), "background": bg} {
+		words := e.Words
+		var fail atomic.Bool
+		e.Words = func(dst []float32, ids []int32) error {
+			if fail.Load() && slices.Contains(ids, 9) {
+				return changed
+			}
+			return words(dst, ids)
+		}
+		texts := [][]int{ids(40), {9}}
+		want, err := e.Embed(context.Background(), texts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fail.Store(true)
+		if _, err := e.Embed(context.Background(), texts); !errors.Is(err, changed) {
+			t.Errorf("%s: Embed with a row it cannot read = %v, want its error", name, err)
+		}
+		fail.Store(false)
+		got, err := e.Embed(context.Background(), texts)
+		if err != nil || !slices.Equal(got[1], want[1]) {
+			t.Errorf("%s: Embed once the rows read again = %v", name, err)
+		}
+	}
+}
+
 func TestNewErrors(t *testing.T) {
 	tests := []struct {
 		name string
@@ -193,7 +232,7 @@ func TestNewErrors(t *testing.T) {
 	}{
 		{"heads", func(c *Config, _ *Weights) { c.Heads = 5 }, "not divisible by 5 heads"},
 		{"positions", func(c *Config, _ *Weights) { c.MaxPos = 20 }, "do not fit 20 positions"},
-		{"word", func(_ *Config, w *Weights) { w.Word = nil }, "no word embeddings"},
+		{"word", func(_ *Config, w *Weights) { w.Words = nil }, "no word embeddings"},
 		{"ffn", func(c *Config, _ *Weights) { c.FF = 96 }, "intermediate weights are not 96×32"},
 		{"bias", func(_ *Config, w *Weights) { w.Layers[1].QKVB = w.Layers[1].QKVB[:32] }, "layer 1: query-key-value"},
 		{"norm", func(_ *Config, w *Weights) { w.Layers[0].OutLnB = nil }, "layer 0: a LayerNorm has 0 values"},
