@@ -19,7 +19,9 @@ import (
 // integer sum is then complete in its lane, with no horizontal sums.
 //
 // The formats differ only in how a kernel reads a block's weights (a
-// wFormat); the Go kernel's loops around that are written once (q8Go).
+// wFormat); the loops around that are written once, in Go here (q8Go)
+// and in assembly in q8_amd64.h and q8_arm64.h, which each format's .s
+// file fills with its own reads.
 const (
 	// BlockLen is the number of values that share one scale.
 	BlockLen = 32

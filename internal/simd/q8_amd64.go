@@ -6,7 +6,8 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// Implemented in q4q8_amd64.s and w8q8_amd64.s.
+// Implemented in q4q8_amd64.s and w8q8_amd64.s (their loops in
+// q8_amd64.h), and q8_amd64.s.
 func q4q8VNNI(w, a *byte, nb, tiles int, y *float32, ldy int, bias *float32)
 func q4q8AVX2(w, a *byte, nb, tiles int, y *float32, ldy int, bias *float32)
 func w8q8VNNI(w, a *byte, nb, tiles int, y *float32, ldy int, bias *float32)

@@ -2,7 +2,8 @@ package simd
 
 import "golang.org/x/sys/cpu"
 
-// Implemented in q4q8_arm64.s and w8q8_arm64.s.
+// Implemented in q4q8_arm64.s and w8q8_arm64.s (their loops in
+// q8_arm64.h).
 func q4q8NEONDot(w, a *byte, nb, tiles int, y *float32, ldy int, bias *float32)
 func w8q8NEONDot(w, a *byte, nb, tiles int, y *float32, ldy int, bias *float32)
 
