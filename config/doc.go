@@ -8,6 +8,5 @@
 //
 // It is a leaf: of the module it may import internal/atomicfile alone.
 // cmd/vaultask imports it, eval to set A/B arms' keys with Set,
-// internal/ragconfig to map it to the pipeline's settings, and
-// devtools/bench.
+// cmd/ragconfig to map it to the pipeline's settings, and devtools/bench.
 package config
