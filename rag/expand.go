@@ -2,6 +2,8 @@ package rag
 
 import (
 	"cmp"
+	"context"
+	"errors"
 	"math"
 	"slices"
 
@@ -369,4 +371,30 @@ func promoteMembers(direct, expanded []Hit, neighbours []vault.Hop, discount flo
 	}
 	slices.SortStableFunc(out, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
 	return out, docs
+}
+
+func (p *Pipeline) expand(ctx context.Context, direct []Hit, vec vault.QueryVector, s Settings, scope vault.Scope) ([]Hit, []vault.Hop, error) {
+	nb, err := p.opts.Searcher.Hops(ctx, graphSources(direct, s.FinalTopK), scope)
+	if err != nil || len(nb) == 0 {
+		return nil, nil, err
+	}
+	g := Graph{MaxPerRelation: s.GraphMaxSiblings, Discount: s.GraphDiscount, MapMinLinks: s.GraphMapMinLinks}
+	ids := reachedNotes(direct, nb)
+	bounds, err := p.opts.Searcher.DistanceBounds(ctx, ids, vec, scope)
+	if errors.Is(err, vault.ErrOtherSpace) {
+		// The index switched to a re-embedded space since the question
+		// was embedded: the neighbours are read without the vector.
+		vec, bounds, err = vault.QueryVector{}, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	chunks, dist, err := p.opts.Searcher.NearestChunks(ctx, expansionReads(ids, direct, nb, bounds, g), vec, scope)
+	if errors.Is(err, vault.ErrOtherSpace) {
+		chunks, dist, err = p.opts.Searcher.NearestChunks(ctx, expansionReads(ids, direct, nb, nil, g), vault.QueryVector{}, scope)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return Expand(direct, nb, chunks, dist, g), nb, nil
 }

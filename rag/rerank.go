@@ -250,3 +250,35 @@ func (r *Reranker) rerank(parent context.Context, query string, hits []Hit, n in
 	slices.SortStableFunc(head, func(a, b Hit) int { return cmp.Compare(b.Rerank, a.Rerank) })
 	return append(head, hits[n:]...), nil
 }
+
+// rerank re-scores the top candidates when a reranker is configured; on
+// failure or over its budget it keeps the fused order and says so in the
+// trace and the report. A failing model is logged when it starts failing
+// and when it recovers, not at every question.
+func (p *Pipeline) rerank(ctx context.Context, query string, candidates []Hit, topK int, tr *Trace) ([]Hit, *RerankReport) {
+	rr := p.opts.Reranker
+	if rr == nil {
+		tr.stage("rerank", nil, "off: no rerank model")
+		return candidates, nil
+	}
+	out, rep, err := Rerank(ctx, rr, query, candidates, topK)
+	cost := fmt.Sprintf("%d requests, %d passages, %d bytes, %.0f ms", rep.Requests, rep.Passages, rep.Bytes, rep.ElapsedMS)
+	if err != nil {
+		if !rr.failing.Swap(true) {
+			p.log.Warn("rerank failed: keeping the fused order until it answers again", keyErr, err)
+		}
+		tr.stage("rerank", candidates, fmt.Sprintf("skipped (%v): fused order kept; %s", err, cost))
+		return candidates, &rep
+	}
+	if rr.failing.Swap(false) {
+		p.log.Info("rerank recovered")
+	}
+	var moves []string
+	for i, h := range out {
+		if h.Chunk.RowID != candidates[i].Chunk.RowID && h.Reranked {
+			moves = append(moves, fmt.Sprintf("%s now at %d (rerank %.1f)", hitLabel(h), i+1, h.Rerank))
+		}
+	}
+	tr.stage("rerank", out, fmt.Sprintf("top %d re-scored by the %s rerank model; %s", min(topK, len(candidates)), rep.Kind, cost), moves...)
+	return out, &rep
+}
