@@ -12,9 +12,9 @@ import (
 // 1/(rrfK + r) to its score.
 const rrfK = 60
 
-// Fusion is how Fuse weighs the two rankings.
-type Fusion struct {
-	// ByNote fuses per note rather than per chunk (see Fuse).
+// fusionOptions is how fuseRanks weighs the two rankings.
+type fusionOptions struct {
+	// ByNote fuses per note rather than per chunk (see fuseRanks).
 	ByNote bool
 	// FTSWeight weighs a full-text rank against a vector rank (weight 1);
 	// 0 means 1.
@@ -26,7 +26,7 @@ type Fusion struct {
 	// least VectorGap nearer than its second (cosine distance). An arm
 	// with a single note is confident.
 	Bonus, FTSMargin, VectorGap float64
-	// Language is the question's language (see Language), "" when unknown.
+	// Language is the question's language (see language), "" when unknown.
 	// When it is known and not English, ForeignCut is the share of its
 	// vote (and bonus) that a vector hit loses when its note is in another
 	// known language; 0 keeps every vote whole.
@@ -34,7 +34,7 @@ type Fusion struct {
 	ForeignCut float64
 }
 
-// Fuse merges the vector and full-text rankings by reciprocal rank fusion,
+// fuseRanks merges the vector and full-text rankings by reciprocal rank fusion,
 // keeping each hit's provenance, ranks and vector distance. A full-text
 // rank adds f.FTSWeight/(rrfK + rank), a vector rank 1/(rrfK + rank).
 //
@@ -55,10 +55,10 @@ type Fusion struct {
 // vector space.
 //
 // Rank fusion forgets how sure each arm was; f.Bonus gives some of it back
-// (see Fusion). An English-only embedder places a Swedish or Turkish
+// (see fusionOptions). An English-only embedder places a Swedish or Turkish
 // question near notes in any language, so f.ForeignCut lowers the vote of
 // a note in another language than the question's.
-func Fuse(vector, fts []vault.Chunk, f Fusion) []Hit {
+func fuseRanks(vector, fts []vault.Chunk, f fusionOptions) []Hit {
 	byRow := map[int64]*Hit{}
 	var order []int64
 	noteScore := map[string]float64{}
@@ -128,7 +128,7 @@ func Fuse(vector, fts []vault.Chunk, f Fusion) []Hit {
 // by the arm's own score (list is best first): for full text a relative
 // BM25 margin (BM25 is negative, lower is better), for vectors a gap in
 // cosine distance.
-func confident(list []vault.Chunk, arm Source, f Fusion) bool {
+func confident(list []vault.Chunk, arm Source, f fusionOptions) bool {
 	if len(list) == 0 {
 		return false
 	}
@@ -147,7 +147,7 @@ func confident(list []vault.Chunk, arm Source, f Fusion) bool {
 // foreignWeights is each vector hit's note's vote weight: 1, or 1 −
 // f.ForeignCut for a note whose text (its chunks among hits together) is
 // in another language than a non-English question.
-func foreignWeights(hits []vault.Chunk, f Fusion) map[string]float64 {
+func foreignWeights(hits []vault.Chunk, f fusionOptions) map[string]float64 {
 	out := make(map[string]float64, len(hits))
 	text := map[string]*strings.Builder{}
 	for _, c := range hits {
@@ -161,20 +161,20 @@ func foreignWeights(hits []vault.Chunk, f Fusion) map[string]float64 {
 		return out
 	}
 	for doc, b := range text {
-		if lang := Language(b.String()); lang != "" && lang != f.Language {
+		if lang := language(b.String()); lang != "" && lang != f.Language {
 			out[doc] = 1 - min(f.ForeignCut, 1)
 		}
 	}
 	return out
 }
 
-// Voting is the vector hits that vote in the fusion: those within
+// votingHits is the vector hits that vote in the fusion: those within
 // maxDistance of the query, all of them when maxDistance is 0. A vector
 // search returns its k nearest whether or not anything is near; a far-off
 // hit's reciprocal rank would still push it past full-text hits that match
 // the question's words. hits are nearest first, so the voters keep their
 // ranks.
-func Voting(hits []vault.Chunk, maxDistance float64) []vault.Chunk {
+func votingHits(hits []vault.Chunk, maxDistance float64) []vault.Chunk {
 	if maxDistance <= 0 {
 		return hits
 	}
@@ -185,11 +185,11 @@ func Voting(hits []vault.Chunk, maxDistance float64) []vault.Chunk {
 	return hits[:n]
 }
 
-// Diversify keeps at most maxPerDoc chunks of each note, best first, and
+// capPerNote keeps at most maxPerDoc chunks of each note, best first, and
 // returns the kept and the dropped hits, each in input order. Notes with the
 // same content hash (hashOf, by doc id) are the same text at two paths and
 // count as one note. maxPerDoc <= 0 keeps everything.
-func Diversify(hits []Hit, maxPerDoc int, hashOf map[string]string) (kept, dropped []Hit) {
+func capPerNote(hits []Hit, maxPerDoc int, hashOf map[string]string) (kept, dropped []Hit) {
 	if maxPerDoc <= 0 {
 		return hits, nil
 	}

@@ -45,7 +45,7 @@ type Reach struct {
 	From     string // path of the hit's note the hop started at
 	Via      string // path of the shared topic note, for a sibling
 	// Map is set for a link from a map of content: a hit note that links
-	// to at least graph_map_min_links notes (see Expand).
+	// to at least graph_map_min_links notes (see expandHits).
 	Map bool
 }
 

@@ -28,7 +28,7 @@ type Searcher interface {
 	DistanceBounds(ctx context.Context, docIDs []string, q vault.QueryVector, scope vault.Scope) (map[string]vault.DistanceBounds, error)
 	// NearestChunks reads each note's chunk nearest q (its first without
 	// a vector or without vectors), with the distances of those that have one:
-	// what Expand takes of the notes it reaches.
+	// what expandHits takes of the notes it reaches.
 	NearestChunks(ctx context.Context, docIDs []string, q vault.QueryVector, scope vault.Scope) ([]vault.Chunk, map[int64]float64, error)
 	ResolveLinks(ctx context.Context, links []string, scope vault.Scope) (map[string]vault.Doc, error)
 	TermCounter

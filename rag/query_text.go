@@ -10,7 +10,7 @@ import (
 // stopwordsOf are each of the corpus's languages' most common words. They
 // are dropped from the full-text query: in an OR query every common word
 // still adds to a long chunk's BM25, which on the help corpus cost the top
-// rank about 6 points in 100. They also tell a text's language (Language).
+// rank about 6 points in 100. They also tell a text's language (language).
 var stopwordsOf = map[string][]string{
 	"en": strings.Fields(`a about after all also am an and any are as at be been before being but by can could did do
 		does doing down for from get got had has have having he her here hers him his how i if in into is it its just
@@ -53,11 +53,11 @@ var languageOf = func() map[string]string {
 	return m
 }()
 
-// Language is text's language among English, Swedish and Turkish ("en",
+// language is text's language among English, Swedish and Turkish ("en",
 // "sv", "tr"), told by their stopwords and letters, or "" when the text
 // gives fewer than two signs or no language has twice the signs of any
 // other: a cheap guess that needs no model and errs towards "don't know".
-func Language(text string) string {
+func language(text string) string {
 	count := map[string]int{}
 	for _, w := range words(text) {
 		count[languageOf[w]]++

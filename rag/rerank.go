@@ -178,13 +178,13 @@ type RerankReport struct {
 	Skipped string `json:"skipped,omitempty"`
 }
 
-// Rerank scores the first topK hits against query with r and reorders them
+// rerankTop scores the first topK hits against query with r and reorders them
 // by that score, higher first, ties in their previous order; the hits
 // after topK keep their place behind them. The batches share r's budget.
 // On any failure — an error, the budget spent, a reply that is not one
 // finite score per passage — it returns the hits unchanged, with the error
 // and a report that says why.
-func Rerank(ctx context.Context, r *Reranker, query string, hits []Hit, topK int) ([]Hit, RerankReport, error) {
+func rerankTop(ctx context.Context, r *Reranker, query string, hits []Hit, topK int) ([]Hit, RerankReport, error) {
 	rep := RerankReport{Kind: r.kind}
 	n := min(topK, len(hits))
 	if n == 0 {
@@ -261,7 +261,7 @@ func (p *Pipeline) rerank(ctx context.Context, query string, candidates []Hit, t
 		tr.stage("rerank", nil, "off: no rerank model")
 		return candidates, nil
 	}
-	out, rep, err := Rerank(ctx, rr, query, candidates, topK)
+	out, rep, err := rerankTop(ctx, rr, query, candidates, topK)
 	cost := fmt.Sprintf("%d requests, %d passages, %d bytes, %.0f ms", rep.Requests, rep.Passages, rep.Bytes, rep.ElapsedMS)
 	if err != nil {
 		if !rr.failing.Swap(true) {

@@ -89,7 +89,7 @@ func (p *Pipeline) Retrieve(ctx context.Context, q Question) (*Retrieval, error)
 	}
 	candidates, r.Rerank = p.rerank(ctx, r.Query, candidates, s.RerankTopK, &r.Trace)
 	r.Hits = r.quota(candidates, s)
-	r.Context = Assemble(r.Hits, topicOf)
+	r.Context = assemble(r.Hits, topicOf)
 	r.Trace.stage("assemble", r.Context, "graph order: a note's chunks together in document order, topic notes before their members")
 	return r, nil
 }
@@ -127,7 +127,7 @@ func (p *Pipeline) graph(ctx context.Context, r *Retrieval, vec vault.QueryVecto
 // quota picks the final hits from the candidates: final_top_k, of which the
 // expanded ones take at most their slots unless direct hits are too few.
 func (r *Retrieval) quota(candidates []Hit, s Settings) []Hit {
-	final, held := Select(candidates, s.FinalTopK, Slots{Graph: s.GraphMaxSlots, Members: s.GraphMemberSlots, Maps: s.GraphMapSlots})
+	final, held := selectFinal(candidates, s.FinalTopK, graphSlots{Graph: s.GraphMaxSlots, Members: s.GraphMemberSlots, Maps: s.GraphMapSlots})
 	changes := changeList("quota held back", held)
 	if n := countGraph(final); n > s.GraphMaxSlots+s.GraphMemberSlots+s.GraphMapSlots {
 		changes = append(changes, fmt.Sprintf("too few direct hits: %d expanded chunks fill the answer beyond graph_max_slots %d, graph_member_slots %d and graph_map_slots %d",
