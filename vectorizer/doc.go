@@ -6,7 +6,8 @@
 // and PromoteFilled, which switches an index re-embedding into a new space
 // once its backlog is empty), as miniflux's worker beside its storage does;
 // what it embeds next, and when a note's vectors become searchable, is the
-// store's to decide.
+// store's to decide; how much of it goes in one batch is the vectorizer's,
+// from the time its embedder takes (Options.BatchTime).
 //
 // It may import index, internal/retry and internal/routine.
 package vectorizer

@@ -23,15 +23,20 @@ type Embedder interface {
 type Options struct {
 	// BatchChunks bounds the chunks embedded per call and transaction, and
 	// SliceChunks how many of them one note takes per turn: batches are
-	// dealt out a turn per waiting note, fewest turns first, so that a
+	// dealt out a turn per waiting note, notes not begun first, so that a
 	// large note is embedded in slices with the notes behind it served in
 	// between (see index.Store.Backlog). Defaults: 64 and 32.
 	BatchChunks int
 	SliceChunks int
-	Idle        time.Duration // re-check the backlog this often without a signal; default 1m
-	MinBackoff  time.Duration // first retry after a failure; default 1s
-	MaxBackoff  time.Duration // retry cap; default 2m
-	Logger      *slog.Logger
+	// BatchTime bounds a batch by time: it is cut to the text the embedder
+	// got through in that long at the rate measured on the batches before
+	// (at least one chunk), so that a note written meanwhile waits about
+	// one batch of a slow model, not 64 chunks of it. Default 1s.
+	BatchTime  time.Duration
+	Idle       time.Duration // re-check the backlog this often without a signal; default 1m
+	MinBackoff time.Duration // first retry after a failure; default 1s
+	MaxBackoff time.Duration // retry cap; default 2m
+	Logger     *slog.Logger
 	// Clock times the waits, so tests control them; default retry.System.
 	Clock retry.Clock
 	// OnCaughtUp, when set, is called from the vectorizer's goroutine each
@@ -40,12 +45,23 @@ type Options struct {
 	OnCaughtUp func(embedded, open int)
 }
 
+// firstRate is the rate (bytes of text per second) the first batch is cut
+// to, before one is measured: about 4,000 tokens a second, the slowest
+// built-in model's (bge's) on 2 cores.
+const firstRate = 16 << 10
+
 // Status is the embedder's health, for stats and the status endpoint.
 type Status struct {
 	Available bool      `json:"available"` // false while the embedding host fails
 	LastError string    `json:"last_error,omitempty"`
 	Since     time.Time `json:"since"` // when Available last changed
-	Embedded  int64     `json:"embedded"`
+	// Embedded counts the chunks embedded since the vectorizer started,
+	// and OpenEmbedded those of open notes (see Pending.Open).
+	Embedded     int64 `json:"embedded"`
+	OpenEmbedded int64 `json:"open_embedded"`
+	// Busy is set while it has chunks in hand: from the first batch of a
+	// backlog until the backlog is empty or embedding fails.
+	Busy bool `json:"busy"`
 }
 
 // Vectorizer embeds the backlog in the background: chunks are searchable by
@@ -61,6 +77,11 @@ type Vectorizer struct {
 	log   *slog.Logger
 	life  routine.Routine
 
+	// rate is the embedder's measured throughput in bytes of text per
+	// second (0 until measured), which sizes the batches; only the
+	// vectorizer's goroutine (or Drain's caller) uses it.
+	rate float64
+
 	mu     sync.Mutex
 	status Status
 }
@@ -72,6 +93,9 @@ func New(s *index.Store, e Embedder, opts Options) *Vectorizer {
 	}
 	if opts.SliceChunks <= 0 {
 		opts.SliceChunks = min(32, opts.BatchChunks)
+	}
+	if opts.BatchTime <= 0 {
+		opts.BatchTime = time.Second
 	}
 	if opts.Idle <= 0 {
 		opts.Idle = time.Minute
@@ -110,6 +134,7 @@ func (v *Vectorizer) Drain(ctx context.Context) (int, error) {
 // backlog is empty, an index re-embedding into a new space switches to it
 // (index.Store.PromoteFilled).
 func (v *Vectorizer) drain(ctx context.Context) (total, open int, err error) {
+	defer v.setBusy(false)
 	for {
 		n, o, empty, err := v.step(ctx)
 		total += n
@@ -124,6 +149,43 @@ func (v *Vectorizer) drain(ctx context.Context) (total, open int, err error) {
 	}
 }
 
+func (v *Vectorizer) setBusy(busy bool) {
+	v.mu.Lock()
+	v.status.Busy = busy
+	v.mu.Unlock()
+}
+
+// cut is the prefix of pending (at least one chunk) whose text the
+// embedder gets through in BatchTime at its measured rate.
+func (v *Vectorizer) cut(pending []index.Pending) []index.Pending {
+	rate := v.rate
+	if rate == 0 {
+		rate = firstRate
+	}
+	budget := rate * v.opts.BatchTime.Seconds()
+	n := 0
+	for i, p := range pending {
+		if n += len(p.Text); i > 0 && float64(n) > budget {
+			return pending[:i]
+		}
+	}
+	return pending
+}
+
+// measure folds a call that embedded bytes of text in d into the rate,
+// half of it the new figure, so a batch of other texts moves it at once
+// and one odd batch does not take it all the way.
+func (v *Vectorizer) measure(bytes int, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	r := float64(bytes) / d.Seconds()
+	if v.rate > 0 {
+		r = (v.rate + r) / 2
+	}
+	v.rate = r
+}
+
 // step embeds one batch of the backlog and returns how many vectors it
 // wrote and how many of them are of open chunks; empty reports a backlog
 // with nothing left to embed.
@@ -132,10 +194,15 @@ func (v *Vectorizer) step(ctx context.Context) (written, open int, empty bool, e
 	if err != nil || len(pending) == 0 {
 		return 0, 0, err == nil, err
 	}
+	v.setBusy(true)
+	pending = v.cut(pending)
 	texts := make([]string, len(pending))
+	bytes := 0
 	for i, p := range pending {
 		texts[i] = p.Text
+		bytes += len(p.Text)
 	}
+	start := v.opts.Clock.Now()
 	vecs, err := v.emb.EmbedDocuments(ctx, texts)
 	if err == nil && len(vecs) != len(texts) {
 		err = fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(texts))
@@ -143,6 +210,7 @@ func (v *Vectorizer) step(ctx context.Context) (written, open int, empty bool, e
 	if err != nil {
 		return 0, 0, false, fmt.Errorf("embed: %w", err)
 	}
+	v.measure(bytes, v.opts.Clock.Now().Sub(start))
 	vs := make([]index.Vector, len(pending))
 	for i, p := range pending {
 		vs[i] = index.Vector{RowID: p.RowID, Text: p.Text, Embedding: vecs[i]}
@@ -164,6 +232,7 @@ func (v *Vectorizer) step(ctx context.Context) (written, open int, empty bool, e
 	open = max(open-(len(pending)-n), 0)
 	v.mu.Lock()
 	v.status.Embedded += int64(n)
+	v.status.OpenEmbedded += int64(open)
 	v.mu.Unlock()
 	return n, open, false, nil
 }
