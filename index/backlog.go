@@ -88,6 +88,17 @@ func (s *Store) Backlog(ctx context.Context, maxChunks, slice int) ([]Pending, e
 	return out, nil
 }
 
+// EmbeddingWaiting counts the chunks waiting to be embedded: the backlog
+// without the chunks staged (embedded, waiting for the rest of their note).
+// It reads one index, for progress shown while a backlog drains.
+func (s *Store) EmbeddingWaiting(ctx context.Context) (int, error) {
+	var n int
+	if err := s.reader.QueryRowContext(ctx, `SELECT count(*) FROM chunks WHERE embedded = 0 AND staged IS NULL`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count the backlog: %w", err)
+	}
+	return n, nil
+}
+
 // waitingNote is a note on the backlog: how many of its chunks are staged
 // and how many still wait for a vector.
 type waitingNote struct {

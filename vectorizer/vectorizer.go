@@ -39,6 +39,11 @@ type Options struct {
 	Logger     *slog.Logger
 	// Clock times the waits, so tests control them; default retry.System.
 	Clock retry.Clock
+	// OnBatch, when set, is called after each batch's vectors are stored,
+	// from the goroutine that embeds (the vectorizer's, or Drain's caller),
+	// with how many it stored and how many of them belong to open notes:
+	// progress, for a line or a log.
+	OnBatch func(ctx context.Context, written, open int)
 	// OnCaughtUp, when set, is called from the vectorizer's goroutine each
 	// time it has embedded chunks and none is left waiting, with how many,
 	// and how many of them belong to open notes.
@@ -234,6 +239,9 @@ func (v *Vectorizer) step(ctx context.Context) (written, open int, empty bool, e
 	v.status.Embedded += int64(n)
 	v.status.OpenEmbedded += int64(open)
 	v.mu.Unlock()
+	if v.opts.OnBatch != nil {
+		v.opts.OnBatch(ctx, n, open)
+	}
 	return n, open, false, nil
 }
 
