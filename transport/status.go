@@ -203,10 +203,16 @@ func (st Status) openOnly() Status {
 	if f.LastError != "" {
 		f.LastError = f.errorKind()
 	}
-	// The error may quote what was being embedded; the counts and the rate
-	// move with personal notes.
+	// The error may quote what was being embedded; the counts, the rate and
+	// whether it is embedding at all move with personal notes.
 	e := &st.Embedder
 	e.LastError, e.Embedded, e.ChunksPerSecond, e.SecondsLeft = "", e.OpenEmbedded, 0, 0
+	if !e.down() && e.State != "" {
+		e.State = EmbedderIdle
+		if ix.OpenEmbeddingBacklog > 0 {
+			e.State = EmbedderEmbedding
+		}
+	}
 	st.Reconcile = ReconcileStatus{LastRun: st.Reconcile.LastRun, NextRun: st.Reconcile.NextRun}
 	return st
 }

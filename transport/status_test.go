@@ -84,19 +84,20 @@ func TestReadyzWarnsOfTheEmbedder(t *testing.T) {
 	loadErr := "load /home/me/.cache/vaultask/bge-small-en-v1.5: tokenizer.json: sha256 differs from the fetch: run scripts/fetch-model.sh bge"
 	for _, tc := range []struct {
 		embedder     EmbedderStatus
+		openBacklog  int
 		vectorSearch bool
 		reembedding  *Reembedding
 		warning      string
 	}{
-		{EmbedderStatus{State: EmbedderIdle, Available: true}, true, nil, ""},
-		{EmbedderStatus{State: EmbedderEmbedding, Available: true}, true, nil, ""},
-		{EmbedderStatus{State: EmbedderUnavailable, LastError: loadErr}, false, nil, "embedder unavailable: new and changed notes are not embedded; questions are searched by full text only"},
-		{EmbedderStatus{State: EmbedderUnavailable, LastError: loadErr}, true, &Reembedding{Model: "builtin/bge-small-en-v1.5 (384)", Total: 9, Stalled: "waiting for the embedder (unavailable)"},
+		{EmbedderStatus{State: EmbedderIdle, Available: true}, 0, true, nil, ""},
+		{EmbedderStatus{State: EmbedderEmbedding, Available: true}, 4, true, nil, ""},
+		{EmbedderStatus{State: EmbedderUnavailable, LastError: loadErr}, 4, false, nil, "embedder unavailable: new and changed notes are not embedded; questions are searched by full text only"},
+		{EmbedderStatus{State: EmbedderUnavailable, LastError: loadErr}, 9, true, &Reembedding{Model: "builtin/bge-small-en-v1.5 (384)", Total: 9, Stalled: "waiting for the embedder (unavailable)"},
 			"embedder unavailable: new and changed notes are not embedded; questions are searched by full text, and the vectors the index has"},
-		{EmbedderStatus{State: EmbedderFailing, LastError: "dial tcp 127.0.0.1:11434: connection refused"}, false, nil, "embedder failing"},
+		{EmbedderStatus{State: EmbedderFailing, LastError: "dial tcp 127.0.0.1:11434: connection refused"}, 0, false, nil, "embedder failing"},
 	} {
 		st.Store(Status{Feed: FeedStatus{Source: "couchdb", CaughtUp: true, Connected: true}, Embedder: tc.embedder,
-			Index: IndexStatus{Notes: 3, VectorSearch: tc.vectorSearch, Reembedding: tc.reembedding}})
+			Index: IndexStatus{Notes: 3, OpenEmbeddingBacklog: tc.openBacklog, VectorSearch: tc.vectorSearch, Reembedding: tc.reembedding}})
 		resp := do(t, http.MethodGet, hs.URL+"/readyz", nil)
 		var body struct {
 			Ready       bool     `json:"ready"`
@@ -154,7 +155,9 @@ func TestStatusOpenOnly(t *testing.T) {
 	if diff := cmp.Diff(want, open.Index); diff != "" {
 		t.Errorf("/status?allow_web=true index (-want +got):\n%s", diff)
 	}
-	wantEmb := EmbedderStatus{State: EmbedderEmbedding, Embedded: 7, OpenEmbedded: 7}
+	// Only the personal note waits (no open chunk is on the backlog): to an
+	// open-only caller the embedder is idle.
+	wantEmb := EmbedderStatus{State: EmbedderIdle, Embedded: 7, OpenEmbedded: 7}
 	if diff := cmp.Diff(wantEmb, open.Embedder); diff != "" {
 		t.Errorf("/status?allow_web=true embedder (-want +got):\n%s", diff)
 	}
