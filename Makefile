@@ -25,9 +25,10 @@ lint: ## gofmt, go vet, staticcheck (the project's build tags), shellcheck, the 
 fuzz: ## run every fuzz target for FUZZTIME each (default 20s)
 	bash scripts/fuzz.sh $${FUZZTIME:-20s}
 
-bench: ## run the benchmarks of both built-in models (about 2 h 40 min on 2 cores by estimate, an hour more the first time) and write reports/BENCHMARKS.md, reports/bench/results.json and reports/bench/*.png; SIZE=smoke for a quick pass
+bench: ## run the benchmarks of both built-in models (about 2 h 40 min on 2 cores by estimate, an hour more the first time) and write reports/BENCHMARKS.md, reports/bench/results.json and reports/bench/*.png, then the README's targets table from them; SIZE=smoke for a quick pass; a tree with uncommitted changes is refused (DIRTY=1 measures it, marked)
 	bash scripts/setup.sh
-	go run -tags $(TAGS) ./devtools/cmd/bench -size $${SIZE:-full} -out reports
+	go run -tags $(TAGS) ./devtools/cmd/bench -size $${SIZE:-full} -out reports $${DIRTY:+-dirty}
+	go run -tags $(TAGS) ./devtools/cmd/bench -readme README.md -out reports
 
 demo: ## the live system on the demo vault: a test CouchDB, LiveSync-format notes, vaultask serve (no API keys)
 	bash scripts/demo.sh

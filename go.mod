@@ -9,7 +9,7 @@ require (
 	github.com/go-kivik/kivik/v4 v4.5.2
 	github.com/go-playground/validator/v10 v10.30.6
 	github.com/google/go-cmp v0.7.0
-	github.com/mark3labs/mcp-go v1.2.1
+	github.com/mark3labs/mcp-go v1.6.0
 	github.com/mattn/go-sqlite3 v1.14.53
 	github.com/openai/openai-go/v3 v3.98.0
 	github.com/yuin/goldmark v1.8.7

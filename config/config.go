@@ -62,7 +62,11 @@ type Models struct {
 	// GenerationBaseURL replaces the generation provider's API root, e.g.
 	// an OpenAI-compatible server on the operator's LAN.
 	GenerationBaseURL string `yaml:"generation_base_url" validate:"omitempty,http_url"`
-	Rerank            string `yaml:"rerank" validate:"omitempty,model_id"`
+	// GenerationTimeout bounds one request to the generation model, its
+	// whole streamed answer included: a local model on a small machine
+	// reads a long context slowly.
+	GenerationTimeout time.Duration `yaml:"generation_timeout"`
+	Rerank            string        `yaml:"rerank" validate:"omitempty,model_id"`
 	// RerankKind is how the rerank model scores passages: chat, a prompt
 	// per batch that any chat model answers (Ollama has no rerank
 	// endpoint), or cross-encoder, POST /v1/rerank (llama.cpp's
@@ -99,8 +103,9 @@ type Models struct {
 // takes what vaultask knows for the configured one: the prefixes of
 // models.embedding_query_prefix and models.embedding_document_prefix (none
 // for a model it does not know), and the distances of
-// retrieval.confident_vector_gap and web.thin_distance (USE-lite's for a
-// model it has not measured).
+// retrieval.confident_vector_gap (USE-lite's for a model it has not
+// measured), and the coverage lines of retrieval.coverage_thin and
+// retrieval.coverage_silent (the fallback fit's for a model without one).
 const Auto = "auto"
 
 // Retrieval sizes each stage of the pipeline: vector and full-text search,
@@ -152,6 +157,13 @@ type Retrieval struct {
 	// when the question is Swedish or Turkish and the hit's note is in
 	// another of the three languages; 0 keeps every vote whole.
 	LanguageVoteCut float64 `yaml:"language_vote_cut" validate:"gte=0,lte=1"`
+	// CoverageThin and CoverageSilent are "auto" (the lines fitted for the
+	// embedding model) or a probability: when the coverage judgement's
+	// probability that the vault answers a question is below CoverageThin
+	// the vault is thin on it (the web, when allowed, supplements it), and
+	// below CoverageSilent it is silent.
+	CoverageThin   string `yaml:"coverage_thin" validate:"auto_number=0 1"`
+	CoverageSilent string `yaml:"coverage_silent" validate:"auto_number=0 1"`
 	// The BM25 weights of a full-text match in each field of a chunk: its
 	// note's title, aliases, the chunk's heading path, the note's path, its
 	// topics, the chunk's body, and what the notes linking to the note say
@@ -166,16 +178,15 @@ type Retrieval struct {
 	BM25Links    float64 `yaml:"bm25_links" validate:"gte=0,lte=100"`
 }
 
-// Web is the optional web search used when the vault's hits are thin: fewer
-// than ThinHits hits closer than ThinDistance.
+// Web is the optional web search used when the vault is thin or silent on
+// a question that allows it (retrieval.coverage_thin).
 type Web struct {
 	Enabled    bool   `yaml:"enabled"`
 	Provider   string `yaml:"provider" validate:"oneof=duckduckgo tavily brave"`
 	MaxResults int    `yaml:"max_results" validate:"min=1,max=20"`
-	ThinHits   int    `yaml:"thin_hits" validate:"min=0"`
-	// ThinDistance is "auto" (the distance measured for the embedding
-	// model: models' distances differ in scale) or a number.
-	ThinDistance string `yaml:"thin_distance" validate:"auto_number=0 2"`
+	// BaseURL replaces the scheme and host of the provider's API (a proxy
+	// in front of it); empty is the provider's own.
+	BaseURL string `yaml:"base_url" validate:"omitempty,http_url"`
 }
 
 // API is the HTTP server of `vaultask serve`.
@@ -267,6 +278,7 @@ func Default() Config {
 			Generation:           "openrouter/google/gemini-2.5-flash",
 			RerankKind:           "chat",
 			RerankBudget:         1500 * time.Millisecond,
+			GenerationTimeout:    60 * time.Second,
 			RerankBatch:          10,
 			Embedding:            "builtin/bge-small-en-v1.5",
 			EmbeddingQueryPrefix: Auto, EmbeddingDocumentPrefix: Auto,
@@ -291,6 +303,8 @@ func Default() Config {
 			ConfidentFTSMargin: Auto,
 			ConfidentVectorGap: Auto,
 			LanguageVoteCut:    1,
+			CoverageThin:       Auto,
+			CoverageSilent:     Auto,
 			FTSWeight:          1,
 			BM25Title:          0.5,
 			BM25Headings:       0.5,
@@ -300,10 +314,8 @@ func Default() Config {
 			BM25Links:          0.5,
 		},
 		Web: Web{
-			Provider:     "duckduckgo",
-			MaxResults:   3,
-			ThinHits:     3,
-			ThinDistance: Auto,
+			Provider:   "duckduckgo",
+			MaxResults: 3,
 		},
 		API: API{Listen: ":8080", MaxConcurrent: 4, ReservedForAnswers: 1, ReservedForTools: 1, SlotWait: 5 * time.Second, MaxWaiting: 16, MaxRequestBytes: 1 << 20, MaxQuestionBytes: 16 << 10, MaxTranscriptBytes: 128 << 10, CORSOrigins: []string{}, TrustedHosts: []string{}},
 		MCP: MCP{MaxSessions: 1000, SessionIdle: 30 * time.Minute},

@@ -37,6 +37,11 @@ const (
 	// skipping when the model files are missing (scripts/test.sh sets it,
 	// and the commands those tests start inherit it); vaultask ignores it.
 	EnvRequireModels = "VAULTASK_REQUIRE_MODELS"
+	// EnvRequireCorpus=1 does the same for the tests that read the
+	// LiveSync corpus dumps (tstest/corpustext.Require), and EnvCorpusDir
+	// names the directory of those dumps; vaultask ignores both.
+	EnvRequireCorpus = "VAULTASK_REQUIRE_CORPUS"
+	EnvCorpusDir     = "VAULTASK_CORPUS_DIR"
 )
 
 // DefaultOverridesFile is where the overrides file lives when
@@ -67,6 +72,8 @@ var reservedEnv = []string{
 	EnvTavilyAPIKey,
 	EnvBraveAPIKey,
 	EnvRequireModels,
+	EnvRequireCorpus,
+	EnvCorpusDir,
 }
 
 // Load returns the effective configuration: Default(), then the config.yaml
@@ -161,7 +168,7 @@ func (c *Config) Set(path, value string) error {
 	case !known && !sections[section]:
 		return fmt.Errorf("unknown section %q", section)
 	case !known:
-		return fmt.Errorf("unknown key %q", path)
+		return unknownKey(path)
 	case f.secret():
 		return fmt.Errorf("%s is a secret, and secrets are read only from the environment: set %s instead", path, EnvName(path))
 	}
@@ -250,7 +257,7 @@ func (c *Config) applySection(section string, body *yaml.Node, source string) er
 		case name.Kind != yaml.ScalarNode:
 			errs = append(errs, fmt.Errorf("%s: section %q: got %s, want a key name", at, section, describeNode(name)))
 		case !known:
-			errs = append(errs, fmt.Errorf("%s: unknown key %q", at, path))
+			errs = append(errs, fmt.Errorf("%s: %w", at, unknownKey(path)))
 		case repeated:
 			errs = append(errs, fmt.Errorf("%s: key %q repeated (first at line %d)", at, path, first))
 		case f.secret():
@@ -359,7 +366,22 @@ func unknownEnv(name string) error {
 	case !sections[section]:
 		return fmt.Errorf("%s: unknown section %q", at, section)
 	}
-	return fmt.Errorf("%s: unknown key %q", at, section+"."+key)
+	return fmt.Errorf("%s: %w", at, unknownKey(section+"."+key))
+}
+
+// retiredKeys are keys an earlier version read, with what to do instead,
+// so that a configuration written for it is told more than "unknown".
+var retiredKeys = map[string]string{
+	"web.thin_hits":     "coverage is judged by a model fitted for each embedding model now: delete the key (retrieval.coverage_thin moves the line to thin)",
+	"web.thin_distance": "coverage is judged by a model fitted for each embedding model now: delete the key (retrieval.coverage_thin moves the line to thin)",
+}
+
+// unknownKey is the error for a key path that names no key.
+func unknownKey(path string) error {
+	if why, ok := retiredKeys[path]; ok {
+		return fmt.Errorf("unknown key %q: retired: %s", path, why)
+	}
+	return fmt.Errorf("unknown key %q", path)
 }
 
 // setFromEnv parses a variable's text into the key.

@@ -57,8 +57,8 @@ func TestLoad(t *testing.T) {
 			want: func(c *Config) {},
 		},
 		{
-			name:   "the tests' model switch is not a key",
-			layers: layers{env: []string{"VAULTASK_REQUIRE_MODELS=1"}},
+			name:   "the tests' switches and corpus directory are not keys",
+			layers: layers{env: []string{"VAULTASK_REQUIRE_MODELS=1", "VAULTASK_REQUIRE_CORPUS=1", "VAULTASK_CORPUS_DIR=/x/corpus"}},
 			want:   func(c *Config) {},
 		},
 		{

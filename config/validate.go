@@ -140,6 +140,10 @@ func describeFieldError(fe validator.FieldError) error {
 // lists the whole database, and the follower pauses the feed while it runs.
 const MinReconcileInterval = time.Minute
 
+// MaxGenerationTimeout is the longest models.generation_timeout: an answer
+// holds a slot that long at most.
+const MaxGenerationTimeout = 30 * time.Minute
+
 // MaxRerankBudget is the longest models.rerank_budget: a question waits
 // that long for a rerank model that does not answer.
 const MaxRerankBudget = time.Minute
@@ -186,6 +190,9 @@ func (c Config) crossFieldErrors() []error {
 		}
 	}
 
+	if d := c.Models.GenerationTimeout; d < time.Second || d > MaxGenerationTimeout {
+		add("models.generation_timeout (%v) must be from 1s to %v: it bounds one answer's request to the generation model", d, MaxGenerationTimeout)
+	}
 	if b := c.Models.RerankBudget; b <= 0 || b > MaxRerankBudget {
 		add("models.rerank_budget (%v) must be more than 0 and at most %v: it is added to every question when the rerank model is slow", b, MaxRerankBudget)
 	}
@@ -204,6 +211,11 @@ func (c Config) crossFieldErrors() []error {
 	if r.GraphMaxSlots+r.GraphMemberSlots+r.GraphMapSlots > r.FinalTopK {
 		add("retrieval.graph_max_slots + retrieval.graph_member_slots + retrieval.graph_map_slots (%d + %d + %d) must be <= retrieval.final_top_k (%d)",
 			r.GraphMaxSlots, r.GraphMemberSlots, r.GraphMapSlots, r.FinalTopK)
+	}
+	if thin, err := strconv.ParseFloat(r.CoverageThin, 64); err == nil {
+		if silent, err := strconv.ParseFloat(r.CoverageSilent, 64); err == nil && silent > thin {
+			add("retrieval.coverage_silent (%g) must be <= retrieval.coverage_thin (%g): a question the vault is silent on is thin too", silent, thin)
+		}
 	}
 	if r.BM25Title+r.BM25Aliases+r.BM25Headings+r.BM25Path+r.BM25Topics+r.BM25Body+r.BM25Links <= 0 {
 		add("retrieval.bm25_* are all 0: full-text search would search no field (set fts_top_k to 0 to switch it off)")

@@ -236,24 +236,31 @@ func TestValidate(t *testing.T) {
 			want:   []string{`web.provider "google" must be one of duckduckgo`},
 		},
 		{
-			name:   "negative thin distance",
-			change: func(c *Config) { c.Web.ThinDistance = "-1" },
-			want:   []string{`web.thin_distance "-1" must be auto or a number from 0 to 2`},
+			name:   "a coverage line past a probability",
+			change: func(c *Config) { c.Retrieval.CoverageThin = "1.5" },
+			want:   []string{`retrieval.coverage_thin "1.5" must be auto or a number from 0 to 1`},
 		},
 		{
-			name: "distances that are neither auto nor a number in range",
+			name: "settings that are neither auto nor a number in range",
 			change: func(c *Config) {
-				c.Web.ThinDistance = "NaN"
+				c.Retrieval.CoverageSilent = "NaN"
 				c.Retrieval.ConfidentVectorGap = "Auto"
 			},
-			want: []string{`web.thin_distance "NaN" must be auto or a number from 0 to 2`,
+			want: []string{`retrieval.coverage_silent "NaN" must be auto or a number from 0 to 1`,
 				`retrieval.confident_vector_gap "Auto" must be auto or a number from 0 to 2`},
 		},
 		{
-			name: "distances given as numbers",
+			name: "settings given as numbers",
 			change: func(c *Config) {
-				c.Web.ThinDistance, c.Retrieval.ConfidentVectorGap = "0.3", "0"
+				c.Retrieval.CoverageThin, c.Retrieval.CoverageSilent, c.Retrieval.ConfidentVectorGap = "0.3", "0.05", "0"
 			},
+		},
+		{
+			name: "a silent line above the thin line",
+			change: func(c *Config) {
+				c.Retrieval.CoverageThin, c.Retrieval.CoverageSilent = "0.2", "0.3"
+			},
+			want: []string{"retrieval.coverage_silent (0.3) must be <= retrieval.coverage_thin (0.2)"},
 		},
 		{
 			name: "a gap past the largest cosine distance",

@@ -3,7 +3,6 @@ package eval
 import (
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -159,83 +158,4 @@ func rankText(rank int) string {
 		return "-"
 	}
 	return strconv.Itoa(rank)
-}
-
-// WriteText writes the report for a person: the two distributions' five
-// numbers, then the threshold that separates them or, when they overlap,
-// the best split and the questions it sorts wrong, and what the
-// configured threshold does.
-func (rep *WebTriggerReport) WriteText(w io.Writer) {
-	fmt.Fprintf(w, "web trigger: coverage is thin, and the web fires, when fewer than web.thin_hits=%d vector hits lie within\n", rep.ThinHits)
-	fmt.Fprintf(w, "web.thin_distance of the question: when the %s smallest distance among the vector search's hits (open\n", ordinal(rep.ThinHits))
-	fmt.Fprintf(w, "notes only, as for a request that allows the web) is above it.\n\n")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "\tquestions\tmin\tq1\tmedian\tq3\tmax\t")
-	cv, uv := values(rep.Covered), values(rep.Uncovered)
-	for _, set := range []struct {
-		name string
-		vs   []float64
-	}{{"covered", cv}, {"uncovered", uv}} {
-		fmt.Fprintf(tw, "%s\t%d\t", set.name, len(set.vs))
-		if len(set.vs) > 0 {
-			for _, x := range fiveNumbers(set.vs) {
-				fmt.Fprintf(tw, "%.3f\t", x)
-			}
-		}
-		fmt.Fprintln(tw)
-	}
-	tw.Flush()
-	fmt.Fprintln(w)
-	if len(cv) == 0 || len(uv) == 0 {
-		fmt.Fprintln(w, "no threshold: the file needs both covered questions and uncovered ones (an empty path list)")
-		return
-	}
-
-	total := len(cv) + len(uv)
-	best := bestSplit(cv, uv)
-	if maxCovered, minUncovered := cv[len(cv)-1], uv[0]; maxCovered >= minUncovered {
-		fmt.Fprintf(w, "OVERLAP: covered questions reach %.3f and uncovered ones start at %.3f: no web.thin_distance separates them\n", maxCovered, minUncovered)
-		fmt.Fprintf(w, "best split: web.thin_distance %.3f sorts %d of %d right (%.1f%%): the web fires on %d of %d covered questions\n",
-			best.threshold, total-best.mistakes(), total, 100*float64(total-best.mistakes())/float64(total), best.webOnCovered, len(cv))
-		fmt.Fprintf(w, "            and stays off for %d of %d uncovered ones\n", best.quietOnUncovered, len(uv))
-	} else {
-		fmt.Fprintf(w, "gap: covered questions reach %.3f, uncovered ones start at %.3f\n", maxCovered, minUncovered)
-		where := "the midpoint of the gap"
-		if math.IsInf(minUncovered, 1) {
-			where = "every uncovered question has too few distances"
-		}
-		fmt.Fprintf(w, "threshold: web.thin_distance %.3f (%s) sorts all %d questions right\n", best.threshold, where, total)
-	}
-	now := splitAt(rep.ThinDistance, cv, uv)
-	fmt.Fprintf(w, "configured web.thin_distance %.3f: the web fires on %d of %d covered questions and stays off for %d of %d uncovered ones\n",
-		rep.ThinDistance, now.webOnCovered, len(cv), now.quietOnUncovered, len(uv))
-
-	var wrong []string
-	for _, st := range rep.Covered {
-		if st.Value > best.threshold {
-			wrong = append(wrong, fmt.Sprintf("  line %d, covered, %.3f: %s", st.Question.Line, st.Value, clip.Text(st.Question.Text, 80, "")))
-		}
-	}
-	for _, st := range rep.Uncovered {
-		if st.Value <= best.threshold {
-			wrong = append(wrong, fmt.Sprintf("  line %d, uncovered, %.3f: %s", st.Question.Line, st.Value, clip.Text(st.Question.Text, 80, "")))
-		}
-	}
-	if len(wrong) > 0 {
-		fmt.Fprintf(w, "\nsorted wrong at %.3f:\n%s\n", best.threshold, strings.Join(wrong, "\n"))
-	}
-}
-
-func ordinal(n int) string {
-	switch {
-	case n%100 >= 11 && n%100 <= 13:
-		return fmt.Sprintf("%dth", n)
-	case n%10 == 1:
-		return fmt.Sprintf("%dst", n)
-	case n%10 == 2:
-		return fmt.Sprintf("%dnd", n)
-	case n%10 == 3:
-		return fmt.Sprintf("%drd", n)
-	}
-	return fmt.Sprintf("%dth", n)
 }

@@ -1,146 +1,197 @@
 package eval
 
 import (
-	"cmp"
 	"context"
-	"errors"
 	"fmt"
-	"math"
+	"io"
 	"slices"
+	"text/tabwriter"
 
-	"github.com/vaultask/vaultask/config"
+	"github.com/vaultask/vaultask/internal/clip"
 	"github.com/vaultask/vaultask/rag"
 )
 
-// WebTriggerReport is the outcome of eval web-trigger: each question's
-// value of the statistic the web trigger reads, covered and uncovered
-// questions apart, to place web.thin_distance between them.
+// WebTriggerReport is the outcome of eval web-trigger: how the coverage
+// judgement sorted each question of each file, against what the file says
+// the vault covers, counted by file, kind (the question's group) and band.
 type WebTriggerReport struct {
-	Questions string // the file's path
-	// ThinHits and ThinDistance are the configured trigger.
-	ThinHits     int
-	ThinDistance float64
-	// Covered and Uncovered are in file order.
-	Covered, Uncovered []ThinStat
+	// Scope is the scope the questions were retrieved under: "all", or
+	// "open" as for a request that allows the web.
+	Scope string `json:"scope"`
+	// Verdicts is set when the generation model gave its verdict on each
+	// question's passages, which then decides its outcome.
+	Verdicts bool            `json:"verdicts"`
+	Files    []WebTriggerSet `json:"files"`
 }
 
-// ThinStat is one question's value of rag.ThinStatistic: +Inf when too few
-// vector hits have a distance.
-type ThinStat struct {
-	Question Question
-	Value    float64
+// WebTriggerSet is one question file's judgements.
+type WebTriggerSet struct {
+	Path      string           `json:"path"`
+	Kinds     []KindCounts     `json:"kinds"`
+	Covered   KindCounts       `json:"covered"`   // every covered question
+	Uncovered KindCounts       `json:"uncovered"` // every uncovered question
+	Questions []JudgedQuestion `json:"questions"`
 }
 
-// CheckWebTrigger refuses a configuration whose coverage is never thin, so
-// that there is no threshold to place; it needs no index, so it runs first.
-func CheckWebTrigger(cfg config.Config) error {
-	if cfg.Web.ThinHits < 1 {
-		return errors.New("web.thin_hits is 0: coverage is never thin, so there is no threshold to place")
+// KindCounts count the outcomes of a kind of question.
+type KindCounts struct {
+	Kind     string `json:"kind"`
+	Covers   bool   `json:"vault_covers"`
+	N        int    `json:"n"`
+	Covered  int    `json:"covered"`
+	Grey     int    `json:"grey"` // judged covered, but in the grey band
+	Thin     int    `json:"thin"`
+	Silent   int    `json:"silent"`
+	Indexing int    `json:"indexing"`
+}
+
+// Right is how many the judgement sorted right: a covered question judged
+// covered, an uncovered one judged thin or silent.
+func (k KindCounts) Right() int {
+	if k.Covers {
+		return k.Covered
 	}
-	return nil
+	return k.Thin + k.Silent
 }
 
-// WebTrigger computes the statistic for every question of f with p, as the
-// trigger does: for a request that allows the web, which sees open notes
-// only.
-func WebTrigger(ctx context.Context, p *rag.Pipeline, f *QuestionFile) (*WebTriggerReport, error) {
-	s := p.Settings()
-	rep := &WebTriggerReport{Questions: f.Path, ThinHits: s.ThinHits, ThinDistance: s.ThinDistance}
-	for _, q := range f.Questions {
-		r, err := p.Retrieve(ctx, rag.Question{Text: q.Text, AllowWeb: true})
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", f.Path, q.Line, err)
+// JudgedQuestion is one question and its judgement.
+type JudgedQuestion struct {
+	Line     int          `json:"line"`
+	Kind     string       `json:"kind"`
+	Covers   bool         `json:"vault_covers"`
+	Question string       `json:"question"`
+	Coverage rag.Coverage `json:"coverage"`
+	// Verdict is the generation model's, with --verdict; Coverage is then
+	// what it says, as the answer would.
+	Verdict *rag.Verdict `json:"verdict,omitempty"`
+}
+
+// kindOf is a question's kind: its group, or "covered" and "uncovered"
+// for one in no group.
+func kindOf(q Question) string {
+	switch {
+	case q.Group != "":
+		return q.Group
+	case q.Covered():
+		return "covered"
+	}
+	return "uncovered"
+}
+
+// WebTrigger judges every question of files with p, under the whole vault
+// or, with allowWeb, as a request that allows the web (open notes only);
+// with verdicts, p's generation model reads each question's passages and
+// its verdict decides, as in an answer (rag.Pipeline.Judge).
+func WebTrigger(ctx context.Context, p *rag.Pipeline, files []*QuestionFile, allowWeb, verdicts bool) (*WebTriggerReport, error) {
+	rep := &WebTriggerReport{Scope: rag.Question{AllowWeb: allowWeb}.Scope().String(), Verdicts: verdicts}
+	for _, f := range files {
+		set := WebTriggerSet{Path: f.Path, Covered: KindCounts{Kind: "covered questions", Covers: true}, Uncovered: KindCounts{Kind: "uncovered questions"}}
+		for _, q := range f.Questions {
+			jq, err := judge(ctx, p, q, allowWeb, verdicts)
+			if err != nil {
+				return nil, fmt.Errorf("%s:%d: %w", f.Path, q.Line, err)
+			}
+			set.Questions = append(set.Questions, jq)
+			i := slices.IndexFunc(set.Kinds, func(k KindCounts) bool { return k.Kind == jq.Kind && k.Covers == jq.Covers })
+			if i < 0 {
+				set.Kinds = append(set.Kinds, KindCounts{Kind: jq.Kind, Covers: jq.Covers})
+				i = len(set.Kinds) - 1
+			}
+			set.Kinds[i].count(jq.Coverage)
+			if jq.Covers {
+				set.Covered.count(jq.Coverage)
+			} else {
+				set.Uncovered.count(jq.Coverage)
+			}
 		}
-		if r.FullTextOnly {
-			return nil, fmt.Errorf("%s:%d: no query vector (no embedder, or it failed: see stderr): the trigger reads vector distances", f.Path, q.Line)
-		}
-		st := ThinStat{Question: q, Value: rag.ThinStatistic(r.Vector, s.ThinHits)}
-		if q.Covered() {
-			rep.Covered = append(rep.Covered, st)
-		} else {
-			rep.Uncovered = append(rep.Uncovered, st)
-		}
+		rep.Files = append(rep.Files, set)
 	}
 	return rep, nil
 }
 
-func values(stats []ThinStat) []float64 {
-	out := make([]float64, len(stats))
-	for i, s := range stats {
-		out[i] = s.Value
+// judge is q's judgement, and with verdicts the model's.
+func judge(ctx context.Context, p *rag.Pipeline, q Question, allowWeb, verdicts bool) (JudgedQuestion, error) {
+	jq := JudgedQuestion{Line: q.Line, Kind: kindOf(q), Covers: q.Covered(), Question: q.Text}
+	rq := rag.Question{Text: q.Text, AllowWeb: allowWeb}
+	if !verdicts {
+		r, err := p.Retrieve(ctx, rq)
+		if err == nil {
+			jq.Coverage = r.Coverage
+		}
+		return jq, err
 	}
-	slices.Sort(out)
-	return out
+	r, v, err := p.Judge(ctx, rq)
+	if err != nil {
+		return jq, err
+	}
+	jq.Coverage, jq.Verdict = r.Coverage, v
+	if v != nil {
+		jq.Coverage.Outcome, jq.Coverage.Grey = v.Outcome(), false
+	}
+	return jq, nil
 }
 
-// fiveNumbers are the minimum, quartiles and maximum of sorted values,
-// interpolating between neighbours.
-func fiveNumbers(sorted []float64) [5]float64 {
-	var out [5]float64
-	for i, p := range []float64{0, 0.25, 0.5, 0.75, 1} {
-		h := p * float64(len(sorted)-1)
-		lo := int(h)
-		if frac := h - float64(lo); frac == 0 || sorted[lo] == sorted[lo+1] {
-			out[i] = sorted[lo]
-		} else {
-			out[i] = sorted[lo] + frac*(sorted[lo+1]-sorted[lo])
+func (k *KindCounts) count(c rag.Coverage) {
+	k.N++
+	switch c.Outcome {
+	case rag.OutcomeCovered:
+		k.Covered++
+		if c.Grey {
+			k.Grey++
 		}
+	case rag.OutcomeThin:
+		k.Thin++
+	case rag.OutcomeSilent:
+		k.Silent++
+	case rag.OutcomeIndexing:
+		k.Indexing++
 	}
-	return out
 }
 
-// split is a thin_distance and what it does to the questions: the web
-// fires when the statistic is above it.
-type split struct {
-	threshold float64
-	// gap is the width of the interval of equally good thresholds it is
-	// the middle of; 0 at either end.
-	gap float64
-	// webOnCovered and quietOnUncovered are its mistakes.
-	webOnCovered, quietOnUncovered int
+// WriteText writes the report for a person: per file, a table of the
+// outcomes of each kind of question, the totals for covered and uncovered
+// questions, and the questions it sorted wrong.
+func (rep *WebTriggerReport) WriteText(w io.Writer) {
+	fmt.Fprintf(w, "coverage judged for each question as for a request that sees %s notes: covered, thin (the web, when\n", map[string]string{"all": "all", "open": "open"}[rep.Scope])
+	fmt.Fprintf(w, "allowed, supplements the vault) or silent; \"grey\" counts the covered ones near the line to thin, which a\n")
+	fmt.Fprintf(w, "generation model reads and decides.\n")
+	if rep.Verdicts {
+		fmt.Fprintf(w, "Here the generation model read every question's passages, and its verdict decided.\n")
+	}
+	for _, set := range rep.Files {
+		fmt.Fprintf(w, "\n%s\n", set.Path)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "kind\tthe vault\tn\tcovered\tof them grey\tthin\tsilent\tindexing\tright\t")
+		for _, k := range append(slices.Clone(set.Kinds), set.Covered, set.Uncovered) {
+			if k.N == 0 {
+				continue
+			}
+			covers := "lacks it"
+			if k.Covers {
+				covers = "answers"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.0f%%\t\n", k.Kind, covers, k.N, k.Covered, k.Grey, k.Thin, k.Silent, k.Indexing, percent(k.Right(), k.N))
+		}
+		tw.Flush()
+		var wrong []string
+		for _, q := range set.Questions {
+			judgedCovered := q.Coverage.Outcome == rag.OutcomeCovered
+			if judgedCovered != q.Covers {
+				wrong = append(wrong, fmt.Sprintf("  line %d, %s, judged %s (%.2f): %s", q.Line, q.Kind, q.Coverage.Outcome, q.Coverage.Score, clip.Text(q.Question, 80, "")))
+			}
+		}
+		if len(wrong) > 0 {
+			fmt.Fprintf(w, "sorted wrong:\n")
+			for _, line := range wrong {
+				fmt.Fprintln(w, line)
+			}
+		}
+	}
 }
 
-func splitAt(threshold float64, covered, uncovered []float64) split {
-	sp := split{threshold: threshold}
-	for _, v := range covered {
-		if v > threshold {
-			sp.webOnCovered++
-		}
+func percent(n, of int) float64 {
+	if of == 0 {
+		return 0
 	}
-	for _, v := range uncovered {
-		if v <= threshold {
-			sp.quietOnUncovered++
-		}
-	}
-	return sp
-}
-
-func (sp split) mistakes() int { return sp.webOnCovered + sp.quietOnUncovered }
-
-// bestSplit is the thin_distance that sorts the most questions right: the
-// midpoint between two neighbouring values, the widest such gap among the
-// best, the lower on a tie. Below the smallest value every question is
-// thin, at the largest none is (+Inf is always thin).
-func bestSplit(covered, uncovered []float64) split {
-	var finite []float64
-	for _, v := range slices.Concat(covered, uncovered) {
-		if !math.IsInf(v, 1) {
-			finite = append(finite, v)
-		}
-	}
-	slices.Sort(finite)
-	finite = slices.Compact(finite)
-	if len(finite) == 0 {
-		return splitAt(0, covered, uncovered)
-	}
-	candidates := []split{splitAt(math.Nextafter(finite[0], math.Inf(-1)), covered, uncovered)}
-	for i := 0; i+1 < len(finite); i++ {
-		sp := splitAt((finite[i]+finite[i+1])/2, covered, uncovered)
-		sp.gap = finite[i+1] - finite[i]
-		candidates = append(candidates, sp)
-	}
-	candidates = append(candidates, splitAt(finite[len(finite)-1], covered, uncovered))
-	return slices.MinFunc(candidates, func(a, b split) int {
-		return cmp.Or(cmp.Compare(a.mistakes(), b.mistakes()), cmp.Compare(b.gap, a.gap), cmp.Compare(a.threshold, b.threshold))
-	})
+	return 100 * float64(n) / float64(of)
 }

@@ -2,88 +2,76 @@ package eval
 
 import (
 	"bytes"
-	"math"
 	"strings"
 	"testing"
 
-	"github.com/vaultask/vaultask/config"
+	"github.com/vaultask/vaultask/rag"
 )
 
-func TestWriteWebTriggerGap(t *testing.T) {
+// The text report counts each kind's outcomes, says how many it sorted
+// right (a covered question judged covered, an uncovered one thin or
+// silent) and lists the questions it sorted wrong.
+func TestWriteWebTrigger(t *testing.T) {
 	t.Parallel()
-	stat := func(line int, covered bool, v float64) ThinStat {
-		q := Question{Line: line, Text: "q"}
-		if covered {
-			q.Acceptable = []string{"a.md"}
+	set := WebTriggerSet{Path: "q.tsv", Covered: KindCounts{Kind: "covered questions", Covers: true}, Uncovered: KindCounts{Kind: "uncovered questions"}}
+	judged := []struct {
+		q Question
+		c rag.Coverage
+	}{
+		{Question{Line: 3, Text: "how do I bake bread?", Group: "direct", Acceptable: []string{"a.md"}}, rag.Coverage{Outcome: rag.OutcomeCovered, Score: 0.9}},
+		{Question{Line: 4, Text: "when to sow beans?", Group: "direct", Acceptable: []string{"b.md"}}, rag.Coverage{Outcome: rag.OutcomeThin, Score: 0.2}},
+		{Question{Line: 6, Text: "capital of Peru?", Group: "offtopic"}, rag.Coverage{Outcome: rag.OutcomeSilent, Score: 0.01}},
+		{Question{Line: 7, Text: "how far is the moon?", Group: "offtopic"}, rag.Coverage{Outcome: rag.OutcomeCovered, Grey: true, Score: 0.5}},
+	}
+	for _, j := range judged {
+		kind := kindOf(j.q)
+		i := len(set.Kinds)
+		for k, kc := range set.Kinds {
+			if kc.Kind == kind {
+				i = k
+			}
 		}
-		return ThinStat{Question: q, Value: v}
+		if i == len(set.Kinds) {
+			set.Kinds = append(set.Kinds, KindCounts{Kind: kind, Covers: j.q.Covered()})
+		}
+		set.Kinds[i].count(j.c)
+		if j.q.Covered() {
+			set.Covered.count(j.c)
+		} else {
+			set.Uncovered.count(j.c)
+		}
+		set.Questions = append(set.Questions, JudgedQuestion{Line: j.q.Line, Kind: kind, Covers: j.q.Covered(), Question: j.q.Text, Coverage: j.c})
 	}
 	var out bytes.Buffer
-	rep := &WebTriggerReport{ThinHits: 2, ThinDistance: 0.5,
-		Covered:   []ThinStat{stat(1, true, 0.3), stat(2, true, 0.4), stat(3, true, 0.5)},
-		Uncovered: []ThinStat{stat(4, false, 0.8), stat(5, false, 0.7)}}
-	rep.WriteText(&out)
-	for _, want := range []string{"2nd smallest", "covered          3  0.300  0.350   0.400  0.450  0.500",
-		"uncovered          2  0.700  0.725   0.750  0.775  0.800", "gap: covered questions reach 0.500, uncovered ones start at 0.700",
-		"threshold: web.thin_distance 0.600 (the midpoint of the gap) sorts all 5 questions right",
-		"configured web.thin_distance 0.500: the web fires on 0 of 3 covered questions and stays off for 0 of 2"} {
+	(&WebTriggerReport{Scope: "all", Files: []WebTriggerSet{set}}).WriteText(&out)
+	for _, want := range []string{
+		"direct    answers  2        1             0     1       0         0    50%",
+		"offtopic   lacks it  2        1             1     0       1         0    50%",
+		"covered questions    answers  2        1             0     1       0         0    50%",
+		"line 4, direct, judged thin (0.20): when to sow beans?",
+		"line 7, offtopic, judged covered (0.50): how far is the moon?",
+	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
 	}
-	if strings.Contains(out.String(), "OVERLAP") || strings.Contains(out.String(), "sorted wrong") {
-		t.Errorf("no overlap here:\n%s", out.String())
+	if strings.Contains(out.String(), "line 3,") || strings.Contains(out.String(), "line 6,") {
+		t.Errorf("a question sorted right is listed as wrong:\n%s", out.String())
 	}
 }
 
-func TestBestSplit(t *testing.T) {
+func TestKindOf(t *testing.T) {
 	t.Parallel()
-	inf := math.Inf(1)
 	for _, tc := range []struct {
-		name               string
-		covered, uncovered []float64
-		threshold          float64
-		mistakes           int
+		q    Question
+		want string
 	}{
-		{"gap", []float64{0.25, 0.375}, []float64{0.625, 0.75}, 0.5, 0},
-		// Two equally good intervals of equal width: the lower.
-		{"overlap", []float64{0.25, 0.75}, []float64{0.5, 1}, 0.375, 1},
-		// The wider of two equally good intervals.
-		{"widest", []float64{0.125, 0.5}, []float64{0.25, 1}, 0.75, 1},
-		// +Inf (too few distances) is always thin.
-		{"inf", []float64{0.25, inf}, []float64{0.5, inf}, 0.375, 1},
-		// Below every value: everything is thin.
-		{"below", []float64{inf}, []float64{0.25}, math.Nextafter(0.25, 0), 1},
+		{Question{Group: "nearmiss"}, "nearmiss"},
+		{Question{Acceptable: []string{"a.md"}}, "covered"},
+		{Question{}, "uncovered"},
 	} {
-		got := bestSplit(tc.covered, tc.uncovered)
-		if got.threshold != tc.threshold || got.mistakes() != tc.mistakes {
-			t.Errorf("%s: threshold %v with %d mistakes, want %v with %d", tc.name, got.threshold, got.mistakes(), tc.threshold, tc.mistakes)
+		if got := kindOf(tc.q); got != tc.want {
+			t.Errorf("kindOf(%+v) = %q, want %q", tc.q, got, tc.want)
 		}
-	}
-}
-
-func TestFiveNumbers(t *testing.T) {
-	t.Parallel()
-	if got := fiveNumbers([]float64{1, 2, 3, 4, 5}); got != [5]float64{1, 2, 3, 4, 5} {
-		t.Errorf("1..5: %v", got)
-	}
-	if got := fiveNumbers([]float64{0.7}); got != [5]float64{0.7, 0.7, 0.7, 0.7, 0.7} {
-		t.Errorf("one value: %v", got)
-	}
-	inf := math.Inf(1)
-	if got := fiveNumbers([]float64{0, 1, inf, inf, inf}); got != [5]float64{0, 1, inf, inf, inf} {
-		t.Errorf("with +Inf: %v", got)
-	}
-}
-
-func TestCheckWebTrigger(t *testing.T) {
-	t.Parallel()
-	cfg := config.Default()
-	if err := CheckWebTrigger(cfg); err != nil {
-		t.Errorf("default thin_hits: %v", err)
-	}
-	cfg.Web.ThinHits = 0
-	if err := CheckWebTrigger(cfg); err == nil || !strings.Contains(err.Error(), "web.thin_hits is 0") {
-		t.Errorf("thin_hits 0: %v", err)
 	}
 }

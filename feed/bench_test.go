@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vaultask/vaultask/tstest/corpustext"
 	"github.com/vaultask/vaultask/tstest/couchtest"
 )
 
@@ -21,7 +22,7 @@ import (
 //
 //	go test -tags sqlite_fts5 -run '^$' -bench IndexCorpus -benchtime 3x ./feed/
 func BenchmarkIndexCorpus(b *testing.B) {
-	dir := corpusDumps(b)
+	dir := corpustext.Require(b)
 	for _, name := range []string{"help", "hub"} {
 		b.Run(name, func(b *testing.B) {
 			srv := couchtest.Start(b)
@@ -68,7 +69,7 @@ func BenchmarkIndexCorpus(b *testing.B) {
 //
 //	go test -tags sqlite_fts5 -run '^$' -bench PutToVisible -benchtime 20x ./feed/
 func BenchmarkPutToVisible(b *testing.B) {
-	dir := corpusDumps(b)
+	dir := corpustext.Require(b)
 	srv := couchtest.Start(b)
 	db := srv.NewDB(b)
 	srv.LoadFixture(b, db, dir, "help")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/vaultask/vaultask/feed/livesync"
+	"github.com/vaultask/vaultask/tstest/corpustext"
 	"github.com/vaultask/vaultask/tstest/couchtest"
 	"github.com/vaultask/vaultask/vault"
 )
@@ -33,7 +34,7 @@ func TestCorpusMatch(t *testing.T) {
 // The help corpus indexes its 265 markdown notes less the soft-deleted one,
 // with the three edited notes at their edited revision.
 func TestCorpusHelp(t *testing.T) {
-	dir := corpusDumps(t)
+	dir := corpustext.Require(t)
 	srv := couchtest.Start(t)
 	db := srv.NewDB(t)
 	srv.LoadFixture(t, db, dir, "help")
@@ -70,7 +71,7 @@ func TestCorpusHelp(t *testing.T) {
 // (case-preserving ids) index to the same texts as their part of help, but
 // for the note edited in help after help-case was written.
 func TestCorpusHelpTwins(t *testing.T) {
-	dir := corpusDumps(t)
+	dir := corpustext.Require(t)
 	srv := couchtest.Start(t)
 	help := decodedTexts(t, &livesync.Decoder{}, filepath.Join(dir, "help.all_docs.json.gz"))
 	for _, tc := range []struct {
@@ -121,7 +122,7 @@ func TestCorpusHub(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the Hub corpus takes a while; run without -short")
 	}
-	dir := corpusDumps(t)
+	dir := corpustext.Require(t)
 	srv := couchtest.Start(t)
 	db := srv.NewDB(t)
 	loadHub(t, srv, db, dir)

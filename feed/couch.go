@@ -66,10 +66,11 @@ type Couch struct {
 	settings   livesync.Settings
 	passphrase string
 	heartbeat  time.Duration
-	// source names the database in the index's feed_state, without
-	// credentials: a different server or database starts over.
+	// source names the database in the index's feed_state (sourceName):
+	// by its name, not the URL it is reached by.
 	source string
 	root   string // the server's URL, without credentials
+	url    string // the database's URL, without credentials, for the log
 	user   string
 	log    *slog.Logger
 }
@@ -121,8 +122,9 @@ func NewCouch(opts CouchOptions) (*Couch, error) {
 		corpus:     opts.Corpus,
 		passphrase: opts.Passphrase,
 		heartbeat:  opts.Heartbeat,
-		source:     "couchdb " + root + "/" + opts.Database,
+		source:     sourceName(opts.Database),
 		root:       root,
+		url:        root + "/" + opts.Database,
 		user:       user,
 		log:        opts.Logger.With(logComponent, "feed"),
 	}, nil

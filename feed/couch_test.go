@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -167,14 +166,4 @@ func readRequest(r string) bool {
 		return strings.HasSuffix(path, "/_all_docs") || strings.HasSuffix(path, "/_changes")
 	}
 	return false
-}
-
-// corpusDumps is where the shared corpora live; tests skip without them.
-func corpusDumps(tb testing.TB) string {
-	tb.Helper()
-	dir := filepath.Join(mustShared(tb), "corpus")
-	if _, err := os.Stat(filepath.Join(dir, "MANIFEST.md")); err != nil {
-		tb.Skipf("no corpus in %s: %v", dir, err)
-	}
-	return dir
 }

@@ -153,14 +153,19 @@ func NewFollower(c *Couch, store *index.Store, opts FollowerOptions) *Follower {
 	}
 }
 
-// Open reads the index's checkpoint of the database and starts following
-// in a goroutine owned by the Follower. It returns at once, without asking
-// CouchDB anything: the follower checks the database first (Couch.Check)
-// and retries with backoff, as after any failure, while CouchDB is away,
-// refuses the credentials, has no such database or needs a passphrase.
+// Open reads the index's checkpoint of the database (moving one an earlier
+// version kept under the server's URL to the database's name, see
+// checkpoint.go) and starts following in a goroutine owned by the Follower.
+// It returns at once, without asking CouchDB anything: the follower checks
+// the database first (Couch.Check) and retries with backoff, as after any
+// failure, while CouchDB is away, refuses the credentials, has no such
+// database or needs a passphrase.
 // Done is closed if the follower stops by itself on an error that retrying
 // cannot fix (an index write, a document the passphrase does not decrypt).
 func (f *Follower) Open(ctx context.Context) error {
+	if err := f.couch.adoptCheckpoint(ctx, f.store); err != nil {
+		return err
+	}
 	since, ok, err := f.store.Checkpoint(ctx, f.couch.source)
 	if err != nil {
 		return err
@@ -290,7 +295,7 @@ func (f *Follower) start(ctx context.Context) error {
 		return fatal(err)
 	}
 	if !f.resumed {
-		f.log.Info("no checkpoint for this database: scanning it whole before following", keyDB, f.couch.source)
+		f.log.Info("no checkpoint for this database: scanning it whole before following", keyDB, f.couch.url)
 		f.needScan = true
 		return nil
 	}
@@ -410,9 +415,9 @@ func (f *Follower) checkDatabase(ctx context.Context) error {
 	at, atOK := seqNumber(f.since)
 	switch {
 	case f.identity != "" && st.Identity != f.identity:
-		f.log.Warn("the database was recreated (its LiveSync setup is new): reconciling it from scratch", keyDB, f.couch.source, keyWas, f.identity, keyNow, st.Identity)
+		f.log.Warn("the database is not the one the checkpoint was taken in (its LiveSync setup is another: recreated, or another server's): reconciling it from scratch", keyDB, f.couch.url, keyWas, f.identity, keyNow, st.Identity)
 	case nowOK && atOK && now < at:
-		f.log.Warn("the database's sequence went backwards, so it was recreated or restored: reconciling it from scratch", keyDB, f.couch.source, keyUpdateSeq, st.UpdateSeq, keySeq, f.since)
+		f.log.Warn("the database's sequence went backwards, so it was recreated or restored: reconciling it from scratch", keyDB, f.couch.url, keyUpdateSeq, st.UpdateSeq, keySeq, f.since)
 	default:
 		unknown, asked, err := f.unknownRecentRevs(ctx)
 		if err != nil {
@@ -425,7 +430,7 @@ func (f *Follower) checkDatabase(ctx context.Context) error {
 			return nil
 		}
 		f.log.Warn("the database does not know the revisions the index holds, so it was recreated or restored: reconciling it from scratch",
-			keyDB, f.couch.source, keyCount, unknown, keyTotal, asked, keyUpdateSeq, st.UpdateSeq, keySeq, f.since)
+			keyDB, f.couch.url, keyCount, unknown, keyTotal, asked, keyUpdateSeq, st.UpdateSeq, keySeq, f.since)
 	}
 	f.needScan = true
 	return errRecreated
@@ -448,7 +453,7 @@ func (f *Follower) unknownRecentRevs(ctx context.Context) (unknown, asked int, e
 		// works, and a recreated database is still noticed by its new
 		// LiveSync setup or a lower sequence.
 		f.noRevsDiff = true
-		f.log.Warn("CouchDB refused POST _revs_diff, so a database recreated at the checkpoint's sequence is noticed only by the hourly reconcile", keyDB, f.couch.source, keyErr, err)
+		f.log.Warn("CouchDB refused POST _revs_diff, so a database recreated at the checkpoint's sequence is noticed only by the hourly reconcile", keyDB, f.couch.url, keyErr, err)
 		return 0, 0, nil
 	}
 	return unknown, len(recent), err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/vaultask/vaultask/index"
+	"github.com/vaultask/vaultask/tstest/corpustext"
 	"github.com/vaultask/vaultask/tstest/couchtest"
 	"github.com/vaultask/vaultask/vault"
 )
@@ -192,11 +193,11 @@ func TestFollowerConflicts(t *testing.T) {
 // A follower stopped between batches and restarted ends with the index a
 // clean full scan builds; replaying everything again changes nothing.
 func TestFollowerKillAndResume(t *testing.T) {
-	shared := mustShared(t)
+	dir := corpustext.Require(t)
 	srv := couchtest.Start(t)
 	db := srv.NewDB(t)
 	// The real arrival order: notes before their chunks.
-	srv.ReplayChanges(t, db, couchtest.ReadChanges(t, shared+"/corpus/help.changes.json.gz"), 500)
+	srv.ReplayChanges(t, db, couchtest.ReadChanges(t, dir+"/help.changes.json.gz"), 500)
 	c := mustConnect(t, couchOptions(srv, db))
 	ctx := context.Background()
 
@@ -261,15 +262,6 @@ func TestFollowerKillAndResume(t *testing.T) {
 	if diff := cmp.Diff(want, mustSnapshot(t, store)); diff != "" {
 		t.Errorf("after a replay (-clean +replayed):\n%s", diff)
 	}
-}
-
-func mustShared(tb testing.TB) string {
-	tb.Helper()
-	dir, ok := couchtest.SharedDir()
-	if !ok {
-		tb.Skip("the shared LiveSync corpora (../shared beside the repository) are not available")
-	}
-	return dir
 }
 
 func closeFollower(tb testing.TB, f *Follower) {

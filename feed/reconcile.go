@@ -137,7 +137,9 @@ func (r *Reconciler) Run(ctx context.Context, opts ReconcileOptions) (ReconcileR
 		return res, fatal(fmt.Errorf("reconcile: %w", err))
 	}
 	if !ok || opts.ResetCheckpoint {
-		if _, err := r.store.Apply(ctx, index.Batch{Source: r.couch.source, Checkpoint: l.Since, Identity: l.Identity}); err != nil {
+		// The index is now this database's copy: a checkpoint of another
+		// database (one followed before under another name) goes.
+		if _, err := r.store.Apply(ctx, index.Batch{Source: r.couch.source, Checkpoint: l.Since, Identity: l.Identity, Sole: true}); err != nil {
 			return res, fatal(fmt.Errorf("reconcile: save checkpoint: %w", err))
 		}
 	}
@@ -257,7 +259,7 @@ func (r *Reconciler) confirmMassRemoval(ctx context.Context, l *Listing, res *Re
 			return &emptyDatabaseError{database: r.couch.database(), indexed: of}
 		}
 		r.log.Warn("the database lists no notes at all: keeping the indexed notes until it does (to start over, delete the index file)",
-			keyTotal, of, keyDB, r.couch.source)
+			keyTotal, of, keyDB, r.couch.url)
 		again.Plan.Remove = nil
 	}
 	*l, res.Since, res.Identity, res.Docs, res.Plan, res.Kept = second, again.Since, again.Identity, again.Docs, again.Plan, append(res.Kept, again.Kept...)

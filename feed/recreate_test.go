@@ -2,14 +2,12 @@ package feed
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -152,19 +150,7 @@ func TestFollowerNoticesNewLiveSyncIdentity(t *testing.T) {
 
 	// The rebuilt remote: a fresh milestone, and more documents than
 	// before, so the sequence alone says nothing.
-	recreate(t, srv, db)
-	raw, err := os.ReadFile(filepath.Join(fixtures, "vault.local_milestone.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var milestone map[string]any
-	if err := json.Unmarshal(raw, &milestone); err != nil {
-		t.Fatal(err)
-	}
-	milestone["created"] = milestone["created"].(float64) + 86_400_000
-	delete(milestone, "_rev")
-	raw, _ = json.Marshal(milestone)
-	srv.PutLocal(t, db, "_local/obsydian_livesync_milestone", raw)
+	rebuildWithNewSetup(t, srv, db)
 	var docs []map[string]any
 	want := map[string]string{}
 	for i := range 12 {
@@ -179,7 +165,7 @@ func TestFollowerNoticesNewLiveSyncIdentity(t *testing.T) {
 	waitFor(t, 10*time.Second, "the rebuilt database's notes, and only those", func() bool {
 		return cmp.Equal(want, mustSnapshot(t, store).Docs)
 	})
-	if !strings.Contains(logs.String(), "the database was recreated (its LiveSync setup is new)") {
+	if !strings.Contains(logs.String(), "the database is not the one the checkpoint was taken in (its LiveSync setup is another") {
 		t.Errorf("no warning that the database was recreated:\n%s", logs.String())
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -14,6 +15,8 @@ import (
 
 // saveCheckpoint stores the batch's checkpoint for its source, in the
 // batch's transaction, so a crash resumes exactly after what was written.
+// A batch that ends a full sync (Batch.Sole) drops every other source's
+// checkpoint.
 func saveCheckpoint(ctx context.Context, tx *sql.Tx, b Batch) error {
 	if b.Source == "" {
 		return nil
@@ -23,6 +26,11 @@ func saveCheckpoint(ctx context.Context, tx *sql.Tx, b Batch) error {
 			identity = CASE WHEN excluded.identity != '' THEN excluded.identity ELSE identity END`,
 		b.Source, b.Checkpoint, b.Identity, time.Now().UnixMilli()); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if b.Sole {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM feed_state WHERE source != ?`, b.Source); err != nil {
+			return fmt.Errorf("checkpoint: %w", err)
+		}
 	}
 	return nil
 }
@@ -50,4 +58,31 @@ func (s *Store) FeedIdentity(ctx context.Context, source string) (string, error)
 		return "", fmt.Errorf("read feed identity %s: %w", source, err)
 	}
 	return id, nil
+}
+
+// AdoptCheckpoint gives source the checkpoint (sequence and identity) that
+// the index keeps under another name, when source has none: of the names
+// formerly reports true for, the one saved last. It returns that name, ""
+// when nothing moved. A source that renames how it names itself keeps its
+// checkpoint this way; whether the checkpoint still describes what the
+// source reads is for the source to check.
+func (s *Store) AdoptCheckpoint(ctx context.Context, source string, formerly func(name string) bool) (string, error) {
+	var from string
+	err := s.write(ctx, "adopt checkpoint", func(tx *writeTx) error {
+		names, err := queryAll(ctx, tx, one[string], `SELECT source FROM feed_state ORDER BY updated_at DESC, source`)
+		if err != nil {
+			return err
+		}
+		i := slices.IndexFunc(names, formerly)
+		if i < 0 || slices.Contains(names, source) {
+			return nil
+		}
+		from = names[i]
+		_, err = tx.ExecContext(ctx, `UPDATE feed_state SET source = ? WHERE source = ?`, source, from)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	return from, nil
 }

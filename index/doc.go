@@ -18,7 +18,8 @@
 //   - vectors: spaces.go (the embedding spaces: one active, searched; a
 //     query vector of another is refused), vectors.go (the vectors table),
 //     backlog.go (what waits for a vector, and the vectors the embedder hands
-//     back), vector_sets.go (each space's vectors in memory, an
+//     back), active_backlog.go (the notes written while re-embedding, given a
+//     vector in the active space too), vector_sets.go (each space's vectors in memory, an
 //     index/vectorset.Set), vector_search.go (SearchVector, its exact
 //     rescore in Go, DistanceBounds, NearestChunks), vec0.go (the one reader
 //     of sqlite-vec's tables, for moving an older index's vectors out);

@@ -21,6 +21,10 @@ type Batch struct {
 	// Identity, when not empty, is saved as what identifies the source's
 	// database beside the checkpoint (see Store.FeedIdentity).
 	Identity string
+	// Sole, with Source, drops every other source's checkpoint with this
+	// one: the batch ends a full sync that made the index the source's
+	// copy, so a checkpoint of another source no longer describes it.
+	Sole bool
 
 	// Force re-chunks upserts even when rev and content are unchanged, as
 	// `vaultask index --rebuild` does after the chunking rules change.

@@ -144,8 +144,8 @@ func TestNoteList(t *testing.T) {
 		t.Errorf("indexed, path bread, second page = %+v of %d, %v", page, total, err)
 	}
 	open, total, err := s.NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeOpen})
-	if err != nil || total != 3 {
-		t.Fatalf("open scope: %d, %v", total, err)
+	if err != nil || total != 3 || len(open) != 3 {
+		t.Fatalf("open scope: %d of %d, %v", len(open), total, err)
 	}
 	for _, e := range open {
 		if e.Sensitivity != vault.SensitivityOpen || e.State != vault.StatusIndexed {
@@ -184,8 +184,8 @@ func TestNoteListAfter(t *testing.T) {
 		}
 	}
 	open, _, err := s.NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeOpen, State: vault.StatusIndexed, After: paths[0]})
-	if err != nil {
-		t.Fatal(err)
+	if err != nil || len(open) == 0 {
+		t.Fatalf("open notes after %q: %d, %v; want some", paths[0], len(open), err)
 	}
 	for _, e := range open {
 		if e.Sensitivity != vault.SensitivityOpen || e.Path <= paths[0] {

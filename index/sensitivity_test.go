@@ -197,6 +197,9 @@ func TestOpenScopeFiltersBeforeK(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if len(all) != k {
+			t.Fatalf("%s: ScopeAll returned %d hits, want %d personal ones: the test proves nothing", name, len(all), k)
+		}
 		for _, h := range all {
 			if h.Sensitivity != vault.SensitivityPersonal {
 				t.Fatalf("%s: ScopeAll top-%d should be all personal, got %v", name, k, paths(all))
@@ -219,6 +222,9 @@ func TestOpenScopeFiltersBeforeK(t *testing.T) {
 	ftsAll, err := s.SearchFTS(ctx, "quasar", k, vault.ScopeAll, vault.FieldWeights{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(ftsAll) != k {
+		t.Fatalf("ScopeAll FTS returned %d hits, want %d personal ones: the test proves nothing", len(ftsAll), k)
 	}
 	for _, h := range ftsAll {
 		if h.Sensitivity != vault.SensitivityPersonal {
@@ -508,6 +514,9 @@ func TestIgnoredFrontmatterOverrideWarns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(listed) != 7 {
+		t.Fatalf("/status/notes lists %d of the seven open notes", len(listed))
+	}
 	for _, e := range listed {
 		why, isIgnored := ignored[e.Path]
 		if isIgnored != strings.Contains(e.Reason, "is ignored") || !strings.Contains(e.Reason, why) || e.Sensitivity != vault.SensitivityOpen {
@@ -533,8 +542,8 @@ func TestIgnoredOverrideFollowsTheKey(t *testing.T) {
 	s.Close()
 	s = mustOpen(t, Options{Path: path, FrontmatterKey: "visibility"})
 	listed, _, err := s.NoteList(context.Background(), vault.NoteQuery{Scope: vault.ScopeAll})
-	if err != nil {
-		t.Fatal(err)
+	if err != nil || len(listed) != 2 {
+		t.Fatalf("NoteList = %d notes, %v; want both", len(listed), err)
 	}
 	reasons := map[string]string{}
 	for _, e := range listed {

@@ -16,7 +16,9 @@ import (
 // chunk, while searches go on in the active space, and once every chunk
 // has its vector there it takes the active one's place in one transaction
 // (PromoteFilled). chunks.embedded and chunks.staged always speak of the
-// target: the filling space while there is one, else the active one.
+// target: the filling space while there is one, else the active one. The
+// notes written meanwhile may get a vector in the active space too
+// (active_backlog.go).
 
 // spaceRef is an embedding space and its id in the spaces table; the zero
 // value is none.
@@ -42,7 +44,7 @@ func (st spaceState) target() spaceRef {
 // readSpaces reads the spaces the index holds.
 func readSpaces(ctx context.Context, q rowQuerier) (spaceState, error) {
 	var st spaceState
-	rows, err := q.QueryContext(ctx, `SELECT id, state, model, dim, query_prefix, document_prefix FROM spaces`)
+	rows, err := q.QueryContext(ctx, `SELECT id, state, model, dim, query_prefix, document_prefix, files FROM spaces`)
 	if err != nil {
 		return st, fmt.Errorf("read the embedding spaces: %w", err)
 	}
@@ -50,7 +52,7 @@ func readSpaces(ctx context.Context, q rowQuerier) (spaceState, error) {
 	for rows.Next() {
 		var r spaceRef
 		var state string
-		if err := rows.Scan(&r.id, &state, &r.space.Model, &r.space.Dim, &r.space.QueryPrefix, &r.space.DocumentPrefix); err != nil {
+		if err := rows.Scan(&r.id, &state, &r.space.Model, &r.space.Dim, &r.space.QueryPrefix, &r.space.DocumentPrefix, &r.space.Files); err != nil {
 			return st, fmt.Errorf("read the embedding spaces: %w", err)
 		}
 		if state == "active" {
@@ -79,18 +81,35 @@ func (s *Store) ActiveSpace() vault.EmbeddingSpace { return s.spaces().active.sp
 // the active or the filling space, else made the filling one, which
 // replaces a half-filled other. Going back to the active space drops the
 // half-filled one, and the chunks written since it began wait for their
-// vector in the active space again.
+// vector in the active space again. The active model's files changed
+// under its name (another Files) are a rebuild: the spaces table holds a
+// model once, and no embedder of the old files is left to answer
+// questions in the old space meanwhile.
 func (s *Store) ensureSpace(ctx context.Context, rebuild bool) error {
 	st, err := readSpaces(ctx, s.writer)
 	if err != nil {
 		return err
 	}
 	want := s.space
-	record := sqlStep{insertSpaceSQL, []any{want.Model, want.Dim, want.QueryPrefix, want.DocumentPrefix, "active"}}
+	if adopt := adoptFiles(st, want); len(adopt) > 0 {
+		if err := inTx(ctx, s.writer, "record the embedding model's files", execSteps(ctx, adopt)); err != nil {
+			return err
+		}
+		if st, err = readSpaces(ctx, s.writer); err != nil {
+			return err
+		}
+	}
+	record := sqlStep{insertSpaceSQL, []any{want.Model, want.Dim, want.QueryPrefix, want.DocumentPrefix, want.Files, "active"}}
 	var steps []sqlStep
 	switch {
 	case rebuild || st.active.id == 0:
 		steps = []sqlStep{{q: `DELETE FROM spaces`}, record, {q: `UPDATE chunks SET embedded = 0, staged = NULL`}}
+	case otherFiles(st.active.space, want):
+		// The index holds one space per model name: the new files' vectors
+		// are made from nothing, and full text answers until they are.
+		steps = []sqlStep{{q: `DELETE FROM spaces`}, record, {q: `UPDATE chunks SET embedded = 0, staged = NULL`}}
+		s.log.Info("the embedding model's files changed: every chunk is embedded again; questions are answered by full text until it is done",
+			keyModel, want.String(), keyDropped, st.active.space.String())
 	case st.active.space == want && st.filling.id == 0:
 		return s.loadSpaces(ctx, s.writer)
 	case st.active.space == want:
@@ -103,16 +122,14 @@ func (s *Store) ensureSpace(ctx context.Context, rebuild bool) error {
 			keyModel, want.String(), keyActive, st.active.space.String())
 		return s.loadSpaces(ctx, s.writer)
 	default:
-		record.args[4] = "filling"
+		record.args[5] = "filling"
 		steps = []sqlStep{{q: `DELETE FROM spaces WHERE state = 'filling'`}, record, {q: `UPDATE chunks SET embedded = 0, staged = NULL`}}
 		s.log.Info("the embedding model changed: re-embedding every chunk in the background; searches use the old space until it is done",
 			keyModel, want.String(), keyActive, st.active.space.String())
 	}
 	err = inTx(ctx, s.writer, "record the embedding space", func(tx *sql.Tx) error {
-		for _, step := range steps {
-			if _, err := tx.ExecContext(ctx, step.q, step.args...); err != nil {
-				return err
-			}
+		if err := execSteps(ctx, steps)(tx); err != nil {
+			return err
 		}
 		return bumpVectorsVersion(ctx, tx)
 	})
@@ -123,14 +140,51 @@ func (s *Store) ensureSpace(ctx context.Context, rebuild bool) error {
 	return s.loadSpaces(ctx, s.writer)
 }
 
+// adoptFiles records want's files for a space of its model recorded
+// before spaces recorded their files (Files ""): those were the files the
+// model was pinned to then, which are the ones it is pinned to now
+// (migration 0016), and its vectors stay.
+func adoptFiles(st spaceState, want vault.EmbeddingSpace) []sqlStep {
+	var steps []sqlStep
+	for _, r := range []spaceRef{st.active, st.filling} {
+		if r.id != 0 && r.space.Files == "" && want.Files != "" && withFiles(r.space, want.Files) == want {
+			steps = append(steps, sqlStep{`UPDATE spaces SET files = ? WHERE id = ?`, []any{want.Files, r.id}})
+		}
+	}
+	return steps
+}
+
+// otherFiles reports whether a and b are one model, one dimension and one
+// pair of prefixes, of other files: the weights changed under the name.
+func otherFiles(a, b vault.EmbeddingSpace) bool {
+	return a.Files != b.Files && withFiles(a, b.Files) == b
+}
+
+func withFiles(e vault.EmbeddingSpace, files string) vault.EmbeddingSpace {
+	e.Files = files
+	return e
+}
+
 // sqlStep is a statement and its arguments.
 type sqlStep struct {
 	q    string
 	args []any
 }
 
+// execSteps runs steps in a transaction, in order.
+func execSteps(ctx context.Context, steps []sqlStep) func(tx *sql.Tx) error {
+	return func(tx *sql.Tx) error {
+		for _, step := range steps {
+			if _, err := tx.ExecContext(ctx, step.q, step.args...); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
 // insertSpaceSQL records a space, in the state its last argument names.
-const insertSpaceSQL = `INSERT INTO spaces(model, dim, query_prefix, document_prefix, state) VALUES (?, ?, ?, ?, ?)`
+const insertSpaceSQL = `INSERT INTO spaces(model, dim, query_prefix, document_prefix, files, state) VALUES (?, ?, ?, ?, ?, ?)`
 
 // loadSpaces reads the spaces the index holds into the store.
 func (s *Store) loadSpaces(ctx context.Context, q rowQuerier) error {

@@ -219,3 +219,54 @@ func TestReaderReclassifyingKeepsTheSpace(t *testing.T) {
 		t.Fatalf("a reader of the old model while re-embedding: %d personal notes, reembedding %+v; want 0 and 1 chunk of the new space kept", st.PersonalNotes, st.Reembedding)
 	}
 }
+
+// TestSpaceFiles: a built-in model's files are part of its space. The same
+// model with other files (its weights replaced under its name) embeds
+// every chunk again, from nothing, rather than mixing its vectors with the
+// old files'; an index recorded before spaces had files keeps its vectors
+// and records the configured files.
+func TestSpaceFiles(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "i.db")
+	builtin := vault.EmbeddingSpace{Model: "builtin/test", Dim: 4, QueryPrefix: "q: ", Files: "sha256:aaaa"}
+	s := mustOpen(t, Options{Path: path, Space: builtin})
+	mustApply(t, s, upserts(note("a.md", "alpha"), note("b.md", "beta")))
+	embedAll(t, s, vecOld)
+	s.Close()
+
+	s = mustOpen(t, Options{Path: path, Space: builtin})
+	if st := mustStats(t, s); st.EmbeddingBacklog != 0 || st.Vectors != 2 || s.ActiveSpace() != builtin {
+		t.Fatalf("reopened with the same files: %+v, space %v", st, s.ActiveSpace())
+	}
+	s.Close()
+
+	other := builtin
+	other.Files = "sha256:bbbb"
+	s = mustOpen(t, Options{Path: path, Space: other})
+	st := mustStats(t, s)
+	if st.EmbeddingBacklog != 2 || st.Vectors != 0 || st.Reembedding != nil || s.ActiveSpace() != other {
+		t.Fatalf("reopened with other files: %+v (re-embedding %+v), space %v; want every chunk to embed again in the new space", st, st.Reembedding, s.ActiveSpace())
+	}
+	if _, err := searchIn(t, s, builtin, vecOld("")); !errors.Is(err, vault.ErrOtherSpace) {
+		t.Errorf("a question embedded with the old files: %v, want vault.ErrOtherSpace", err)
+	}
+	embedAll(t, s, vecOld)
+	if hits, err := searchIn(t, s, other, vecOld("")); err != nil || len(hits) != 2 {
+		t.Errorf("search with the new files: %v, %v", hits, err)
+	}
+
+	// As migration 0016 leaves a space recorded before.
+	if _, err := s.db().ExecContext(ctx, `UPDATE spaces SET files = ''`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = mustOpen(t, Options{Path: path, Space: other})
+	if st := mustStats(t, s); st.EmbeddingBacklog != 0 || st.Vectors != 2 || s.ActiveSpace() != other {
+		t.Fatalf("an index recorded before spaces had files: %+v, space %v; want its vectors kept and the files recorded", st, s.ActiveSpace())
+	}
+	s.Close()
+	r := mustOpen(t, Options{Path: path, Space: other, ReadOnly: true})
+	if r.ActiveSpace() != other {
+		t.Errorf("a reader sees %v, want %v", r.ActiveSpace(), other)
+	}
+}

@@ -15,7 +15,7 @@ import (
 // oldIndex makes the index at path as vaultask kept it before migration
 // 0014: its vectors in sqlite-vec's vec0 table chunks_vec (with the layout
 // the store created it with), the embedding space in meta, and the
-// migration not applied. edit runs on the old file before it is closed.
+// migrations from 0014 on not applied. edit runs on the old file before it is closed.
 func oldIndex(t *testing.T, path string, edit func(tx *sql.Tx)) {
 	t.Helper()
 	s := clusteredStore(t, path, 60)
@@ -34,7 +34,7 @@ func oldIndex(t *testing.T, path string, edit func(tx *sql.Tx)) {
 			fmt.Sprintf(`INSERT INTO meta(key, value) VALUES ('embedding_model', '%s'), ('embedding_dim', '%d')`, space512.Model, space512.Dim),
 			`DROP TABLE vectors`,
 			`DROP TABLE spaces`,
-			`DELETE FROM schema_migrations WHERE name = 'migrations/0014_vectors.sql'`,
+			`DELETE FROM schema_migrations WHERE name >= 'migrations/0014'`,
 		} {
 			if _, err := tx.Exec(q); err != nil {
 				return fmt.Errorf("%s: %w", q, err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"maps"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -22,11 +21,7 @@ import (
 // corpus of 800 to 1,400 characters, about 200 to 300 tokens for both
 // models (tstest/corpustext finds the corpus).
 func benchCorpusTexts(b *testing.B, n int) []string {
-	file := filepath.Join(corpustext.Dir(), "hub.all_docs.json.gz")
-	if _, err := os.Stat(file); err != nil {
-		b.Skipf("the LiveSync corpus is not at %s (set VAULTASK_CORPUS_DIR): %v", corpustext.Dir(), err)
-	}
-	docs, err := corpustext.Read(file)
+	docs, err := corpustext.Read(filepath.Join(corpustext.Require(b), "hub.all_docs.json.gz"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -126,7 +121,7 @@ func BenchmarkBuiltinQuery(b *testing.B) {
 
 // BenchmarkBuiltinLoad loads each built-in encoder and reports the live
 // heap after a GC (heap-MB: the quantized layer weights, the tokenizer's
-// tables; the word table stays in the mapped file).
+// tables; the word table stays in the file).
 func BenchmarkBuiltinLoad(b *testing.B) {
 	for _, enc := range builtinEncoders {
 		b.Run(enc.name, func(b *testing.B) {

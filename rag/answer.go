@@ -2,6 +2,7 @@ package rag
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -32,6 +33,8 @@ Web results
 When the vault has nothing
 - If no passage answers the question, say exactly "` + SilentAnswer + `" and then, only if there are web results, answer from them under the web heading.
 
+` + verdictRule + `
+
 Style
 - Answer in the language of the question, briefly, in Markdown.`
 
@@ -52,7 +55,7 @@ func answerMessages(q Question, query string, context []Hit, web []WebResult) []
 	if len(context) == 0 {
 		b.WriteString("(none)\n")
 	} else {
-		b.WriteString(RenderContext(context))
+		b.WriteString(renderContext(context))
 	}
 	if len(web) > 0 {
 		b.WriteString("\nWeb results:\n\n")
@@ -78,13 +81,13 @@ const failedHeading = "**Retrieved passages** — not a generated answer: the pa
 
 // extractiveAnswer is the answer without a generation model: the best
 // passages, each under its path-qualified citation, plainly labelled as
-// retrieved passages by heading; the web results, if any, under their own
-// heading.
-func extractiveAnswer(hits []Hit, web []WebResult, heading string) (string, []Citation) {
+// retrieved passages by heading (nothing when there are none); the web
+// results, if any, under their own heading.
+func extractiveAnswer(hits []Hit, web []WebResult, heading, nothing string) (string, []Citation) {
 	var b strings.Builder
 	var cites []Citation
 	if len(hits) == 0 {
-		b.WriteString(SilentAnswer + "\n")
+		b.WriteString(nothing + "\n")
 	} else {
 		b.WriteString(heading + "\n\n")
 		seen := map[string]bool{}
@@ -171,44 +174,72 @@ type Answer struct {
 	Citations  []Citation  `json:"citations"`
 	Web        []WebResult `json:"web,omitempty"`
 	Notes      []string    `json:"notes,omitempty"` // degradations the reader should know of
+	// Coverage is how well the vault covers the question: the retrieval's
+	// judgement, or the generation model's verdict where it gave one.
+	Coverage Coverage `json:"coverage"`
+	// Verdict is the generation model's own verdict on the passages; nil
+	// for an extractive answer or a model that gave none.
+	Verdict *Verdict `json:"verdict,omitempty"`
 	// Usage is what the generation model reported the answer cost; zero
 	// for an extractive answer.
 	Usage     Usage      `json:"-"`
 	Retrieval *Retrieval `json:"-"`
 }
 
+// ThinNote follows an extractive answer whose passages likely do not
+// answer the question.
+const ThinNote = "The vault says little on this: these are the nearest passages it has, and they may not answer it."
+
+// indexingAnswer is what an answer says instead of "silent" while the index
+// has not read the whole vault yet: done of total notes so far (0 of 0
+// when not known).
+func indexingAnswer(done, total int) string {
+	if total > 0 {
+		return fmt.Sprintf("The vault is still being indexed (%d of %d notes so far), so it cannot say yet whether it holds this. Ask again once indexing is done.", done, total)
+	}
+	return "The vault is still being indexed, so it cannot say yet whether it holds this. Ask again once indexing is done."
+}
+
 // Ask answers q, passing the answer to onDelta piece by piece as it is
 // generated. Without a generation model, or when the model fails before
-// its first word, the answer is extractive. Web results are sought only
-// when the pipeline has a web searcher, q.AllowWeb is set and the vault is
-// silent or thin; a failed web search leaves a vault-only answer with a note.
+// its first word, the answer is extractive. The coverage judgement
+// (Retrieval.Coverage) decides what the answer may say: covered, thin
+// (passages, with the web beside them when q.AllowWeb and a web searcher
+// allow it), silent (SilentAnswer, and the web when allowed), or still
+// indexing. A generation model reads the passages and gives its own verdict
+// first (verdictRule): "not in the vault" or "partly" with the web allowed
+// and not yet searched searches it and answers again, vault and web apart;
+// "not in the vault" without it is silent. A failed web search leaves a
+// vault-only answer with a note.
 func (p *Pipeline) Ask(ctx context.Context, q Question, onDelta func(string) error) (*Answer, error) {
 	r, err := p.Retrieve(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	a := &Answer{Retrieval: r, Silent: r.Silent}
+	a := &Answer{Retrieval: r, Silent: r.Silent, Coverage: r.Coverage}
 	var text strings.Builder
 	emit := func(s string) error {
 		text.WriteString(s)
 		return onDelta(s)
 	}
-	if q.AllowWeb && p.opts.Web != nil {
-		p.searchWeb(ctx, r, a)
-	} else if p.opts.Web == nil {
-		r.Trace.stage("web", nil, "off: web search is not enabled")
-	} else {
-		r.Trace.stage("web", nil, "off for this request: allow_web is false")
+	web := p.webAllowed(q, r)
+	if web && r.Thin {
+		p.searchWeb(ctx, r, a, r.Query, "the vault is "+string(r.Coverage.Outcome))
+	} else if web {
+		r.Trace.stage("web", nil, "not searched first: the vault covers this (the generation model's verdict may still ask for it)")
 	}
 
 	switch {
 	case p.opts.Generator == nil:
 		err = p.extractive(r, a, emit, ExtractiveHeading, "no generation model")
-	case a.Silent && len(a.Web) == 0:
+	case r.Coverage.Outcome == OutcomeSilent && len(a.Web) == 0:
 		r.Trace.stage("answer", nil, "nothing found: the vault is silent")
 		err = emit(SilentAnswer + "\n")
+	case r.Coverage.Outcome == OutcomeIndexing && len(r.Hits) == 0 && len(a.Web) == 0:
+		r.Trace.stage("answer", nil, "nothing found while the index reads the vault")
+		err = emit(indexingAnswer(r.Coverage.Done, r.Coverage.Total) + "\n")
 	default:
-		err = p.generate(ctx, q, r, a, emit)
+		err = p.generate(ctx, q, r, a, emit, web)
 		if err != nil && text.Len() == 0 && ctx.Err() == nil {
 			p.log.Warn("generation failed: answering with retrieved passages", keyErr, err)
 			note := fmt.Sprintf("The generation model failed (%s), so these are retrieved passages.", failureReason(err))
@@ -225,50 +256,128 @@ func (p *Pipeline) Ask(ctx context.Context, q Question, onDelta func(string) err
 	return a, err
 }
 
-// searchWeb runs the web stage for a request that allows it.
-func (p *Pipeline) searchWeb(ctx context.Context, r *Retrieval, a *Answer) {
-	if !a.Silent && !r.Thin {
-		r.Trace.stage("web", nil, "not needed: the vault covers this")
-		return
+// webAllowed says whether this request may search the web, and says why
+// not in the trace.
+func (p *Pipeline) webAllowed(q Question, r *Retrieval) bool {
+	switch {
+	case p.opts.Web == nil:
+		r.Trace.stage("web", nil, "off: web search is not enabled")
+		return false
+	case !q.AllowWeb:
+		r.Trace.stage("web", nil, "off for this request: allow_web is false")
+		return false
 	}
-	results, err := p.opts.Web.Search(ctx, r.Query, p.opts.Settings.WebResults)
+	return true
+}
+
+// searchWeb runs the web stage for a request that allows it, searching
+// query (the question, its standalone rewrite, or the part of it the
+// vault does not answer) because of why.
+func (p *Pipeline) searchWeb(ctx context.Context, r *Retrieval, a *Answer, query, why string) {
+	results, err := p.opts.Web.Search(ctx, query, p.opts.Settings.WebResults)
 	if err != nil {
 		p.log.Warn("web search failed: answering from the vault only", keyErr, err)
 		a.Notes = append(a.Notes, "Web search failed, so this answer uses the vault only.")
-		r.Trace.stage("web", nil, fmt.Sprintf("search for %q failed (%v): vault only", r.Query, err))
+		r.Trace.stage("web", nil, fmt.Sprintf("search for %q failed (%v): vault only", query, err))
 		return
 	}
 	a.Web = results
-	r.Trace.stage("web", nil, fmt.Sprintf("the vault is silent or thin: %d results for %q", len(results), r.Query))
+	r.Trace.stage("web", nil, fmt.Sprintf("%s: %d results for %q", why, len(results), query))
 }
 
 func (p *Pipeline) extractive(r *Retrieval, a *Answer, emit func(string) error, heading, why string) error {
-	var hits []Hit
-	if !a.Silent {
-		hits = r.Hits
+	hits, nothing := r.Hits, SilentAnswer
+	switch r.Coverage.Outcome {
+	case OutcomeSilent:
+		hits = nil
+	case OutcomeIndexing:
+		nothing = indexingAnswer(r.Coverage.Done, r.Coverage.Total)
+		if len(hits) > 0 {
+			a.Notes = append(a.Notes, nothing)
+		}
+	case OutcomeThin:
+		a.Notes = append(a.Notes, ThinNote)
 	}
-	text, cites := extractiveAnswer(hits, a.Web, heading)
+	text, cites := extractiveAnswer(hits, a.Web, heading, nothing)
 	a.Extractive, a.Citations = true, cites
 	r.Trace.stage("answer", nil, why+": extractive answer")
 	return emit(text)
 }
 
-// generate streams the model's answer through the citation filter.
-func (p *Pipeline) generate(ctx context.Context, q Question, r *Retrieval, a *Answer, emit func(string) error) error {
+// generate streams the model's answer through the verdict and citation
+// filters. When the model's verdict asks for the web and web may be
+// searched but was not, the reply is stopped after its verdict, the web
+// searched, and the answer made again with the results; a verdict of "not
+// in the vault" without web results is the silent answer.
+func (p *Pipeline) generate(ctx context.Context, q Question, r *Retrieval, a *Answer, emit func(string) error, web bool) error {
+	again := false
+	err := p.stream(ctx, q, r, a, emit, func(v *Verdict) error {
+		a.Verdict = v
+		a.Coverage.Outcome, a.Coverage.Grey = v.Outcome(), false
+		if r.Coverage.Outcome == OutcomeIndexing && v.Verdict != VerdictAnswered {
+			a.Coverage.Outcome = OutcomeIndexing
+		}
+		a.Silent = a.Coverage.Outcome == OutcomeSilent
+		r.Trace.stage("verdict", nil, fmt.Sprintf("the generation model: %s%s (the judgement was %s, %.2f)", v.Verdict, missingNote(v), r.Coverage.Outcome, r.Coverage.Score))
+		switch {
+		case v.Verdict != VerdictAnswered && web && len(a.Web) == 0:
+			query := r.Query
+			if v.Verdict == VerdictPartly && v.Missing != "" {
+				query = v.Missing
+			}
+			p.searchWeb(ctx, r, a, query, "the generation model's verdict: "+v.Verdict)
+			again = len(a.Web) > 0
+			if again {
+				return errVerdictStop
+			}
+		case a.Coverage.Outcome == OutcomeSilent && len(a.Web) == 0:
+			return errVerdictStop
+		case a.Coverage.Outcome == OutcomeIndexing && v.Verdict == VerdictNotInVault && len(a.Web) == 0:
+			return errVerdictStop
+		}
+		return nil
+	})
+	switch {
+	case !errors.Is(err, errVerdictStop):
+		return err
+	case again:
+		r.Trace.stage("answer", nil, "answered again with the web results beside the vault passages")
+		return p.stream(ctx, q, r, a, emit, func(*Verdict) error { return nil })
+	case a.Coverage.Outcome == OutcomeIndexing:
+		return emit(indexingAnswer(r.Coverage.Done, r.Coverage.Total) + "\n")
+	}
+	a.Citations = nil
+	return emit(SilentAnswer + "\n")
+}
+
+func missingNote(v *Verdict) string {
+	if v.Missing == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (missing: %s)", v.Missing)
+}
+
+// stream runs one generation: the model's reply, its verdict line handed
+// to decide and taken off, its citations checked.
+func (p *Pipeline) stream(ctx context.Context, q Question, r *Retrieval, a *Answer, emit func(string) error, decide func(*Verdict) error) error {
 	passages := r.Context
-	if a.Silent {
+	if r.Coverage.Outcome == OutcomeSilent {
 		passages = nil // nothing relevant: the model is told the vault has nothing
 	}
-	f := &citationFilter{emit: emit, check: func(link string) Citation { return p.checkCitation(ctx, link, passages, r.Scope) }}
+	cf := &citationFilter{emit: emit, check: func(link string) Citation { return p.checkCitation(ctx, link, passages, r.Scope) }}
+	vf := &verdictFilter{next: cf.Write, decide: decide}
 	req := ChatRequest{Messages: answerMessages(q, r.Query, passages, a.Web), MaxTokens: q.MaxTokens}
-	usage, err := p.opts.Generator.Stream(ctx, req, f.Write)
-	a.Usage = usage
+	usage, err := p.opts.Generator.Stream(ctx, req, vf.Write)
+	a.Usage.add(usage)
 	if err == nil {
-		err = f.Close()
+		err = vf.Close()
 	}
-	a.Citations = f.cites
+	if err == nil {
+		err = cf.Close()
+	}
+	a.Citations = cf.cites
 	var changes []string
-	for _, c := range f.cites {
+	for _, c := range cf.cites {
 		if !c.Verified {
 			changes = append(changes, fmt.Sprintf("unverified [[%s]]: %s", c.Link, c.Reason))
 		}
@@ -276,6 +385,6 @@ func (p *Pipeline) generate(ctx context.Context, q Question, r *Retrieval, a *An
 	if len(changes) > 0 {
 		p.log.Info("answer cited notes outside its context", keyCount, len(changes))
 	}
-	r.Trace.stage("citations", nil, fmt.Sprintf("%d wikilinks checked against the context", len(f.cites)), changes...)
+	r.Trace.stage("citations", nil, fmt.Sprintf("%d wikilinks checked against the context", len(cf.cites)), changes...)
 	return err
 }

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
@@ -42,7 +41,6 @@ func TestCitationsCheckedWhileStreaming(t *testing.T) {
 
 	var deltas []string
 	var once sync.Once
-	start := time.Now()
 	a, err := p.Ask(context.Background(), Question{Text: "quasar", AllowWeb: true}, func(s string) error {
 		deltas = append(deltas, s)
 		once.Do(func() { close(model.afterFirst) }) // the server sends the rest only now
@@ -51,8 +49,10 @@ func TestCitationsCheckedWhileStreaming(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if time.Since(start) > 3*time.Second || len(deltas) < 3 {
-		t.Fatalf("the answer did not stream: %d deltas in %s", len(deltas), time.Since(start))
+	// The model sends the rest only after the first delta reached us (or
+	// gives up after 5 s): a buffered answer ends at its first piece.
+	if len(deltas) < 3 {
+		t.Fatalf("the answer did not stream: %d deltas", len(deltas))
 	}
 	if deltas[0] != "Quasars are bright " {
 		t.Errorf("first delta = %q: text before a link should pass at once", deltas[0])
@@ -339,25 +339,25 @@ func TestWebStage(t *testing.T) {
 	t.Run("covered vault does not search", func(t *testing.T) {
 		web := &fakeWeb{search: func(string, int) ([]WebResult, error) { return results, nil }}
 		settings := testSettings()
-		settings.ThinHits, settings.ThinDistance = 1, 0.9
+		settings.Coverage = map[string]CoverageModel{testSpace.Model: nearestWithin(0.9)}
 		ask(t, mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Web: web, Settings: settings}), Question{Text: "recover a deleted note", AllowWeb: true})
 		if len(web.queries) != 0 {
 			t.Fatalf("searched the web for %q", web.queries)
 		}
 	})
-	t.Run("the distances of the space searched judge coverage", func(t *testing.T) {
+	t.Run("the model of the space searched judges coverage", func(t *testing.T) {
 		for _, c := range []struct {
 			name     string
-			distance map[string]Distances
+			coverage map[string]CoverageModel
 			searched bool
 		}{
-			{"configured distance covers it", nil, false},
-			{"the space's own distance makes it thin", map[string]Distances{testSpace.Model: {Thin: 0}}, true},
-			{"another model's distance changes nothing", map[string]Distances{testSpace.Model + "-other": {Thin: 0}}, false},
+			{"the space's model covers it", map[string]CoverageModel{testSpace.Model: nearestWithin(0.9)}, false},
+			{"the space's own model makes it thin", map[string]CoverageModel{testSpace.Model: alwaysThin}, true},
+			{"another model's changes nothing", map[string]CoverageModel{testSpace.Model: nearestWithin(0.9), testSpace.Model + "-other": alwaysThin}, false},
 		} {
 			web := &fakeWeb{search: func(string, int) ([]WebResult, error) { return results, nil }}
 			settings := testSettings()
-			settings.ThinHits, settings.ThinDistance, settings.SpaceDistances = 1, 0.9, c.distance
+			settings.Coverage = c.coverage
 			ask(t, mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Web: web, Settings: settings}), Question{Text: "recover a deleted note", AllowWeb: true})
 			if searched := len(web.queries) != 0; searched != c.searched {
 				t.Errorf("%s: searched the web %v, want %v", c.name, searched, c.searched)
@@ -367,12 +367,12 @@ func TestWebStage(t *testing.T) {
 	t.Run("provider failure degrades to the vault", func(t *testing.T) {
 		web := &fakeWeb{search: func(string, int) ([]WebResult, error) { return nil, errors.New("duckduckgo: status 503") }}
 		settings := testSettings()
-		settings.ThinHits = 100
+		settings.Coverage = map[string]CoverageModel{testSpace.Model: alwaysThin}
 		a := ask(t, mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Web: web, Settings: settings}), Question{Text: "recover a deleted note", AllowWeb: true})
 		if len(web.queries) != 1 || len(a.Web) != 0 || !a.Extractive {
 			t.Fatalf("queries %q, web %v", web.queries, a.Web)
 		}
-		if len(a.Notes) != 1 || !strings.Contains(a.Text, "Web search failed, so this answer uses the vault only.") || !strings.Contains(a.Text, "[[en/Plugins/File recovery|File recovery]]") {
+		if len(a.Notes) != 2 || a.Notes[1] != ThinNote || !strings.Contains(a.Text, "Web search failed, so this answer uses the vault only.") || !strings.Contains(a.Text, "[[en/Plugins/File recovery|File recovery]]") {
 			t.Fatalf("notes %q, answer:\n%s", a.Notes, a.Text)
 		}
 	})
@@ -602,7 +602,7 @@ func TestResultKeys(t *testing.T) {
 	}
 	r := mustRetrieve(t, p, Question{Text: "quasar", AllowWeb: true})
 	res := NewResult(r, nil, false)
-	if diff := cmp.Diff([]string{"full_text_only", "hits", "query", "question", "scope", "silent", "thin"}, keys(res)); diff != "" {
+	if diff := cmp.Diff([]string{"coverage", "full_text_only", "hits", "query", "question", "scope", "silent", "thin"}, keys(res)); diff != "" {
 		t.Errorf("retrieval-only keys (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"citation", "distance", "path", "score", "section", "sensitivity", "sources"}, keys(res.Hits[0])); diff != "" {

@@ -153,9 +153,22 @@ func testSettings() Settings {
 	return Settings{
 		VectorTopK: 3, FTSTopK: 3, FusionTopK: 3, NoteFusion: true, MaxChunksPerDoc: 1,
 		GraphEnabled: true, GraphMaxSiblings: 2, GraphDiscount: 0.7, GraphMaxSlots: 1,
-		RerankTopK: 10, FinalTopK: 4, ThinHits: 1, ThinDistance: 0.5, WebResults: 2,
+		RerankTopK: 10, FinalTopK: 4, WebResults: 2,
+		Coverage: map[string]CoverageModel{testSpace.Model: nearestWithin(0.8)},
 	}
 }
+
+// nearestWithin is a coverage model that reads the nearest hit's distance
+// and the question's words the vault lacks: covered within d, thin a
+// little beyond, silent past d + 0.1 or when the vault lacks its words.
+func nearestWithin(d float64) CoverageModel {
+	return CoverageModel{Name: fmt.Sprintf("nearest within %g", d), Features: []string{"d1", "absent"}, Mean: []float64{d, 0}, Scale: []float64{0.05, 1},
+		Weights: []float64{-1, -4}, Bias: 0, Thin: 0.5, Silent: 1 / (1 + math.Exp(2)), Grey: 0.6}
+}
+
+// alwaysThin is a coverage model under which every question is thin.
+var alwaysThin = CoverageModel{Name: "always thin", Features: []string{"d1"}, Mean: []float64{0}, Scale: []float64{1},
+	Weights: []float64{0}, Bias: 0, Thin: 0.9, Silent: 0.1, Grey: 0.95}
 
 func mustPipeline(tb testing.TB, opts Options) *Pipeline {
 	tb.Helper()

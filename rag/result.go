@@ -6,13 +6,16 @@ package rag
 // MCP surfaces answer in their protocols' own shapes (OpenAI's completions,
 // MCP's tool results) instead.
 type Result struct {
-	Question     string    `json:"question"`
-	Query        string    `json:"query"`
-	Scope        string    `json:"scope"` // "open" or "all"
-	FullTextOnly bool      `json:"full_text_only"`
-	Thin         bool      `json:"thin"`
-	Silent       bool      `json:"silent"`
-	Hits         []HitView `json:"hits"` // the final hits, best first; [] rather than null when there are none
+	Question     string `json:"question"`
+	Query        string `json:"query"`
+	Scope        string `json:"scope"` // "open" or "all"
+	FullTextOnly bool   `json:"full_text_only"`
+	// Coverage is how well the vault covers the question; Thin and Silent
+	// say the same, for readers of the fields before it.
+	Coverage Coverage  `json:"coverage"`
+	Thin     bool      `json:"thin"`
+	Silent   bool      `json:"silent"`
+	Hits     []HitView `json:"hits"` // the final hits, best first; [] rather than null when there are none
 	// Rerank is what the rerank did and cost, and why it was skipped
 	// when it was; absent without a rerank model.
 	Rerank *RerankReport `json:"rerank,omitempty"`
@@ -24,7 +27,10 @@ type Result struct {
 // only), and with r's trace when withTrace.
 func NewResult(r *Retrieval, a *Answer, withTrace bool) Result {
 	res := Result{Question: r.Question, Query: r.Query, Scope: r.Scope.String(), FullTextOnly: r.FullTextOnly,
-		Thin: r.Thin, Silent: r.Silent, Hits: views(r.Hits), Rerank: r.Rerank, Answer: a}
+		Coverage: r.Coverage, Thin: r.Thin, Silent: r.Silent, Hits: views(r.Hits), Rerank: r.Rerank, Answer: a}
+	if a != nil {
+		res.Coverage, res.Silent = a.Coverage, a.Silent
+	}
 	if withTrace {
 		res.Trace = &r.Trace
 	}
@@ -48,8 +54,8 @@ type HitView struct {
 	Reach    string   `json:"reach,omitempty"` // how an expanded hit was reached; see Reach
 }
 
-// View is h as output shows it.
-func (h Hit) View() HitView {
+// view is h as output shows it.
+func (h Hit) view() HitView {
 	v := HitView{Path: h.Chunk.Path, Section: h.Chunk.HeadingPath, Citation: Link(h.Chunk.Path, h.Chunk.Title),
 		Sensitivity: h.Chunk.Sensitivity, Sources: h.Sources, Score: h.Score, Reach: h.Reach()}
 	if h.HasDistance {
@@ -66,7 +72,7 @@ func (h Hit) View() HitView {
 func views(hits []Hit) []HitView {
 	out := make([]HitView, len(hits))
 	for i, h := range hits {
-		out[i] = h.View()
+		out[i] = h.view()
 	}
 	return out
 }

@@ -98,7 +98,7 @@ func TestOpenScopeFillsEveryKWithOpenHits(t *testing.T) {
 		t.Errorf("%d expanded hits in the answer, want graph_max_slots = %d", n, s.GraphMaxSlots)
 	}
 	assertOpen(t, "context", r.Context)
-	if ctx := RenderContext(r.Context); strings.Contains(ctx, personalMark) || strings.Contains(ctx, "Diary/") {
+	if ctx := renderContext(r.Context); strings.Contains(ctx, personalMark) || strings.Contains(ctx, "Diary/") {
 		t.Errorf("assembled context shows a personal note:\n%s", ctx)
 	}
 	trace, _ := json.Marshal(r.Trace)
@@ -134,7 +134,7 @@ func TestOpenScopeReachesNoModelOrWebQuery(t *testing.T) {
 	})
 	web := &fakeWeb{search: func(string, int) ([]WebResult, error) { return nil, nil }}
 	settings := testSettings()
-	settings.ThinHits = 100 // always thin: the web is always sought
+	settings.Coverage = map[string]CoverageModel{testSpace.Model: alwaysThin} // the web is always sought
 	p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Generator: model.client(t), Web: web, Settings: settings})
 	history := []Turn{
 		{Role: "user", Text: "what did I dream about?"},
@@ -189,7 +189,7 @@ func TestConcatenatedRewriteUsesUserTurnsOnly(t *testing.T) {
 	store := quasarVault(t)
 	web := &fakeWeb{search: func(string, int) ([]WebResult, error) { return nil, nil }}
 	settings := testSettings()
-	settings.ThinHits = 100
+	settings.Coverage = map[string]CoverageModel{testSpace.Model: alwaysThin}
 	p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Web: web, Settings: settings})
 	if _, err := p.Ask(context.Background(), q, func(string) error { return nil }); err != nil {
 		t.Fatal(err)

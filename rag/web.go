@@ -3,8 +3,6 @@ package rag
 import (
 	"context"
 	"fmt"
-	"math"
-	"slices"
 	"strings"
 )
 
@@ -20,39 +18,6 @@ type WebResult struct {
 	Title   string `json:"title"`
 	URL     string `json:"url"`
 	Snippet string `json:"snippet"`
-}
-
-// Thin reports whether the vault's coverage is thin: fewer than thinHits
-// hits within thinDistance of the query embedding, that is, ThinStatistic
-// above thinDistance. Only vector distance counts: a fused RRF score ranks
-// hits but says nothing about whether any of them is relevant. Hits
-// without a distance never count, so too few of them (a statistic of +Inf)
-// is thin at any thinDistance.
-func Thin(hits []Hit, thinHits int, thinDistance float64) bool {
-	stat := ThinStatistic(hits, thinHits)
-	return stat > thinDistance || math.IsInf(stat, 1)
-}
-
-// ThinStatistic is the one number Thin compares with thin_distance: the
-// thinHits-th smallest distance among hits, +Inf when fewer than thinHits
-// hits have a distance, -Inf when thinHits is below 1 (coverage is then
-// never thin). It is exported so that placing thin_distance (eval
-// web-trigger) reads the very value the trigger does.
-func ThinStatistic(hits []Hit, thinHits int) float64 {
-	if thinHits < 1 {
-		return math.Inf(-1)
-	}
-	var ds []float64
-	for _, h := range hits {
-		if h.HasDistance && !math.IsNaN(h.Distance) {
-			ds = append(ds, h.Distance)
-		}
-	}
-	if len(ds) < thinHits {
-		return math.Inf(1)
-	}
-	slices.Sort(ds)
-	return ds[thinHits-1]
 }
 
 // WebHeading heads the web part of an answer, apart from the vault's.

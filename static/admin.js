@@ -44,6 +44,8 @@ const GROUPS = [
     ["retrieval.confident_fts_margin", "… full text is confident at a BM25 lead of", "share of the first note's BM25; auto: the one measured with the embedding model"],
     ["retrieval.confident_vector_gap", "… vector search is confident at a gap of", "cosine distance; auto: the one measured for the embedding model"],
     ["retrieval.language_vote_cut", "Vote lost by a note in another language", "for Swedish or Turkish questions; 0: none, 1: all"],
+    ["retrieval.coverage_thin", "The vault is thin on a question below", "the probability that it answers it; auto: fitted for the embedding model"],
+    ["retrieval.coverage_silent", "… and silent below", "at most the thin line; auto: fitted for the embedding model"],
     ["retrieval.bm25_title", "Full-text weight of the title", "0 leaves the field out"],
     ["retrieval.bm25_aliases", "… of the aliases", ""],
     ["retrieval.bm25_headings", "… of the headings", ""],

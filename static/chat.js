@@ -290,6 +290,12 @@ const INLINE = [
   [/!?\[\[([^[\]\n]+?)\]\]/y, (m, ctx) => [citation(m[1], ctx)]],
   [/\[((?:[^[\]\n]|\[[^[\]\n]*\])*)\]\(\s*<?([^\s<>]*?)>?(?:\s+"[^"\n]*")?\s*\)/y, (m, ctx) => [link(m[2], inline(m[1], ctx))]],
   [/<([a-z][a-z0-9+.-]*:[^\s<>]+)>/iy, (m) => [link(m[1], [document.createTextNode(m[1])])]],
+  // The inline HTML notes use for what Markdown lacks, which Obsidian
+  // renders: these elements, made anew without their attributes; any other
+  // tag, or one left open (its text holds no closing tag before the same
+  // tag opens again), stays text.
+  [/<br\s*\/?>/iy, () => [el("br")]],
+  [/<(u|sup|sub|kbd|mark)(?:\s[^<>]*)?>((?:(?!<\1[\s>])[\s\S])*?)<\/\1\s*>/iy, (m, ctx) => [el(m[1].toLowerCase(), {}, ...inline(m[2], ctx))]],
   [/(?<![\w/])https?:\/\/[^\s<>()[\]]*[^\s<>()[\].,;:!?'"*_]/y, (m) => [link(m[0], [document.createTextNode(m[0])])]],
   [/\*\*(?=\S)([\s\S]*?\S)\*\*/y, (m, ctx) => [el("strong", {}, ...inline(m[1], ctx))]],
   [/(?<![\p{L}\p{N}])__(?=\S)([\s\S]*?\S)__(?![\p{L}\p{N}])/uy, (m, ctx) => [el("strong", {}, ...inline(m[1], ctx))]],
@@ -518,6 +524,19 @@ function badge(cls, text) {
   return el("span", { class: "badge " + cls }, text);
 }
 
+/** coverageBadge says how well the vault covers the question, when it does not plainly answer it: thin, silent, still indexing, or near the line (grey). */
+function coverageBadge(meta) {
+  const c = meta.coverage || {};
+  const says = {
+    thin: "The vault says little on this",
+    silent: "The vault is silent on this",
+    indexing: "Still indexing the vault",
+  }[c.outcome];
+  const b = says ? badge("coverage " + c.outcome, says) : c.grey ? badge("coverage grey", "The vault may not answer all of this") : null;
+  if (b && meta.verdict) b.title = "The answering model's verdict: " + meta.verdict.verdict + (meta.verdict.missing ? " (missing: " + meta.verdict.missing + ")" : "");
+  return b;
+}
+
 function messageEl(conv, m, index) {
   if (m.role === "user") return el("li", { class: "msg user" }, el("div", { class: "bubble" }, m.content));
   const meta = m.meta || {};
@@ -527,6 +546,8 @@ function messageEl(conv, m, index) {
   const head = el("div", { class: "answer-head" }, el("span", { class: "who" }, "vaultask"));
   head.append(m.scope === "open" ? badge("open", "Open notes · web allowed") : badge("personal", "Personal notes included"));
   if (meta.extractive) head.append(badge("passages", "Retrieved passages"));
+  const covered = coverageBadge(meta);
+  if (covered) head.append(covered);
   if (m.state === "stopped") head.append(badge("stopped", "Stopped"));
   const body = el("div", { class: "md" });
   if (m.content) body.append(...blocks(m.content.split("\n"), ctx));

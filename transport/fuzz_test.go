@@ -3,16 +3,20 @@ package transport
 import (
 	"encoding/json"
 	"errors"
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/vaultask/vaultask/transport/allowweb"
 )
 
-// FuzzDecodeChat feeds the chat completion decoder any body: it never
-// panics, refuses with a request error, or yields a question that is not
-// empty, with a history of user and assistant turns only and a max_tokens
-// that is 0 (none) or one the request gave.
+// FuzzDecodeChat feeds the chat completion decoder any body and URL query:
+// it never panics, refuses with a request error, or yields a question that
+// is not empty, with a history of user and assistant turns only, a
+// max_tokens that is 0 (none) or one the request gave, from a query of
+// allow_web alone, and open notes only whenever the query or the body (as
+// encoding/json reads it) asks for them.
 func FuzzDecodeChat(f *testing.F) {
 	for _, s := range []string{
 		`{"model":"vault-ask","messages":[{"role":"user","content":"hi"}]}`,
@@ -32,10 +36,17 @@ func FuzzDecodeChat(f *testing.F) {
 		`{"model":"m","modalities":["text","audio"],"audio":{"voice":"alloy","format":"wav"},"messages":[{"role":"user","content":"q"}]}`,
 		`{"model":"m","modalities":"audio","functions":{},"messages":[{"role":"user","content":"q"}]}`,
 	} {
-		f.Add([]byte(s))
+		f.Add([]byte(s), "")
 	}
-	f.Fuzz(func(t *testing.T, body []byte) {
-		req, q, err := decodeChat(body)
+	ask := `{"model":"vault-ask","messages":[{"role":"user","content":"q"}]}`
+	askOpen := `{"model":"vault-ask","allow_web":true,"messages":[{"role":"user","content":"q"}]}`
+	askAll := `{"model":"vault-ask","allow_web":false,"messages":[{"role":"user","content":"q"}]}`
+	for _, c := range [][2]string{{ask, "allow_web=true"}, {ask, "ALLOW_WEB=true"}, {ask, "allow_web=1"}, {askAll, "allow_web=true"},
+		{askOpen, "allow_web=false"}, {askOpen, "allow_web=true"}, {ask, "x=1"}, {ask, "allow_web=true&api-version=1"}, {ask, "allow%5Fweb=true&"}} {
+		f.Add([]byte(c[0]), c[1])
+	}
+	f.Fuzz(func(t *testing.T, body []byte, query string) {
+		req, q, err := decodeChat(body, query)
 		var bad *requestError
 		if err != nil {
 			if !errors.As(err, &bad) || bad.msg == "" {
@@ -53,6 +64,23 @@ func FuzzDecodeChat(f *testing.F) {
 		}
 		if q.MaxTokens != 0 && (req.MaxTokens == nil || *req.MaxTokens != q.MaxTokens) && (req.MaxCompletionTokens == nil || *req.MaxCompletionTokens != q.MaxTokens) {
 			t.Fatalf("max_tokens %d from %q", q.MaxTokens, body)
+		}
+		params, _ := url.ParseQuery(query)
+		for name := range params {
+			if name != allowweb.Name {
+				t.Fatalf("the query %q was accepted with %q in it", query, name)
+			}
+		}
+		var lenient struct {
+			AllowWeb *bool `json:"allow_web"`
+		}
+		_ = json.Unmarshal(body, &lenient)
+		fromQuery, fromBody := params.Get(allowweb.Name), lenient.AllowWeb
+		if fromQuery != "" && fromBody != nil && fromQuery != strconv.FormatBool(*fromBody) {
+			t.Fatalf("allow_web=%s in the query and %v in the body %q were accepted", fromQuery, *fromBody, body)
+		}
+		if want := fromQuery == "true" || fromBody != nil && *fromBody; q.AllowWeb != want {
+			t.Fatalf("allow_web read as %v from the query %q and the body %q", q.AllowWeb, query, body)
 		}
 	})
 }
@@ -106,26 +134,6 @@ func FuzzDecodeChange(f *testing.F) {
 		again, err := decodeChange(text)
 		if err != nil || len(again) != len(changes) {
 			t.Fatalf("re-encoded %q: %v, %d keys, want %d", text, err, len(again), len(changes))
-		}
-	})
-}
-
-// FuzzDecodeCursor feeds resources/list any cursor: it never panics, takes
-// only a path that is not empty, and every path it hands out reads back.
-func FuzzDecodeCursor(f *testing.F) {
-	for _, s := range []string{"", string(encodeCursor("Recipes/Bread.md")), string(encodeCursor("99 topics/é.md")), "bm90ZXM6NTA=", "YWZ0ZXI6", "after:x", "%%%"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, c string) {
-		path, ok := decodeCursor(mcp.Cursor(c))
-		if !ok {
-			return
-		}
-		if path == "" {
-			t.Fatalf("cursor %q gave an empty path", c)
-		}
-		if back, ok := decodeCursor(encodeCursor(path)); !ok || back != path {
-			t.Fatalf("path %q from %q does not read back: %q, %v", path, c, back, ok)
 		}
 	})
 }

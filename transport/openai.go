@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vaultask/vaultask/rag"
+	"github.com/vaultask/vaultask/transport/allowweb"
 	"github.com/vaultask/vaultask/vault"
 )
 
@@ -24,7 +25,12 @@ const ModelID = "vault-ask"
 // the listing is the same on every call.
 var modelCreated = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
 
-func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) models(w http.ResponseWriter, r *http.Request) {
+	var bad *requestError
+	if _, _, err := v1Query(r.URL.RawQuery); errors.As(err, &bad) {
+		writeError(w, http.StatusBadRequest, apiError{Type: invalidRequest, Param: bad.param, Message: bad.msg})
+		return
+	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"object": "list",
 		"data":   []map[string]any{{"id": ModelID, "object": "model", "created": modelCreated, "owned_by": "vaultask"}},
@@ -59,8 +65,8 @@ type chatRequest struct {
 	// vaultask's own field allow_web (the answer may fall back to the web
 	// and then sees open notes only; default false, as the model a client
 	// configures holds the transcript, personal notes included) is read by
-	// allowWebJSON, which sees the spellings and repeats encoding/json
-	// would take.
+	// allowweb.ReadJSON, which sees the spellings and repeats encoding/json
+	// would take. It may come in the URL's query instead (v1Query).
 }
 
 type chatMessage struct {
@@ -80,13 +86,35 @@ func badRequest(param, format string, args ...any) error {
 	return &requestError{param: param, msg: fmt.Sprintf(format, args...)}
 }
 
-// decodeChat parses a chat completion request into the question it asks:
-// the last message, from the user, is the question; the user and assistant
-// messages before it are the conversation (system and tool messages are
-// the client's own business and are not shown to the pipeline, whose
-// answering contract they must not override).
-func decodeChat(body []byte) (chatRequest, rag.Question, error) {
+// v1Query reads a /v1 request's URL query, where allow_web may come as a
+// client's or a proxy's setting (the openai SDKs' default_query puts it
+// there on every request), read by allow_web's strict rule. Any other
+// parameter is refused, naming it: read by nobody, a setting that the
+// caller believes narrows what it sees would silently not.
+func v1Query(rawQuery string) (allow, given bool, err error) {
+	allow, given, err = allowweb.ReadQuery(rawQuery, func(name string) error {
+		return badRequest(name, "the query parameter %q is not one vaultask reads: a /v1 URL's query takes allow_web (true or false) only, the rest of a request goes in its body", name)
+	})
+	var ae *allowweb.Error
+	if errors.As(err, &ae) {
+		return false, false, badRequest(allowweb.Name, "%v", err)
+	}
+	return allow, given, err
+}
+
+// decodeChat parses a chat completion request, its body and its URL's
+// query, into the question it asks: the last message, from the user, is
+// the question; the user and assistant messages before it are the
+// conversation (system and tool messages are the client's own business and
+// are not shown to the pipeline, whose answering contract they must not
+// override). allow_web may be given in the query, the body or both, and
+// then the same in both.
+func decodeChat(body []byte, rawQuery string) (chatRequest, rag.Question, error) {
 	var req chatRequest
+	queryAllow, inQuery, err := v1Query(rawQuery)
+	if err != nil {
+		return req, rag.Question{}, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&req); err != nil {
 		return req, rag.Question{}, badRequest("", "request body is not a valid chat completion request: %v", err)
@@ -126,9 +154,14 @@ func decodeChat(body []byte) (chatRequest, rag.Question, error) {
 	if q.Text == "" {
 		return req, rag.Question{}, badRequest("messages", "the question (the last user message) is empty")
 	}
-	if q.AllowWeb, err = allowWebJSON(body); err != nil {
-		return req, rag.Question{}, badRequest(allowWebName, "%v", err)
+	bodyAllow, inBody, err := allowweb.ReadJSON(body)
+	if err != nil {
+		return req, rag.Question{}, badRequest(allowweb.Name, "%v", err)
 	}
+	if inQuery && inBody && queryAllow != bodyAllow {
+		return req, rag.Question{}, badRequest(allowweb.Name, "allow_web is %t in the URL's query and %t in the body: give it in one of them, or the same in both", queryAllow, bodyAllow)
+	}
+	q.AllowWeb = queryAllow || bodyAllow
 	q.MaxTokens = maxTokens
 	return req, q, nil
 }
@@ -212,18 +245,22 @@ func messageText(raw json.RawMessage) (string, error) {
 // cites and used, for clients that show it (the /chat page). Other clients
 // ignore the extra key.
 type completionMeta struct {
-	Scope      string          `json:"scope"` // "all" (personal notes included) or "open"
-	Extractive bool            `json:"extractive"`
-	Silent     bool            `json:"silent"`
-	Citations  []rag.Citation  `json:"citations"`
-	Web        []rag.WebResult `json:"web,omitempty"`
-	Notes      []string        `json:"notes,omitempty"`
+	Scope      string `json:"scope"` // "all" (personal notes included) or "open"
+	Extractive bool   `json:"extractive"`
+	// Coverage is how well the vault covers the question: covered, thin,
+	// silent, or still indexing; Silent says the same for older readers.
+	Coverage  rag.Coverage    `json:"coverage"`
+	Verdict   *rag.Verdict    `json:"verdict,omitempty"`
+	Silent    bool            `json:"silent"`
+	Citations []rag.Citation  `json:"citations"`
+	Web       []rag.WebResult `json:"web,omitempty"`
+	Notes     []string        `json:"notes,omitempty"`
 }
 
 func metaOf(a *rag.Answer, q rag.Question) completionMeta {
 	m := completionMeta{Scope: vault.ScopeFor(q.AllowWeb).String(), Citations: []rag.Citation{}}
 	if a != nil {
-		m.Extractive, m.Silent, m.Web, m.Notes = a.Extractive, a.Silent, a.Web, a.Notes
+		m.Extractive, m.Coverage, m.Verdict, m.Silent, m.Web, m.Notes = a.Extractive, a.Coverage, a.Verdict, a.Silent, a.Web, a.Notes
 		if a.Citations != nil {
 			m.Citations = a.Citations
 		}
@@ -258,7 +295,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	req, q, err := decodeChat(body)
+	req, q, err := decodeChat(body, r.URL.RawQuery)
 	var bad *requestError
 	if errors.As(err, &bad) {
 		writeError(w, http.StatusBadRequest, apiError{Type: invalidRequest, Param: bad.param, Message: bad.msg})

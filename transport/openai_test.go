@@ -7,16 +7,21 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/vaultask/vaultask/transport/allowweb"
+	"github.com/vaultask/vaultask/tstest/fakellm"
+	"github.com/vaultask/vaultask/tstest/smallvault"
 )
 
 func TestModels(t *testing.T) {
-	hs, _ := testServer(t, testVault(t), upstream(t), Options{})
+	hs, _ := testServer(t, smallvault.Open(t), upstream(t), Options{})
 	var got struct {
 		Object string `json:"object"`
 		Data   []struct {
@@ -35,7 +40,7 @@ func TestModels(t *testing.T) {
 // parts, and only open notes seen with allow_web.
 func TestChatCompletion(t *testing.T) {
 	up := upstream(t)
-	hs, _ := testServer(t, testVault(t), up, Options{})
+	hs, _ := testServer(t, smallvault.Open(t), up, Options{})
 	body := map[string]any{
 		"model": ModelID, "temperature": 0.2, "user": map[string]string{"id": "u1"}, "response_format": map[string]string{"type": "text"},
 		"messages": []any{
@@ -92,7 +97,7 @@ func TestChatCompletion(t *testing.T) {
 	}
 	reqs = up.Requests()
 	for _, m := range reqs[len(reqs)-1].Messages {
-		if strings.Contains(m.Content, personalMark) || strings.Contains(m.Content, "Diary/") {
+		if strings.Contains(m.Content, smallvault.PersonalMark) || strings.Contains(m.Content, "Diary/") {
 			t.Errorf("allow_web: a personal note reached the model: %q", m.Content)
 		}
 	}
@@ -105,7 +110,7 @@ func TestChatCompletion(t *testing.T) {
 func TestChatStreaming(t *testing.T) {
 	up := upstream(t)
 	up.FirstToken, up.PerToken = 50*time.Millisecond, 150*time.Millisecond
-	hs, _ := testServer(t, testVault(t), up, Options{})
+	hs, _ := testServer(t, smallvault.Open(t), up, Options{})
 	resp := do(t, http.MethodPost, hs.URL+"/v1/chat/completions", map[string]any{
 		"model": ModelID, "stream": true, "stream_options": map[string]bool{"include_usage": true},
 		"messages": []any{map[string]string{"role": "user", "content": "How long do I knead sourdough dough?"}},
@@ -184,7 +189,7 @@ func TestChatStreaming(t *testing.T) {
 
 func TestChatErrors(t *testing.T) {
 	up := upstream(t)
-	hs, _ := testServer(t, testVault(t), up, Options{APIKey: "sekret", MaxBodyBytes: 4096})
+	hs, _ := testServer(t, smallvault.Open(t), up, Options{APIKey: "sekret", MaxBodyBytes: 4096})
 	auth := []string{"Authorization", "Bearer sekret"}
 	q := func(content string) map[string]any {
 		return map[string]any{"model": ModelID, "messages": []any{map[string]string{"role": "user", "content": content}}}
@@ -246,7 +251,7 @@ func deref(s *string) string {
 func TestChatBusy(t *testing.T) {
 	up := upstream(t)
 	up.FirstToken = 2 * time.Second
-	hs, _ := testServer(t, testVault(t), up, Options{MaxConcurrent: 1})
+	hs, _ := testServer(t, smallvault.Open(t), up, Options{MaxConcurrent: 1})
 	body := map[string]any{"model": ModelID, "stream": true, "messages": []any{map[string]string{"role": "user", "content": "How long do I knead sourdough dough?"}}}
 	first := do(t, http.MethodPost, hs.URL+"/v1/chat/completions", body)
 	readSSE(t, first.Body, func(sseEvent) bool { return true }) // the first answer has started
@@ -263,7 +268,7 @@ func TestChatBusy(t *testing.T) {
 func TestChatStopsWhenTheClientGoes(t *testing.T) {
 	up := upstream(t)
 	up.PerToken = 200 * time.Millisecond
-	hs, _ := testServer(t, testVault(t), up, Options{})
+	hs, _ := testServer(t, smallvault.Open(t), up, Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, hs.URL+"/v1/chat/completions",
 		strings.NewReader(fmt.Sprintf(`{"model":%q,"stream":true,"messages":[{"role":"user","content":"How long do I knead sourdough dough?"}]}`, ModelID)))
@@ -284,7 +289,7 @@ func TestChatStopsWhenTheClientGoes(t *testing.T) {
 func TestChatKeepalive(t *testing.T) {
 	up := upstream(t)
 	up.FirstToken = 400 * time.Millisecond
-	hs, _ := testServer(t, testVault(t), up, Options{KeepAlive: 100 * time.Millisecond})
+	hs, _ := testServer(t, smallvault.Open(t), up, Options{KeepAlive: 100 * time.Millisecond})
 	resp := do(t, http.MethodPost, hs.URL+"/v1/chat/completions", map[string]any{"model": ModelID, "stream": true,
 		"messages": []any{map[string]string{"role": "user", "content": "How long do I knead sourdough dough?"}}})
 	comments := 0
@@ -301,7 +306,7 @@ func TestChatKeepalive(t *testing.T) {
 // Several turns: the earlier ones reach the model with the question.
 func TestChatHistory(t *testing.T) {
 	up := upstream(t)
-	hs, _ := testServer(t, testVault(t), up, Options{})
+	hs, _ := testServer(t, smallvault.Open(t), up, Options{})
 	resp := do(t, http.MethodPost, hs.URL+"/v1/chat/completions", map[string]any{"model": ModelID, "messages": []any{
 		map[string]string{"role": "user", "content": "Tell me about sourdough."},
 		map[string]string{"role": "assistant", "content": "It is bread made with a starter."},
@@ -323,7 +328,7 @@ func TestChatHistory(t *testing.T) {
 }
 
 func TestCORS(t *testing.T) {
-	hs, _ := testServer(t, testVault(t), upstream(t), Options{CORSOrigins: []string{"app://obsidian.md"}})
+	hs, _ := testServer(t, smallvault.Open(t), upstream(t), Options{CORSOrigins: []string{"app://obsidian.md"}})
 	resp := do(t, http.MethodOptions, hs.URL+"/v1/chat/completions", nil, "Origin", "app://obsidian.md",
 		"Access-Control-Request-Method", "POST", "Access-Control-Request-Headers", "authorization, content-type, x-stainless-os, x-stainless-retry-count")
 	h := resp.Header
@@ -344,7 +349,7 @@ func TestCORS(t *testing.T) {
 // concurrentSafe checks the server under parallel requests with the race
 // detector: answers, status and events at once.
 func TestConcurrentRequests(t *testing.T) {
-	hs, _ := testServer(t, testVault(t), upstream(t), Options{MaxConcurrent: 8})
+	hs, _ := testServer(t, smallvault.Open(t), upstream(t), Options{MaxConcurrent: 8})
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Go(func() {
@@ -364,7 +369,7 @@ func TestConcurrentRequests(t *testing.T) {
 func TestChatShutdown(t *testing.T) {
 	up := upstream(t)
 	up.PerToken = 300 * time.Millisecond // an answer of a dozen words: seconds
-	_, s := testServer(t, testVault(t), up, Options{})
+	_, s := testServer(t, smallvault.Open(t), up, Options{})
 	base, shutdown := context.WithCancelCause(context.Background())
 	defer shutdown(nil)
 	hs := httptest.NewUnstartedServer(s)
@@ -416,5 +421,106 @@ func TestChatShutdown(t *testing.T) {
 	decode(t, r, &e)
 	if r.StatusCode != http.StatusServiceUnavailable || e.Error.Code == nil || *e.Error.Code != "shutting_down" {
 		t.Fatalf("a plain answer cancelled by the shutdown: %d %+v", r.StatusCode, e.Error)
+	}
+}
+
+// allow_web in a /v1 URL's query, where the openai SDKs' default_query and
+// proxies put it, counts as in the body, by the same strict rule; given in
+// both, it must be the same; any other query parameter is refused, naming
+// it. Before, the query was not read: ?allow_web=true answered from the
+// whole vault, personal passages sent upstream.
+func TestV1QueryAllowWeb(t *testing.T) {
+	up := upstream(t)
+	hs, _ := testServer(t, smallvault.Open(t), up, Options{})
+	question := []any{map[string]string{"role": "user", "content": "How long do I knead sourdough dough?"}}
+	complete := func(query string, bodyAllow any, stream bool) (*http.Response, []fakellm.Request) {
+		t.Helper()
+		body := map[string]any{"model": ModelID, "messages": question, "stream": stream}
+		if bodyAllow != nil {
+			body["allow_web"] = bodyAllow
+		}
+		before := len(up.Requests())
+		resp := do(t, http.MethodPost, hs.URL+"/v1/chat/completions?"+query, body)
+		if stream && resp.StatusCode == http.StatusOK {
+			readSSE(t, resp.Body, nil)
+		}
+		return resp, up.Requests()[before:]
+	}
+	for _, tc := range []struct {
+		query     string
+		bodyAllow any
+		scope     string
+	}{
+		{"allow_web=true", nil, "open"},
+		{"allow_web=true", true, "open"},
+		{"allow_web=false", false, "all"},
+		{"allow_web=false", nil, "all"},
+		{"allow%5Fweb=true", nil, "open"},
+		{"", true, "open"},
+	} {
+		for _, stream := range []bool{false, true} {
+			resp, sent := complete(tc.query, tc.bodyAllow, stream)
+			what := fmt.Sprintf("?%s with allow_web %v in the body (stream %v)", tc.query, tc.bodyAllow, stream)
+			if resp.StatusCode != http.StatusOK || len(sent) == 0 {
+				t.Fatalf("%s: %d, %d upstream requests", what, resp.StatusCode, len(sent))
+			}
+			if !stream {
+				var got struct {
+					Vaultask struct{ Scope string } `json:"vaultask"`
+				}
+				decode(t, resp, &got)
+				if got.Vaultask.Scope != tc.scope {
+					t.Errorf("%s: scope %q, want %q", what, got.Vaultask.Scope, tc.scope)
+				}
+			}
+			personal := false
+			for _, r := range sent {
+				for _, m := range r.Messages {
+					personal = personal || strings.Contains(m.Content, smallvault.PersonalMark)
+				}
+			}
+			if personal != (tc.scope == "all") {
+				t.Errorf("%s: a personal passage went upstream: %v, want %v", what, personal, tc.scope == "all")
+			}
+		}
+	}
+	for _, tc := range []struct {
+		query     string
+		bodyAllow any
+		param     string
+	}{
+		{"allow_web=true", false, "allow_web"},
+		{"allow_web=false", true, "allow_web"},
+		{"ALLOW_WEB=true", nil, "allow_web"},
+		{"allowWeb=true", nil, "allow_web"},
+		{"allow_web=1", nil, "allow_web"},
+		{"allow_web=TRUE", true, "allow_web"},
+		{"allow_web=true&allow_web=true", nil, "allow_web"},
+		{"allow_web=true;x=1", nil, "allow_web"},
+		{"scope=open", nil, "scope"},
+		{"allow_web=true&api-version=2024-10-21", nil, "api-version"},
+		{"stream=true", nil, "stream"},
+		{"=true", nil, ""},
+	} {
+		resp, sent := complete(tc.query, tc.bodyAllow, false)
+		var e apiErr
+		decode(t, resp, &e)
+		named := strconv.Quote(tc.param)
+		if tc.param == allowweb.Name {
+			named = allowweb.Name
+		}
+		if resp.StatusCode != http.StatusBadRequest || deref(e.Error.Param) != tc.param || !strings.Contains(e.Error.Message, named) {
+			t.Errorf("?%s with allow_web %v in the body: %d %+v, want 400 naming %q", tc.query, tc.bodyAllow, resp.StatusCode, e.Error, tc.param)
+		}
+		if len(sent) != 0 {
+			t.Errorf("?%s: %d requests went upstream", tc.query, len(sent))
+		}
+	}
+	// /v1/models takes allow_web too (a client's default query comes on
+	// every request), and nothing else.
+	for query, want := range map[string]int{"allow_web=true": 200, "allow_web=false": 200, "ALLOW_WEB=true": 400, "allow_web=yes": 400, "limit=5": 400} {
+		if resp := do(t, http.MethodGet, hs.URL+"/v1/models?"+query, nil); resp.StatusCode != want {
+			t.Errorf("/v1/models?%s: %d, want %d", query, resp.StatusCode, want)
+		}
 	}
 }

@@ -2,8 +2,12 @@ package transport
 
 import (
 	"net/http"
+	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/vaultask/vaultask/tstest/smallvault"
 )
 
 // A web page of another origin may not start answers or write settings
@@ -12,19 +16,18 @@ import (
 // is in api.cors_origins. Clients that send no Origin (curl, SDKs) and the
 // server's own pages are unaffected.
 func TestCrossOriginWritesRefused(t *testing.T) {
-	hs, _ := testServer(t, testVault(t), upstream(t), Options{Admin: adminOptions(t), CORSOrigins: []string{"app://obsidian.md"}})
+	hs, _ := testServer(t, smallvault.Open(t), upstream(t), Options{Admin: adminOptions(t), CORSOrigins: []string{"app://obsidian.md"}})
 	question := `{"model":"vault-ask","messages":[{"role":"user","content":"How long do I knead sourdough dough?"}]}`
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"go-test","version":"1"}}}`
 	routes := []struct {
 		method, path, body string
 		header             []string
-		// sameOrigin is the status for the server's own origin: /mcp takes
-		// only the listed origins, its own included.
+		// sameOrigin is the status for the server's own origin.
 		sameOrigin int
 	}{
 		{http.MethodPost, "/v1/chat/completions", question, nil, http.StatusOK},
 		{http.MethodPut, "/admin/config", `{}`, []string{"X-API-Key", adminKey}, http.StatusOK},
-		{http.MethodPost, "/mcp", initialize, []string{"Content-Type", "application/json", "Accept", "application/json, text/event-stream"}, http.StatusForbidden},
+		{http.MethodPost, "/mcp", initialize, []string{"Content-Type", "application/json", "Accept", "application/json, text/event-stream"}, http.StatusOK},
 	}
 	for _, rt := range routes {
 		for _, tc := range []struct {
@@ -64,4 +67,27 @@ func TestCrossOriginWritesRefused(t *testing.T) {
 	if resp := do(t, http.MethodGet, hs.URL+"/v1/models", nil, "Origin", "https://evil.example"); resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET /v1/models from another origin: %d", resp.StatusCode)
 	}
+}
+
+// FuzzOwnLoopbackOrigin: an Origin is taken as the request's own only when
+// it is scheme://Host, exactly, with Host a loopback address or localhost.
+func FuzzOwnLoopbackOrigin(f *testing.F) {
+	for _, c := range [][2]string{{"http://127.0.0.1:8080", "127.0.0.1:8080"}, {"http://localhost:1", "LOCALHOST:1"}, {"https://[::1]:8443", "[::1]:8443"},
+		{"http://evil.example:8080", "evil.example:8080"}, {"http://127.0.0.1:8080/", "127.0.0.1:8080"}, {"null", ""}, {"http://", ""}, {"app://127.0.0.1", "127.0.0.1"},
+		{"http://127.0.0.1.nip.io:8080", "127.0.0.1.nip.io:8080"}, {"http://a.localhost", "a.localhost"}} {
+		f.Add(c[0], c[1])
+	}
+	f.Fuzz(func(t *testing.T, origin, host string) {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		r.Host = host
+		if !ownLoopbackOrigin(r, origin) {
+			return
+		}
+		scheme, rest, _ := strings.Cut(origin, "://")
+		name := hostOnly(host)
+		ip, err := netip.ParseAddr(name)
+		if scheme != "http" && scheme != "https" || !strings.EqualFold(rest, host) || !(err == nil && ip.IsLoopback() || isLocalhost(name)) {
+			t.Fatalf("Origin %q taken as the own origin of Host %q", origin, host)
+		}
+	})
 }

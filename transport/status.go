@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/vaultask/vaultask/transport/allowweb"
 	"github.com/vaultask/vaultask/vault"
 )
 
@@ -129,6 +130,13 @@ type Reembedding struct {
 	// that sees open notes only is shown as Embedded and Total.
 	OpenEmbedded int `json:"open_embedded"`
 	OpenTotal    int `json:"open_total"`
+	// VectorSearch is set while the model of the space searched until the
+	// switch is at hand (a built-in one) and the notes written meanwhile
+	// get their vector in that space too. Unset, they are searched by full
+	// text until the switch; questions too, unless IndexStatus.VectorSearch
+	// (a new model that cannot load embeds no note, while the old one still
+	// embeds the questions).
+	VectorSearch bool `json:"vector_search"`
 	// Stalled says why it is not moving, when the embedder is not there to
 	// move it: "waiting for the embedder (unavailable)" or "(failing)".
 	Stalled string `json:"stalled,omitempty"`
@@ -193,7 +201,8 @@ func (st Status) openOnly() Status {
 		OpenEmbeddingBacklog: ix.OpenEmbeddingBacklog, EmbeddingStaged: ix.OpenEmbeddingStaged, OpenEmbeddingStaged: ix.OpenEmbeddingStaged,
 		VectorSearch: ix.VectorSearch, EmbeddingModel: ix.EmbeddingModel}
 	if r := ix.Reembedding; r != nil {
-		st.Index.Reembedding = &Reembedding{Model: r.Model, Embedded: r.OpenEmbedded, Total: r.OpenTotal, OpenEmbedded: r.OpenEmbedded, OpenTotal: r.OpenTotal, Stalled: r.Stalled}
+		st.Index.Reembedding = &Reembedding{Model: r.Model, Embedded: r.OpenEmbedded, Total: r.OpenTotal, OpenEmbedded: r.OpenEmbedded, OpenTotal: r.OpenTotal,
+			VectorSearch: r.VectorSearch, Stalled: r.Stalled}
 	}
 	f := &st.Feed
 	f.LastSeq, f.UpdateSeq, f.Lag, f.LastChangeAt, f.ScanDone, f.ScanTotal = "", "", -1, time.Time{}, 0, 0
@@ -298,7 +307,11 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	if len(missing) > 0 {
 		code = http.StatusServiceUnavailable
 		body["missing"] = missing
-		body["serving"] = fmt.Sprintf("answers come from the %s indexed so far", nounCount(st.Index.Notes, "note"))
+		notes := fmt.Sprintf("%d notes", st.Index.Notes)
+		if st.Index.Notes == 1 {
+			notes = "1 note"
+		}
+		body["serving"] = "answers come from the " + notes + " indexed so far"
 	}
 	writeJSON(w, code, body)
 }
@@ -306,7 +319,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 // status reports the feed, the index, the embedder and the reconcile;
 // allow_web=true reports them as seen by a caller of open notes only.
 func (s *Server) status(w http.ResponseWriter, r *http.Request) {
-	openOnly, err := allowWebParam(r)
+	openOnly, err := allowweb.Param(r)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, apiError{Type: invalidRequest, Param: "allow_web", Message: err.Error()})
 		return
@@ -323,7 +336,7 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 // why. allow_web=true lists indexed open notes only.
 func (s *Server) statusNotes(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	allowWeb, err := allowWebParam(r)
+	allowWeb, err := allowweb.Param(r)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, apiError{Type: invalidRequest, Param: "allow_web", Message: err.Error()})
 		return

@@ -7,22 +7,30 @@ import (
 )
 
 // EmbeddingSpace names a vector space: the model that embeds into it, the
-// prefixes it puts before a question and before a passage, and the
-// vectors' dimension. Vectors of two spaces are never comparable (a model
-// given other prefixes places texts elsewhere), so the index records the
-// space of every vector it holds, and a query vector says which space it
-// was embedded in.
+// prefixes it puts before a question and before a passage, the vectors'
+// dimension and, for a built-in model, its files. Vectors of two spaces
+// are never comparable (a model given other prefixes places texts
+// elsewhere, and so do other weights under the same name), so the index
+// records the space of every vector it holds, and a query vector says
+// which space it was embedded in.
 type EmbeddingSpace struct {
 	Model          string
 	Dim            int
 	QueryPrefix    string
 	DocumentPrefix string
+	// Files names a built-in model's files ("sha256:" and a digest of
+	// their pinned sums); "" for a model behind a server, whose files
+	// vaultask does not see.
+	Files string
 }
 
 func (e EmbeddingSpace) String() string {
 	s := fmt.Sprintf("%s (%d dimensions", e.Model, e.Dim)
 	if e.QueryPrefix != "" || e.DocumentPrefix != "" {
 		s += ", prefixes " + strconv.Quote(e.QueryPrefix) + " and " + strconv.Quote(e.DocumentPrefix)
+	}
+	if e.Files != "" {
+		s += ", files " + e.Files[:min(len(e.Files), len("sha256:")+12)]
 	}
 	return s + ")"
 }

@@ -4,7 +4,8 @@
 // vectors back, so full-text search never waits for an embedding model.
 // It only calls the store's exported methods (Backlog, PutVectors, Changed,
 // and PromoteFilled, which switches an index re-embedding into a new space
-// once its backlog is empty), as miniflux's worker beside its storage does;
+// once its backlog is empty; ActiveBacklog and PutActiveVectors, for the
+// notes written meanwhile, with the old model), as miniflux's worker beside its storage does;
 // what it embeds next, and when a note's vectors become searchable, is the
 // store's to decide; how much of it goes in one batch is the vectorizer's,
 // from the time its embedder takes (Options.BatchTime).

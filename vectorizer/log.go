@@ -4,4 +4,5 @@ package vectorizer
 const (
 	logComponent = "component"
 	keyErr       = "err"
+	keyModel     = "model"
 )

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -48,6 +49,12 @@ type Options struct {
 	// time it has embedded chunks and none is left waiting, with how many,
 	// and how many of them belong to open notes.
 	OnCaughtUp func(embedded, open int)
+	// Active, when set, is the model of the index's active space, the one
+	// searches use while the index re-embeds into another: the notes written
+	// meanwhile get their vector there too, before each batch of the
+	// re-embedding (index.Store.ActiveBacklog), so that they are found by
+	// vector search before the switch, not by full text alone.
+	Active Embedder
 }
 
 // firstRate is the rate (bytes of text per second) the first batch is cut
@@ -60,13 +67,17 @@ type Status struct {
 	Available bool      `json:"available"` // false while the embedding host fails
 	LastError string    `json:"last_error,omitempty"`
 	Since     time.Time `json:"since"` // when Available last changed
-	// Embedded counts the chunks embedded since the vectorizer started,
-	// and OpenEmbedded those of open notes (see Pending.Open).
+	// Embedded counts the chunks embedded since the vectorizer started (in
+	// the space searches use too, see Active), and OpenEmbedded those of
+	// open notes (see Pending.Open).
 	Embedded     int64 `json:"embedded"`
 	OpenEmbedded int64 `json:"open_embedded"`
 	// Busy is set while it has chunks in hand: from the first batch of a
 	// backlog until the backlog is empty or embedding fails.
 	Busy bool `json:"busy"`
+	// Active is set while Options.Active embeds the notes written during
+	// a re-embedding in the space searches use: from New until it fails.
+	Active bool `json:"active"`
 }
 
 // Vectorizer embeds the backlog in the background: chunks are searchable by
@@ -76,11 +87,12 @@ type Status struct {
 // Open starts it in its own goroutine, Close stops it; Drain embeds the
 // backlog once, for a one-shot command.
 type Vectorizer struct {
-	store *index.Store
-	emb   Embedder
-	opts  Options
-	log   *slog.Logger
-	life  routine.Routine
+	store  *index.Store
+	emb    Embedder
+	active Embedder // Options.Active, until it fails
+	opts   Options
+	log    *slog.Logger
+	life   routine.Routine
 
 	// rate is the embedder's measured throughput in bytes of text per
 	// second (0 until measured), which sizes the batches; only the
@@ -117,8 +129,8 @@ func New(s *index.Store, e Embedder, opts Options) *Vectorizer {
 	if opts.Clock == nil {
 		opts.Clock = retry.System
 	}
-	return &Vectorizer{store: s, emb: e, opts: opts, log: opts.Logger.With(logComponent, "vectorizer"),
-		status: Status{Available: true, Since: time.Now()}}
+	return &Vectorizer{store: s, emb: e, active: opts.Active, opts: opts, log: opts.Logger.With(logComponent, "vectorizer"),
+		status: Status{Available: true, Since: time.Now(), Active: opts.Active != nil}}
 }
 
 // Status reports the vectorizer's health.
@@ -141,6 +153,12 @@ func (v *Vectorizer) Drain(ctx context.Context) (int, error) {
 func (v *Vectorizer) drain(ctx context.Context) (total, open int, err error) {
 	defer v.setBusy(false)
 	for {
+		n, o, err := v.stepActive(ctx)
+		total += n
+		open += o
+		if err != nil {
+			return total, open, err
+		}
 		n, o, empty, err := v.step(ctx)
 		total += n
 		open += o
@@ -243,6 +261,63 @@ func (v *Vectorizer) step(ctx context.Context) (written, open int, empty bool, e
 		v.opts.OnBatch(ctx, n, open)
 	}
 	return n, open, false, nil
+}
+
+// stepActive embeds the notes of the active space's backlog that one
+// batch holds (a larger note whole, a batch at a time) with Options.Active
+// and returns how many vectors it wrote and how many of them are of open
+// chunks. When that model fails it is not asked again: the re-embedding
+// goes on, and the notes written meanwhile are found by full text until
+// the switch.
+func (v *Vectorizer) stepActive(ctx context.Context) (written, open int, err error) {
+	if v.active == nil {
+		return 0, 0, nil
+	}
+	space, pending, err := v.store.ActiveBacklog(ctx, v.opts.BatchChunks)
+	if err != nil || len(pending) == 0 {
+		return 0, 0, err
+	}
+	v.setBusy(true)
+	vs := make([]index.Vector, 0, len(pending))
+	for batch := range slices.Chunk(pending, v.opts.BatchChunks) {
+		texts := make([]string, len(batch))
+		for i, p := range batch {
+			texts[i] = p.Text
+		}
+		vecs, err := v.active.EmbedDocuments(ctx, texts)
+		if err == nil && len(vecs) != len(texts) {
+			err = fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(texts))
+		}
+		if ctx.Err() != nil {
+			return 0, 0, ctx.Err()
+		}
+		if err != nil {
+			v.mu.Lock()
+			v.active, v.status.Active = nil, false
+			v.mu.Unlock()
+			v.log.Warn("embedding in the space searches use failed: notes written while re-embedding are found by full text until the switch", keyModel, space.String(), keyErr, err)
+			return 0, 0, nil
+		}
+		for i, p := range batch {
+			vs = append(vs, index.Vector{RowID: p.RowID, Text: p.Text, Embedding: vecs[i]})
+		}
+	}
+	n, err := v.store.PutActiveVectors(ctx, space, vs)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, p := range pending {
+		if p.Open {
+			open++
+		}
+	}
+	// As in step: a dropped vector counts as open.
+	open = max(open-(len(pending)-n), 0)
+	v.mu.Lock()
+	v.status.Embedded += int64(n)
+	v.status.OpenEmbedded += int64(open)
+	v.mu.Unlock()
+	return n, open, nil
 }
 
 // Open starts embedding the backlog whenever the store signals new chunks

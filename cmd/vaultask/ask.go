@@ -11,9 +11,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/vaultask/vaultask/cmd/ragconfig"
 	"github.com/vaultask/vaultask/config"
 	"github.com/vaultask/vaultask/index"
-	"github.com/vaultask/vaultask/internal/ragconfig"
 	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/rag"
 	"github.com/vaultask/vaultask/rag/web"
@@ -67,7 +67,7 @@ func runAsk(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	defer store.Close()
-	p, err := m.newPipeline(cfg, store, log, !*dryRun)
+	p, err := m.newPipeline(cfg, store, log, !*dryRun, storeState(store))
 	if err != nil {
 		return err
 	}
@@ -157,15 +157,15 @@ func parseQuestion(fs *flag.FlagSet, args []string) (string, error) {
 // means no rerank. generate false skips the generation model (a dry run).
 // The pipeline holds a web searcher only when web.enabled; it then searches
 // only for requests that allow the web.
-func (m *Main) newPipeline(cfg config.Config, store *index.Store, log *slog.Logger, generate bool) (*rag.Pipeline, error) {
-	opts := rag.Options{Searcher: store, Settings: ragconfig.Settings(cfg), Limits: ragconfig.Limits(cfg), Logger: log}
+func (m *Main) newPipeline(cfg config.Config, store *index.Store, log *slog.Logger, generate bool, state func(context.Context, vault.Scope) rag.IndexState) (*rag.Pipeline, error) {
+	opts := rag.Options{Searcher: store, Settings: ragconfig.Settings(cfg), Limits: ragconfig.Limits(cfg), Logger: log, IndexState: state}
 	if embs, err := m.queryEmbedders(cfg, store); len(embs) == 0 {
 		fmt.Fprintf(m.Stderr, "note: no embedder (%v): full-text search only\n", err)
 	} else {
 		opts.Embedder = embs
 	}
 	if generate {
-		if gen, err := llm.NewClient(cfg.Models.Generation, llm.Options{BaseURL: cfg.Models.GenerationBaseURL, Getenv: m.getenv}); err != nil {
+		if gen, err := llm.NewClient(cfg.Models.Generation, llm.Options{BaseURL: cfg.Models.GenerationBaseURL, Timeout: cfg.Models.GenerationTimeout, Getenv: m.getenv}); err != nil {
 			fmt.Fprintf(m.Stderr, "note: no generation model (%v): answering with retrieved passages\n", err)
 		} else {
 			opts.Generator = chatModel{gen}
@@ -179,7 +179,7 @@ func (m *Main) newPipeline(cfg config.Config, store *index.Store, log *slog.Logg
 		}
 	}
 	if cfg.Web.Enabled {
-		provider, err := web.New(cfg.Web.Provider, m.getenv, web.Options{})
+		provider, err := web.New(cfg.Web.Provider, m.getenv, web.Options{BaseURL: cfg.Web.BaseURL})
 		if err != nil {
 			return nil, fmt.Errorf("config: web: %w", err)
 		}
@@ -224,14 +224,7 @@ func printRetrieval(w io.Writer, r *rag.Retrieval) {
 		search = "full text only (no query vector)"
 	}
 	fmt.Fprintf(w, "search:   %s\n", search)
-	coverage := "covered"
-	switch {
-	case r.Silent:
-		coverage = "silent: nothing relevant"
-	case r.Thin:
-		coverage = "thin: few hits near the query"
-	}
-	fmt.Fprintf(w, "coverage: %s\n\n", coverage)
+	fmt.Fprintf(w, "coverage: %s\n\n", coverageText(r.Coverage))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tscore\tfrom\tdistance\tsensitivity\tpath › section")
 	for i, h := range r.Hits {
@@ -249,6 +242,22 @@ func printRetrieval(w io.Writer, r *rag.Retrieval) {
 		fmt.Fprintf(tw, "%d\t%.4f\t%s\t%s\t%s\t%s\n", i+1, h.Score, h.Provenance(), dist, h.Chunk.Sensitivity, label)
 	}
 	tw.Flush()
+}
+
+// coverageText says what the coverage judgement decided, and how sure it
+// was.
+func coverageText(c rag.Coverage) string {
+	why := map[rag.Outcome]string{
+		rag.OutcomeCovered:  "the vault answers this",
+		rag.OutcomeThin:     "the vault says little on this",
+		rag.OutcomeSilent:   "nothing in the vault is about this",
+		rag.OutcomeIndexing: "the index is still reading the vault",
+	}[c.Outcome]
+	s := fmt.Sprintf("%s: %s (probability %.2f, %s)", c.Outcome, why, c.Score, c.Model)
+	if c.Grey {
+		s += "; near the line to thin: a generation model reads the passages and decides"
+	}
+	return s
 }
 
 func writeAskJSON(w io.Writer, r *rag.Retrieval, a *rag.Answer, withTrace bool) error {

@@ -79,7 +79,8 @@ func clientVault(t *testing.T) (*couchtest.Server, string) {
 // The official openai and MCP TypeScript SDKs against `vaultask serve`:
 // every request shape they send is understood and every answer is one they
 // parse; the stream's first token reaches the SDK before the upstream model
-// has finished; MCP with allow_web sees no personal note anywhere.
+// has finished; allow_web=true in the SDK's defaultQuery sends no personal
+// passage upstream; MCP with allow_web sees no personal note anywhere.
 func TestOfficialClients(t *testing.T) {
 	srv, db := clientVault(t)
 	up := fakellm.New()
@@ -103,7 +104,25 @@ func TestOfficialClients(t *testing.T) {
 			Start, FirstDeltaAt, StreamEndAt int64
 			Text                             string
 		}
-		runClient(t, "openai.test.mjs", append(env, "QUESTION=how long do I knead the sourdough?"), &got)
+		const personalQuestion = "when did I first bake the sourdough bread?"
+		runClient(t, "openai.test.mjs", append(env, "QUESTION=how long do I knead the sourdough?", "PERSONAL_QUESTION="+personalQuestion), &got)
+		// The whole vault's answer was given the personal note; the four
+		// asked with allow_web=true in the query (one refused before
+		// retrieval) were not.
+		var whole, open int
+		for _, r := range up.Requests() {
+			if !strings.Contains(r.Messages[len(r.Messages)-1].Content, personalQuestion) {
+				continue
+			}
+			if strings.Contains(r.Messages[len(r.Messages)-1].Content, "zebrafinch") {
+				whole++
+			} else {
+				open++
+			}
+		}
+		if whole != 1 || open != 2 {
+			t.Errorf("upstream was asked %q with the personal note %d times, without it %d times; want once (the whole vault), twice (?allow_web=true, streamed and not)", personalQuestion, whole, open)
+		}
 		// The upstream reply that ended while the SDK's stream was open.
 		var ends []int64
 		for _, f := range up.Finished() {

@@ -30,7 +30,7 @@ func embeddingSpace(cfg config.Config) (vault.EmbeddingSpace, error) {
 }
 
 func spaceOf(spec llm.EmbeddingSpec) vault.EmbeddingSpace {
-	return vault.EmbeddingSpace{Model: spec.Model, Dim: spec.Dim, QueryPrefix: spec.Prefixes.Query, DocumentPrefix: spec.Prefixes.Document}
+	return vault.EmbeddingSpace{Model: spec.Model, Dim: spec.Dim, QueryPrefix: spec.Prefixes.Query, DocumentPrefix: spec.Prefixes.Document, Files: spec.Files}
 }
 
 // configuredPrefixes are the prefixes models.embedding_query_prefix and
@@ -75,14 +75,14 @@ func (m *Main) embedder(cfg config.Config) (*llm.Embedding, error) {
 }
 
 // closeEmbedders releases the embedders the command built (a built-in
-// model's threads and mapped file), once it no longer runs.
+// model's threads and open file), once it no longer runs.
 func (m *Main) closeEmbedders() {
 	m.embMu.Lock()
 	defer m.embMu.Unlock()
 	for _, e := range m.built {
 		_ = e.Close()
 	}
-	m.built, m.emb = nil, nil
+	m.built, m.emb, m.active = nil, nil, nil
 }
 
 // queryEmbedders are the models a question may be embedded with: the
@@ -102,11 +102,8 @@ func (m *Main) queryEmbedders(cfg config.Config, store *index.Store) (rag.Embedd
 	if err == nil && spaceOf(conf.Spec()) == active {
 		return embs, nil
 	}
-	old, oldErr := builtinOf(cfg, active)
+	old, oldErr := m.activeEmbedder(cfg, active)
 	if oldErr == nil {
-		m.embMu.Lock()
-		m.built = append(m.built, old)
-		m.embMu.Unlock()
 		embs = append(embs, rag.SpaceEmbedder{Texts: old, Space: active})
 	}
 	return embs, errors.Join(err, oldErr)
@@ -123,6 +120,40 @@ func (m *Main) embedsSpace(space vault.EmbeddingSpace) bool {
 		}
 	}
 	return false
+}
+
+// activeEmbedder is the built-in model of space, the one an index searches
+// while it re-embeds into the configured model's, built once per Main and
+// shared: it embeds the questions (queryEmbedders) and the notes written
+// meanwhile (vectorizerOptions).
+func (m *Main) activeEmbedder(cfg config.Config, space vault.EmbeddingSpace) (*llm.Embedding, error) {
+	m.embMu.Lock()
+	defer m.embMu.Unlock()
+	if m.active != nil && m.activeFor == space {
+		return m.active, nil
+	}
+	e, err := builtinOf(cfg, space)
+	if err != nil {
+		return nil, err
+	}
+	m.active, m.activeFor = e, space
+	m.built = append(m.built, e)
+	return e, nil
+}
+
+// vectorizerOptions are the background embedder's options for store, whose
+// backlog emb embeds: while the index re-embeds into emb's space, the model
+// of the space it searches embeds the notes written meanwhile there too,
+// when it is a built-in one (see activeEmbedder); without it they are found
+// by full text until the switch, as every question is (queryEmbedders).
+func (m *Main) vectorizerOptions(cfg config.Config, store *index.Store, emb *llm.Embedding, log *slog.Logger) vectorizer.Options {
+	opts := vectorizer.Options{Logger: log}
+	if active := store.ActiveSpace(); spaceOf(emb.Spec()) != active {
+		if old, err := m.activeEmbedder(cfg, active); err == nil {
+			opts.Active = old
+		}
+	}
+	return opts
 }
 
 // builtinOf is the built-in model of space, when space is one.
@@ -195,8 +226,9 @@ func (m *Main) startVectorizer(ctx context.Context, cfg config.Config, store *in
 		return func() {}
 	}
 	bl := &backlogLog{log: log, now: m.clock, waiting: store.EmbeddingWaiting}
-	v := vectorizer.New(store, emb, vectorizer.Options{Logger: log,
-		OnBatch: bl.batch, OnCaughtUp: func(int, int) { bl.caughtUp() }})
+	opts := m.vectorizerOptions(cfg, store, emb, log)
+	opts.OnBatch, opts.OnCaughtUp = bl.batch, func(int, int) { bl.caughtUp() }
+	v := vectorizer.New(store, emb, opts)
 	if err := v.Open(ctx); err != nil {
 		log.Warn("embedding not started: new notes are searchable by full text only", keyErr, err)
 		return func() {}

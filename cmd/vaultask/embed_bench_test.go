@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vaultask/vaultask/config"
 	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/vault"
 	"github.com/vaultask/vaultask/vectorizer"
@@ -20,11 +19,7 @@ import (
 //
 //	go test -tags sqlite_fts5 -run '^$' -bench SmallNoteBehindLargeNote -benchtime 1x ./cmd/vaultask/
 func BenchmarkSmallNoteBehindLargeNote(b *testing.B) {
-	cfg := config.Default()
-	emb, err := (&Main{}).embedder(cfg)
-	if err != nil {
-		b.Skipf("no built-in embedder (scripts/fetch-model.sh installs it): %v", err)
-	}
+	emb := mustDefaultEmbedder(b, &Main{})
 	var big strings.Builder
 	for i := 0; big.Len() < 5<<20; i++ {
 		fmt.Fprintf(&big, "## Part %d\n\n", i)

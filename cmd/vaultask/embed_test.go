@@ -2,15 +2,19 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/vaultask/vaultask/config"
+	"github.com/vaultask/vaultask/llm"
+	"github.com/vaultask/vaultask/llm/bge"
 )
 
 // fakeOllama speaks Ollama's OpenAI-compatible /v1/embeddings with
@@ -100,15 +104,28 @@ func TestIndexReembedsOnAModelChange(t *testing.T) {
 	golden(t, "stats-json/stdout", out, paths)
 }
 
+// mustDefaultEmbedder is m's embedder for the default configuration, the
+// built-in bge. Without its files it skips, naming the script that fetches
+// them, unless VAULTASK_REQUIRE_MODELS=1 (scripts/test.sh sets it), where
+// it fails, as does any other error.
+func mustDefaultEmbedder(tb testing.TB, m *Main) *llm.Embedding {
+	tb.Helper()
+	e, err := m.embedder(config.Default())
+	if errors.Is(err, bge.ErrModelNotFound) && os.Getenv(config.EnvRequireModels) != "1" {
+		tb.Skipf("%v; scripts/fetch-model.sh bge fetches it", err)
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return e
+}
+
 // One command loads its embedder once: serve's pipeline and its vectorizer
 // share the built-in model instead of holding two copies of its weights.
 func TestEmbedderLoadedOncePerCommand(t *testing.T) {
 	m := NewMain(io.Discard, io.Discard, nil)
 	cfg := config.Default()
-	a, err := m.embedder(cfg)
-	if err != nil {
-		t.Skipf("no built-in model here: %v", err)
-	}
+	a := mustDefaultEmbedder(t, m)
 	b, err := m.embedder(cfg)
 	if err != nil || a != b {
 		t.Fatalf("second embedder %v (%v), want the first one again", b, err)

@@ -6,16 +6,16 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/vaultask/vaultask/cmd/ragconfig"
 	"github.com/vaultask/vaultask/config"
 	"github.com/vaultask/vaultask/eval"
 	"github.com/vaultask/vaultask/index"
-	"github.com/vaultask/vaultask/internal/ragconfig"
 	"github.com/vaultask/vaultask/rag"
 )
 
 const evalHelp = `Usage:
   vaultask eval retrieval --questions FILE.tsv [--questions FILE.tsv]... [--k 8] [--ab key=value[,key=value…]]... [--rerank-url URL] [--json]
-  vaultask eval web-trigger --questions FILE.tsv
+  vaultask eval web-trigger --questions FILE.tsv [--questions FILE.tsv]... [--allow-web] [--verdict] [--json | --features]
 
 FILE.tsv holds one question per line, a TAB, then the paths of the notes that
 answer it separated by '|'; no paths means the vault does not cover it. Lines
@@ -55,7 +55,7 @@ type evalSession struct {
 // openEval reads the question files, then the config, and lets check look
 // at the config before the index is opened, so that bad input fails fast;
 // then it refuses acceptable paths the index does not hold.
-func (m *Main) openEval(ctx context.Context, cfgPath string, paths []string, check func(config.Config) error) (*evalSession, error) {
+func (m *Main) openEval(ctx context.Context, cfgPath string, paths []string, generate bool, check func(config.Config) error) (*evalSession, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("--questions FILE.tsv is required")
 	}
@@ -82,7 +82,7 @@ func (m *Main) openEval(ctx context.Context, cfgPath string, paths []string, che
 	if s.store, err = openExisting(ctx, opts); err != nil {
 		return nil, err
 	}
-	s.pipeline, err = m.newPipeline(s.cfg, s.store, log, false)
+	s.pipeline, err = m.newPipeline(s.cfg, s.store, log, generate, storeState(s.store))
 	if err == nil {
 		err = s.checkPaths(ctx)
 	}
@@ -134,7 +134,7 @@ func (m *Main) evalRetrieval(ctx context.Context, args []string) error {
 		return fmt.Errorf("--k %d: want at least 1", *k)
 	}
 	var arms []eval.Arm
-	s, err := m.openEval(ctx, *cfgPath, files, func(cfg config.Config) (err error) {
+	s, err := m.openEval(ctx, *cfgPath, files, false, func(cfg config.Config) (err error) {
 		arms, err = eval.ParseArms(cfg, specs)
 		return err
 	})
@@ -180,23 +180,35 @@ func (m *Main) withReranker(p *rag.Pipeline, models config.Models, baseURL strin
 }
 
 func (m *Main) evalWebTrigger(ctx context.Context, args []string) error {
-	fset, cfgPath := m.newFlagSet("eval web-trigger", "eval web-trigger --questions FILE.tsv")
-	file := fset.String("questions", "", "questions file: question, TAB, acceptable note paths separated by | (none: the vault does not cover it)")
+	fset, cfgPath := m.newFlagSet("eval web-trigger", "eval web-trigger --questions FILE.tsv [--questions FILE.tsv]... [--allow-web] [--verdict] [--json | --features]")
+	var paths []string
+	fset.Func("questions", "questions file: question, TAB, acceptable note paths separated by | (none: the vault does not cover it); repeat for more", appendTo(&paths))
+	allowWeb := fset.Bool("allow-web", false, "judge as a request that allows the web does, seeing open notes only (default: the whole vault, as the files' paths are)")
+	asJSON := fset.Bool("json", false, "print the report as JSON")
+	features := fset.Bool("features", false, "print each question's coverage features as JSON lines instead, for fitting a coverage model (devtools/cmd/coverage-fit)")
+	verdicts := fset.Bool("verdict", false, "have the generation model (models.generation) read each question's passages and give its verdict, which decides, as in an answer")
 	if err := parseFlags(fset, args); err != nil {
 		return err
 	}
-	var paths []string
-	if *file != "" {
-		paths = []string{*file}
+	if *asJSON && *features {
+		return errors.New("--json and --features print different things: choose one")
 	}
-	s, err := m.openEval(ctx, *cfgPath, paths, eval.CheckWebTrigger)
+	s, err := m.openEval(ctx, *cfgPath, paths, *verdicts, func(config.Config) error { return nil })
 	if err != nil {
 		return err
 	}
 	defer s.store.Close()
-	rep, err := eval.WebTrigger(ctx, s.pipeline, s.files[0])
+	if *features {
+		return eval.WriteFeatures(ctx, s.pipeline, s.files, *allowWeb, m.Stdout)
+	}
+	rep, err := eval.WebTrigger(ctx, s.pipeline, s.files, *allowWeb, *verdicts)
 	if err != nil {
 		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(m.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
 	}
 	rep.WriteText(m.Stdout)
 	return nil

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/vaultask/vaultask/eval"
 	"github.com/vaultask/vaultask/tstest/fakellm"
 )
 
@@ -261,23 +262,40 @@ func TestEvalUsage(t *testing.T) {
 	golden(t, "retrieval-help/stderr", stderr, nil)
 }
 
-func TestEvalWebTriggerOverlap(t *testing.T) {
+// eval web-trigger judges each question with the configured coverage fit
+// and counts the outcomes per kind: the kestrel question, which a note
+// answers, is covered; an off-topic one is not. --json says the same as
+// data, --features writes what the fit reads.
+func TestEvalWebTrigger(t *testing.T) {
 	env, indexPath := evalVault(t)
-	env = append(env, "VAULTASK_WEB__THIN_HITS=3", "VAULTASK_WEB__THIN_DISTANCE=0.5")
-	// The same question marked covered and uncovered: the two distributions
-	// must overlap, and the output says so loudly.
-	questions := writeQuestions(t, "which bird hovers over meadows?\tBirds/Kestrel.md\nwhich bird hovers over meadows?\t\n")
+	questions := writeQuestions(t, "# group: direct\nwhich bird hovers over meadows?\tBirds/Kestrel.md\n# group: offtopic\nhow do I file an income tax return in Germany?\t\n")
 	out, stderr, err := run(t, env, "eval", "web-trigger", "--questions", questions)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
 	golden(t, "stdout", out, map[string]string{questions: "$QUESTIONS", indexPath: "$INDEX"})
-	if !strings.Contains(out, "OVERLAP: ") {
-		t.Errorf("the overlap is not said loudly:\n%s", out)
+	out, stderr, err = run(t, env, "eval", "web-trigger", "--questions", questions, "--json")
+	if err != nil {
+		t.Fatalf("--json: %v\n%s", err, stderr)
 	}
-	env = append(env, "VAULTASK_WEB__THIN_HITS=0")
-	if _, _, err := run(t, env, "eval", "web-trigger", "--questions", questions); err == nil || !strings.Contains(err.Error(), "web.thin_hits is 0") {
-		t.Fatalf("thin_hits 0: %v", err)
+	var rep eval.WebTriggerReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("--json: %v\n%s", err, out)
+	}
+	if len(rep.Files) != 1 || rep.Scope != "all" || rep.Files[0].Covered.Covered != 1 || rep.Files[0].Uncovered.Right() != 1 {
+		t.Fatalf("--json: %+v", rep)
+	}
+	out, stderr, err = run(t, env, "eval", "web-trigger", "--questions", questions, "--features", "--allow-web")
+	if err != nil {
+		t.Fatalf("--features: %v\n%s", err, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var row eval.FeatureRow
+	if len(lines) != 2 || json.Unmarshal([]byte(lines[1]), &row) != nil || row.Covered || row.Group != "offtopic" || row.Features["absent"] == 0 {
+		t.Fatalf("--features:\n%s", out)
+	}
+	if _, _, err := run(t, env, "eval", "web-trigger", "--questions", questions, "--features", "--json"); err == nil || !strings.Contains(err.Error(), "choose one") {
+		t.Fatalf("--features with --json: %v", err)
 	}
 }
 

@@ -31,7 +31,7 @@ const livesyncFixtures = "../../feed/livesync/testdata"
 
 // couchEnv configures vaultask for database db of the test server, with a
 // fresh index and no embedding model (full text only).
-func couchEnv(t *testing.T, srv *couchtest.Server, db string) []string {
+func couchEnv(t testing.TB, srv *couchtest.Server, db string) []string {
 	t.Helper()
 	return []string{
 		"VAULTASK_VAULT__URL=" + srv.URL,

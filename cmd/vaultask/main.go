@@ -13,6 +13,7 @@ import (
 
 	"github.com/vaultask/vaultask/config"
 	"github.com/vaultask/vaultask/llm"
+	"github.com/vaultask/vaultask/vault"
 )
 
 func main() {
@@ -51,6 +52,10 @@ type Main struct {
 	embMu  sync.Mutex
 	emb    *llm.Embedding
 	embFor config.Models
+	// active is the built-in model of the space activeFor, the one an
+	// index searches while it re-embeds (see activeEmbedder).
+	active    *llm.Embedding
+	activeFor vault.EmbeddingSpace
 	// built are the embedders the command built, closed when it returns.
 	built []*llm.Embedding
 

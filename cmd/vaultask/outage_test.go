@@ -21,8 +21,7 @@ import (
 
 // couchRelay is a loopback port that forwards every connection to the test
 // CouchDB while up and refuses connections while down: CouchDB on a NAS
-// that has not started it yet. Its port stays the same across both, so the
-// index's checkpoint (kept per server URL) is the one serve resumes.
+// that has not started it yet. Its port stays the same across both.
 type couchRelay struct {
 	addr, target string
 	mu           sync.Mutex

@@ -24,6 +24,14 @@ const chromium = "/usr/bin/chromium"
 // if /chat treated answer text as HTML.
 const hostile = `<img src=x onerror="window.__xss=1;alert(1)"> <script>window.__xss=2;alert(2)</script> [a harmless link](javascript:window.__xss=3;alert(3))`
 
+// inlineHTML is the inline HTML notes use where Markdown has nothing (the
+// help vault's "stored for <u>two weeks</u>", its <kbd> keys, <br> in
+// tables): /chat renders u, sup, sub, kbd, mark and br as Obsidian does,
+// without their attributes, and any other tag, or one left open, as text.
+const inlineHTML = `Older versions are stored for <u>two weeks</u>; press <kbd>Ctrl</kbd>+<kbd>S</kbd>, bake at 10<sup>2</sup> °C ` +
+	`with H<sub>2</sub>O and <MARK style="background: #FFB86CA6;">a highlight</MARK>,<br>a new line<br />and another. ` +
+	`<b>Bold</b> stays text, as does <subpath> and an open <u>tag; <u onclick="window.__xss=4">the attribute</u> is dropped.`
+
 // wineTable is a clipping's Markdown table, as in the demo vault's wine
 // notes: /chat shows it as a table, not as a line of pipes.
 const wineTable = `| Style | Examples | Serve at |
@@ -45,7 +53,7 @@ func pagesVault(t *testing.T) (*couchtest.Server, string, *livesyncput.Client) {
 		"Recipes/Sourdough bread.md": "# Sourdough bread\n\nFeed the starter the night before. Knead the dough for ten minutes, then let it rise overnight in the fridge.\n",
 		"Recipes/Risotto.md":         "# Risotto\n\nStir the rice with warm stock, a ladle at a time, for eighteen minutes.\n",
 		"Journal/2026-11-30.md":      "# Monday\n\nBought a zebrafinch cage for the spare room and baked sourdough bread.\n",
-		"Clippings/Oven guide.md":    "# Oven guide\n\nClipped from a web page about ovens: " + hostile + "\n",
+		"Clippings/Oven guide.md":    "# Oven guide\n\nClipped from a web page about ovens: " + hostile + "\n\n" + inlineHTML + "\n",
 		"Clippings/Red wine.md":      "# Serving temperatures for red wine\n\nMost reds are served too warm in a heated flat.\n\n" + wineTable,
 	} {
 		if err := lp.Put(context.Background(), path, text, false); err != nil {
@@ -58,7 +66,8 @@ func pagesVault(t *testing.T) (*couchtest.Server, string, *livesyncput.Client) {
 }
 
 // pagesReply is the fake generation model: it rewrites a follow-up as
-// itself, repeats the hostile clipping when asked about ovens, answers
+// itself, repeats the hostile clipping and its inline HTML when asked
+// about ovens, answers
 // with a table when asked about wine (aligned columns, code, an escaped
 // pipe, citations in cells with the pipe escaped as Obsidian wants and
 // not, as models write them, and a cell too wide for a phone), and
@@ -77,7 +86,7 @@ func pagesReply(msgs []fakellm.Message) string {
 	question, _, _ := strings.Cut(strings.TrimPrefix(last, "Question: "), "\n")
 	switch {
 	case strings.Contains(question, "oven"):
-		return "The clipping says: " + hostile + " as " + cite + " has it."
+		return "The clipping says: " + hostile + " as " + cite + " has it.\n\n" + inlineHTML
 	case strings.Contains(question, "wine"):
 		return "Serve reds cooler than a heated room:\n\n" +
 			"| Style | Serve at | Source |\n" +

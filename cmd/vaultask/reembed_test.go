@@ -85,9 +85,10 @@ type serveStatus struct {
 		Vectors        int    `json:"vectors"`
 		EmbeddingModel string `json:"embedding_model"`
 		Reembedding    *struct {
-			Model    string `json:"model"`
-			Embedded int    `json:"embedded"`
-			Total    int    `json:"total"`
+			Model        string `json:"model"`
+			Embedded     int    `json:"embedded"`
+			Total        int    `json:"total"`
+			VectorSearch bool   `json:"vector_search"`
 		} `json:"reembedding"`
 	} `json:"index"`
 }
@@ -95,8 +96,9 @@ type serveStatus struct {
 // TestServeReembedsInTheBackground: serve started on an index of another
 // embedding model than the configured one starts at once, answers from the
 // start (by full text: the old model is not a built-in one it could embed
-// questions with), shows the re-embedding's progress on /readyz and
-// /status, and switches to the new vectors once every chunk has one.
+// questions with, as /status says), shows the re-embedding's progress on
+// /readyz and /status, and switches to the new vectors once every chunk
+// has one.
 func TestServeReembedsInTheBackground(t *testing.T) {
 	srv, db, _ := serveVault(t)
 	up := citingUpstream(t)
@@ -121,7 +123,7 @@ func TestServeReembedsInTheBackground(t *testing.T) {
 	}
 	var st serveStatus
 	getJSON(t, s.url+"/status", &st)
-	if st.Index.EmbeddingModel != "ollama/bge-m3" || st.Index.Reembedding == nil || st.Index.Reembedding.Total != st.Index.Chunks {
+	if st.Index.EmbeddingModel != "ollama/bge-m3" || st.Index.Reembedding == nil || st.Index.Reembedding.Total != st.Index.Chunks || st.Index.Reembedding.VectorSearch {
 		t.Fatalf("/status while re-embedding: %+v", st.Index)
 	}
 	if code, text := askServed(t, s, "how long do I knead the sourdough?"); code != http.StatusOK || !strings.Contains(text, "Recipes/Sourdough bread") {
@@ -230,5 +232,38 @@ func startServeProcess(t *testing.T, bin string, env []string) (string, *exec.Cm
 	case <-ctx.Done():
 		t.Fatalf("serve did not listen within 30s\n%s", stderr.String())
 		return "", nil
+	}
+}
+
+// TestServeEmbedsNewNotesInTheSearchedSpace: a note written while serve
+// re-embeds the index, from the built-in USE-lite to another model, gets
+// its vector in the space searches use until the switch (USE-lite's, a
+// built-in model at hand, as /status says), not only in the new one, which
+// reaches it last: here never, its host down.
+func TestServeEmbedsNewNotesInTheSearchedSpace(t *testing.T) {
+	srv, db, lp := serveVault(t)
+	env := withEnv(serveEnv(t, srv, db, citingUpstream(t)), "VAULTASK_MODELS__EMBEDDING", "builtin/use-lite")
+	mustIndexVault(t, env)
+
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
+	env = withEnv(withEnv(withEnv(env, "VAULTASK_MODELS__EMBEDDING", "ollama/nomic-embed-text"), "VAULTASK_MODELS__EMBEDDING_BASE_URL", down.URL+"/v1"),
+		"VAULTASK_MODELS__EMBEDDING_DIM", "4")
+	s := startServe(t, env)
+	var before serveStatus
+	getJSON(t, s.url+"/status", &before)
+	if before.Index.Reembedding == nil || !before.Index.Reembedding.VectorSearch || before.Index.EmbeddingModel != "builtin/use-lite" || before.Index.Vectors != before.Index.Chunks {
+		t.Fatalf("/status as serve starts re-embedding: %+v", before.Index)
+	}
+	putNote(t, lp)("Recipes/Focaccia.md", "# Focaccia\n\nDimple the dough with oiled fingers and bake it at 230 degrees.\n")
+	waitUntil(t, 60*time.Second, "the new note's vector in USE-lite's space", func() bool {
+		var st serveStatus
+		getJSON(t, s.url+"/status", &st)
+		return st.Index.Chunks == before.Index.Chunks+1 && st.Index.Vectors == st.Index.Chunks
+	})
+	var st serveStatus
+	getJSON(t, s.url+"/status", &st)
+	if st.Index.Reembedding == nil || st.Index.Reembedding.Embedded != 0 || st.Index.EmbeddingModel != "builtin/use-lite" {
+		t.Fatalf("/status: %+v; want still re-embedding, nothing in the new space yet", st.Index)
 	}
 }

@@ -48,6 +48,7 @@ type service struct {
 	// embeds reports whether questions are embedded in a space.
 	embeds func(vault.EmbeddingSpace) bool
 	events *transport.Events
+	api    *transport.Server
 	http   *http.Server
 	ln     net.Listener
 	base   context.CancelCauseFunc
@@ -93,7 +94,8 @@ func (svc *service) open(ctx context.Context, m *Main) error {
 	if svc.store, err = openIndex(ctx, opts); err != nil {
 		return err
 	}
-	p, err := m.newPipeline(cfg, svc.store, log, true)
+	state := &cachedState{read: svc.status, now: time.Now}
+	p, err := m.newPipeline(cfg, svc.store, log, true, state.state)
 	if err != nil {
 		return err
 	}
@@ -118,7 +120,7 @@ func (svc *service) open(ctx context.Context, m *Main) error {
 	if err != nil {
 		return err
 	}
-	handler, err := transport.New(transport.Options{
+	svc.api, err = transport.New(transport.Options{
 		Answerer: p, Notes: svc.store, Status: svc.status, Events: svc.events,
 		APIKey: apiKey, MaxConcurrent: cfg.API.MaxConcurrent, MaxBodyBytes: int64(cfg.API.MaxRequestBytes),
 		Slots: transport.SlotOptions{ForAnswers: cfg.API.ReservedForAnswers, ForTools: cfg.API.ReservedForTools,
@@ -130,7 +132,7 @@ func (svc *service) open(ctx context.Context, m *Main) error {
 	if err != nil {
 		return err
 	}
-	base, err := svc.listen(ctx, handler)
+	base, err := svc.listen(ctx, svc.api)
 	if err != nil {
 		return err
 	}
@@ -166,14 +168,17 @@ func (svc *service) newVectorizer(m *Main) *vectorizer.Vectorizer {
 		return nil
 	}
 	svc.backlog = &backlogLog{log: svc.log, now: m.clock, waiting: svc.store.EmbeddingWaiting}
-	return vectorizer.New(svc.store, emb, vectorizer.Options{Logger: svc.log, OnBatch: svc.backlog.batch, OnCaughtUp: func(n, open int) {
+	opts := m.vectorizerOptions(svc.cfg, svc.store, emb, svc.log)
+	opts.OnBatch = svc.backlog.batch
+	opts.OnCaughtUp = func(n, open int) {
 		svc.backlog.caughtUp()
 		ev := transport.Event{Type: transport.EventEmbeddingDone, Data: map[string]int{"embedded": n}}
 		if open > 0 {
 			ev.OpenData = map[string]int{"embedded": open}
 		}
 		svc.events.Publish(ev)
-	}})
+	}
+	return vectorizer.New(svc.store, emb, opts)
 }
 
 // listen opens the API's listener and its server, whose requests run under
@@ -235,13 +240,18 @@ func (m *Main) adminOptions(cfg config.Config) (transport.AdminOptions, error) {
 }
 
 // close stops everything open, in reverse order: the event streams ended
-// with a last event, no new requests and the running answers finished (or
+// with a last event and the idle MCP streams at once (the drain is for
+// answers, which they would hold up to its end), no new requests and the
+// running answers finished (or
 // cancelled near the end of the drain time, their streams ending with an
 // error saying why and [DONE]), then the feed finishes its batch and
 // checkpoint, the embedder stops, the index closes.
 func (svc *service) close(ctx context.Context) error {
 	var errs []error
 	svc.events.Close()
+	if svc.api != nil {
+		svc.api.EndStreams()
+	}
 	if svc.http != nil {
 		// Shutdown waits for the handlers, so the cancelled answers' last
 		// frames are written before their connections close.
@@ -337,7 +347,8 @@ func (svc *service) status(ctx context.Context) transport.Status {
 		VectorSearch: svc.embeds(svc.store.ActiveSpace()), PendingNotes: is.PendingNotes,
 		IncompleteNotes: is.IncompleteNotes, SkippedNotes: is.SkippedNotes, FileBytes: is.FileBytes, EmbeddingModel: is.EmbeddingModel}
 	if r := is.Reembedding; r != nil {
-		st.Index.Reembedding = &transport.Reembedding{Model: r.Model, Embedded: r.Embedded, Total: r.Total, OpenEmbedded: r.OpenEmbedded, OpenTotal: r.OpenTotal}
+		st.Index.Reembedding = &transport.Reembedding{Model: r.Model, Embedded: r.Embedded, Total: r.Total, OpenEmbedded: r.OpenEmbedded, OpenTotal: r.OpenTotal,
+			VectorSearch: svc.vec != nil && svc.vec.Status().Active}
 		if e := st.Embedder.State; e == transport.EmbedderUnavailable || e == transport.EmbedderFailing {
 			st.Index.Reembedding.Stalled = "waiting for the embedder (" + e + ")"
 		}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
@@ -35,7 +36,7 @@ var servingOn = regexp.MustCompile(`serving on (http://\S+)`)
 // startServe runs `vaultask serve` in this process with env, on a free
 // loopback port, and waits until it listens. Each of with adjusts the Main
 // before it runs.
-func startServe(t *testing.T, env []string, with ...func(*Main)) *served {
+func startServe(t testing.TB, env []string, with ...func(*Main)) *served {
 	t.Helper()
 	env = append(env, "VAULTASK_API__LISTEN=127.0.0.1:0")
 	ctx, interrupt := context.WithCancel(context.Background())
@@ -107,10 +108,15 @@ func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
 // serveVault is a small LiveSync vault in the test CouchDB: a few notes, a
 // personal one, one whose chunks are missing.
 // waitEmbedded waits until serve's /status, asked with the API key, shows
-// notes notes indexed and every chunk embedded.
-func waitEmbedded(t *testing.T, s *served, key string, notes int) {
+// notes notes indexed and every chunk embedded, for a minute or as long as
+// within says.
+func waitEmbedded(t *testing.T, s *served, key string, notes int, within ...time.Duration) {
 	t.Helper()
-	waitUntil(t, 60*time.Second, "every note indexed and embedded", func() bool {
+	d := 60 * time.Second
+	if len(within) > 0 {
+		d = within[0]
+	}
+	waitUntil(t, d, "every note indexed and embedded", func() bool {
 		var st struct {
 			Index struct {
 				Notes, Vectors   int
@@ -129,7 +135,7 @@ func waitEmbedded(t *testing.T, s *served, key string, notes int) {
 	})
 }
 
-func serveVault(t *testing.T) (*couchtest.Server, string, *livesyncput.Client) {
+func serveVault(t testing.TB) (*couchtest.Server, string, *livesyncput.Client) {
 	t.Helper()
 	srv := couchtest.Start(t)
 	db := srv.NewDB(t)
@@ -151,7 +157,7 @@ func serveVault(t *testing.T) (*couchtest.Server, string, *livesyncput.Client) {
 	return srv, db, lp
 }
 
-func serveEnv(t *testing.T, srv *couchtest.Server, db string, up *fakellm.Server) []string {
+func serveEnv(t testing.TB, srv *couchtest.Server, db string, up *fakellm.Server) []string {
 	t.Helper()
 	var env []string
 	for _, kv := range couchEnv(t, srv, db) {
@@ -481,4 +487,43 @@ func ownGoroutines() int {
 		}
 	}
 	return n
+}
+
+// A stop (SIGINT, SIGTERM) with an idle MCP GET stream open ends the stream
+// at once: the drain time is for answers, and before, the stream held serve
+// until the drain's cut, 8 s of the default 10, whose warning said so.
+func TestServeEndsIdleMCPStreamsAtOnce(t *testing.T) {
+	s := startServe(t, []string{
+		"VAULTASK_VAULT__SOURCE=folder", "VAULTASK_VAULT__PATH=" + filepath.Join("..", "..", "demo", "vault"),
+		"VAULTASK_INDEX__PATH=" + filepath.Join(t.TempDir(), "vaultask.db"),
+		"VAULTASK_MODELS__BUILTIN_DIR=" + filepath.Join(t.TempDir(), "no-model-here"),
+		"VAULTASK_OVERRIDES_FILE=/nonexistent/overrides.json",
+	}, func(m *Main) { m.drain = 20 * time.Second })
+	waitUntil(t, 30*time.Second, "/readyz 200", func() bool { return getJSON(t, s.url+"/readyz", &map[string]any{}) == http.StatusOK })
+	opened, err := http.Post(s.url+"/mcp", "application/json", strings.NewReader(
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"go-test","version":"1"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened.Body.Close()
+	req, _ := http.NewRequest(http.MethodGet, s.url+"/mcp", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", opened.Header.Get("Mcp-Session-Id"))
+	stream, err := http.DefaultClient.Do(req)
+	if err != nil || stream.StatusCode != http.StatusOK {
+		t.Fatalf("GET /mcp: %v %v", err, stream)
+	}
+	defer stream.Body.Close()
+
+	stopped := make(chan error, 1)
+	go func() { stopped <- s.stop() }()
+	if _, err := io.ReadAll(stream.Body); err != nil {
+		t.Fatalf("the stream was cut at shutdown, not ended: %v", err)
+	}
+	if err := <-stopped; err != nil {
+		t.Fatalf("serve: %v\n%s", err, s.stderr)
+	}
+	if log := s.stderr.String(); strings.Contains(log, "drain time") {
+		t.Fatalf("the idle stream was ended by the drain's cut, not at once:\n%s", log)
+	}
 }

@@ -12,13 +12,13 @@ import (
 
 	"github.com/vaultask/vaultask/llm/e5"
 	"github.com/vaultask/vaultask/llm/uselite"
-	"github.com/vaultask/vaultask/tstest/couchtest"
+	"github.com/vaultask/vaultask/tstest/corpustext"
 	"github.com/vaultask/vaultask/tstest/deptest"
 )
 
 func TestDeps(t *testing.T) {
-	deptest.Check(t, "config", "feed", "index", "llm", "llm/bge", "llm/e5", "llm/uselite", "rag", "vault", "vectorizer",
-		"tstest/couchtest", "tstest/fakellm", "tstest/livesyncput", "internal/ragconfig", "tstest/syncbuf")
+	deptest.Check(t, "cmd/ragconfig", "config", "feed", "index", "llm", "llm/bge", "llm/e5", "llm/uselite", "rag", "vault", "vectorizer",
+		"tstest/couchtest", "tstest/fakellm", "tstest/livesyncput", "tstest/syncbuf")
 }
 
 // Every scenario runs at the smoke size and the report has every section
@@ -34,8 +34,8 @@ func TestBenchSmoke(t *testing.T) {
 	models := installedModels(t)
 	out := t.TempDir()
 	cfg := Config{Size: "smoke", Out: out, Root: root, Cache: t.TempDir(), Models: models}
-	if dir, ok := couchtest.SharedDir(); ok && exists(filepath.Join(dir, "corpus", "MANIFEST.md")) {
-		cfg.Corpus = filepath.Join(dir, "corpus")
+	if dir, ok := corpustext.Find(t); ok {
+		cfg.Corpus = dir
 	} else {
 		t.Log("no corpus in ../shared/corpus: section 2 indexes only the generated vault, and the serve sections run on it")
 	}

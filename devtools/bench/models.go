@@ -60,7 +60,7 @@ func newBuiltinModel(name, label, id, dir string, t modelTargets) builtinModel {
 		panic(fmt.Sprintf("bench: the built-in model %s: %v", id, err))
 	}
 	return builtinModel{name: name, label: label, id: id, dir: dir, targets: t,
-		space: vault.EmbeddingSpace{Model: spec.Model, Dim: spec.Dim, QueryPrefix: spec.Prefixes.Query, DocumentPrefix: spec.Prefixes.Document}}
+		space: vault.EmbeddingSpace{Model: spec.Model, Dim: spec.Dim, QueryPrefix: spec.Prefixes.Query, DocumentPrefix: spec.Prefixes.Document, Files: spec.Files}}
 }
 
 // modelsNamed are the built-in models of names, in that order.

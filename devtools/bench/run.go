@@ -48,6 +48,10 @@ type Config struct {
 	// each after the first compared with the first in the same run; 3, 6
 	// and 8 run on the first.
 	Models []string
+	// Clean refuses to run on a work tree with uncommitted changes (to
+	// tracked files), whose figures no commit would reproduce; without it
+	// such a run is marked "-dirty" in the report.
+	Clean bool
 	// Log receives progress lines.
 	Log io.Writer
 }
@@ -172,6 +176,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	rep := &Report{Size: cfg.Size, Started: time.Now(), Machine: machine(), Command: command(cfg)}
 	rep.Commit, rep.Dirty = commit(cfg.Root)
+	if cfg.Clean && rep.Dirty {
+		return nil, fmt.Errorf("%w: %s at %s; commit them, or measure with -dirty (the report then marks the run)", ErrDirtyTree, cfg.Root, rep.Commit)
+	}
 	sectionCommit := rep.Commit
 	if rep.Dirty {
 		sectionCommit += "-dirty"
@@ -262,6 +269,10 @@ func scenarios() []scenario {
 		{"8", "Scale curve", scaleCurve},
 	}
 }
+
+// ErrDirtyTree is Run's error for a work tree with uncommitted changes when
+// Config.Clean is set.
+var ErrDirtyTree = errors.New("the work tree has uncommitted changes")
 
 // skipError is a section that cannot run here, with why.
 type skipError struct{ why string }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/vaultask/vaultask/tstest/corpustext"
 )
 
 // helpCorpus decodes help.all_docs.json.gz once for the tests that use it.
@@ -15,7 +17,7 @@ var helpCorpus struct {
 
 func mustHelp(t *testing.T) vault {
 	t.Helper()
-	dir := corpusDir(t)
+	dir := corpustext.Require(t)
 	helpCorpus.once.Do(func() {
 		helpCorpus.v = mustDecodeAll(t, &Decoder{}, mustAllDocs(t, filepath.Join(dir, "help.all_docs.json.gz")))
 	})
@@ -78,7 +80,7 @@ func TestCorpusHelp(t *testing.T) {
 // help-enc is en/Obsidian Sync/ of help, E2EE V2 with obfuscated paths: it
 // decrypts to the same texts.
 func TestCorpusHelpEnc(t *testing.T) {
-	dir := corpusDir(t)
+	dir := corpustext.Require(t)
 	p, err := ParseSyncParameters(mustRead(t, filepath.Join(dir, "help-enc.local_sync_parameters.json")))
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +125,7 @@ func TestCorpusHelpEnc(t *testing.T) {
 // help-case keeps the case of paths in ids; path comes from the path field
 // either way.
 func TestCorpusHelpCase(t *testing.T) {
-	dir := corpusDir(t)
+	dir := corpustext.Require(t)
 	m, err := ParseMilestone(mustRead(t, filepath.Join(dir, "help-case.local_milestone.json")))
 	if err != nil || !m.Settings.HandleFilenameCaseSensitive {
 		t.Fatalf("help-case milestone: %+v, %v", m.Settings, err)
@@ -155,7 +157,7 @@ func TestCorpusHelpCase(t *testing.T) {
 // name had a ':'. (_all_docs decoding is covered by help; doing both here
 // would double the time under -race.)
 func TestCorpusHub(t *testing.T) {
-	dir := corpusDir(t)
+	dir := corpustext.Require(t)
 	f := newFollower(&Decoder{})
 	for _, raw := range mustChanges(t, filepath.Join(dir, "hub.changes.json.gz")) {
 		f.apply(t, raw)

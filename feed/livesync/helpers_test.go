@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -28,17 +27,6 @@ var vaultencDecoder = sync.OnceValue(func() *Decoder {
 	}
 	return NewDecoder(passphrase, p.PBKDF2Salt)
 })
-
-// corpusDir is /work/shared/corpus seen from the package directory: the
-// repository is checked out at <x>/main with shared at <x>/shared.
-func corpusDir(tb testing.TB) string {
-	tb.Helper()
-	dir := filepath.Join("..", "..", "..", "shared", "corpus")
-	if _, err := os.Stat(filepath.Join(dir, "MANIFEST.md")); err != nil {
-		tb.Skipf("corpus not available at %s (the shared LiveSync corpora live outside the repository): %v", dir, err)
-	}
-	return dir
-}
 
 // mustRead reads a file, gunzipping names that end in .gz.
 func mustRead(tb testing.TB, path string) []byte {

@@ -2,7 +2,12 @@ package bge
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,12 +16,13 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/vaultask/vaultask/internal/modelfile"
 	"github.com/vaultask/vaultask/tstest/corpustext"
 	"github.com/vaultask/vaultask/tstest/deptest"
 )
 
 func TestDeps(t *testing.T) {
-	deptest.Check(t, "internal/simd", "internal/mmapfile", "internal/modeldir", "llm/internal/bert")
+	deptest.Check(t, "internal/simd", "internal/modelfile", "internal/modeldir", "llm/internal/bert")
 }
 
 // modelDir is where the tests look for the model: its folder in the
@@ -72,8 +78,29 @@ func copyTokenizer(t *testing.T, dir string) {
 	}
 }
 
+// pinning is the model's checksums with the sums of the files in dir
+// named, as they are, in place of the pinned ones: a test loads files of
+// its own through the real path.
+func pinning(t *testing.T, dir string, names ...string) modelfile.Sums {
+	t.Helper()
+	text := checksums
+	for _, name := range names {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := strings.Index(text, "SHA256 ("+name+") = ")
+		if i < 0 {
+			t.Fatalf("checksums.txt pins no %s", name)
+		}
+		i += len("SHA256 (" + name + ") = ")
+		text = text[:i] + fmt.Sprintf("%x", sha256.Sum256(b)) + text[i+64:]
+	}
+	return modelfile.MustParse(text)
+}
+
 // TestLoadCorrupt: a missing, empty, foreign, truncated or damaged ONNX
-// file is a clear error naming the file, never a panic.
+// file is a clear error naming the file, never a panic, whatever its sum.
 func TestLoadCorrupt(t *testing.T) {
 	dir := t.TempDir()
 	copyTokenizer(t, dir)
@@ -95,7 +122,7 @@ func TestLoadCorrupt(t *testing.T) {
 		file []byte
 		want string
 	}{
-		{"empty", nil, "file is empty"},
+		{"empty", nil, "not a valid ONNX model file: no graph"},
 		{"foreign", []byte("GGUF\x03\x00\x00\x00 not an onnx file"), "not a valid ONNX model file"},
 		{"truncated", real[:len(real)/2], "truncated"},
 		{"damaged", damaged, "not a valid ONNX model file"},
@@ -105,9 +132,147 @@ func TestLoadCorrupt(t *testing.T) {
 		if err := os.WriteFile(path, tt.file, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := Load(dir, Options{})
-		if err == nil || !strings.Contains(err.Error(), tt.want) || (tt.name != "empty" && !strings.Contains(err.Error(), path)) {
+		_, err := load(dir, Options{}, pinning(t, dir, FileName))
+		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), path) {
 			t.Errorf("%s: Load = %v, want an error naming %s and containing %q", tt.name, err, path, tt.want)
+		}
+	}
+}
+
+// TestLoadDamaged: model files that still parse but are not the pinned
+// ones (a tokenizer cut to 1,000 words, an ONNX file with floats
+// overwritten) are refused, naming the file and the script that fetches it
+// again; before the sums were checked they loaded and embedded wrong.
+func TestLoadDamaged(t *testing.T) {
+	src := modelDir()
+	mustModel(t)
+	onnx, err := os.ReadFile(filepath.Join(src, FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokJSON, err := os.ReadFile(filepath.Join(src, TokenizerName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tj map[string]any
+	if err := json.Unmarshal(tokJSON, &tj); err != nil {
+		t.Fatal(err)
+	}
+	model := tj["model"].(map[string]any)
+	kept := map[string]any{}
+	for word, id := range model["vocab"].(map[string]any) {
+		if id.(float64) < 1000 {
+			kept[word] = id
+		}
+	}
+	model["vocab"] = kept
+	cut, err := json.Marshal(tj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Floats in the middle of the file, which is mostly the layers' raw
+	// weights, overwritten with others.
+	floats := slices.Clone(onnx)
+	for i := len(floats) / 2; i < len(floats)/2+4096; i += 4 {
+		binary.LittleEndian.PutUint32(floats[i:], math.Float32bits(0.5))
+	}
+	tests := []struct {
+		name, file string
+		tok, onnx  []byte
+	}{
+		{"a tokenizer cut to 1,000 words", TokenizerName, cut, onnx},
+		{"an ONNX file with floats overwritten", FileName, tokJSON, floats},
+	}
+	for _, tt := range tests {
+		builtin := t.TempDir()
+		dir := filepath.Join(builtin, DirName)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, b := range map[string][]byte{TokenizerName: tt.tok, FileName: tt.onnx} {
+			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := Load(dir, Options{})
+		want := filepath.Join(dir, tt.file) + " does not match its pinned sum"
+		if !errors.Is(err, modelfile.ErrMismatch) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "run scripts/fetch-model.sh bge "+builtin+" to fetch it again") {
+			t.Errorf("%s: Load = %v, want ErrMismatch containing %q and naming the fetch", tt.name, err, want)
+		}
+		// The files parse: the sums are what refuses them.
+		if m, err := load(dir, Options{}, pinning(t, dir, TokenizerName, FileName)); err != nil {
+			t.Errorf("%s: the file does not parse (%v): the test proves nothing of the sums", tt.name, err)
+		} else {
+			m.Close()
+		}
+	}
+}
+
+// copyInPlace writes the file src over dst as cp does: dst cut to nothing,
+// then written, the same file all along.
+func copyInPlace(t *testing.T, src, dst string) {
+	t.Helper()
+	in, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFileRewrittenUnderTheModel: the ONNX file cut short under a loaded
+// model, then copied over in place as cp does. The word table stayed
+// mapped, so the next Embed read past the end of the file and the process
+// died (SIGBUS); now the calls fail, on the model and its background view,
+// naming the fetch, and embed as before once the file is the pinned one
+// again.
+func TestFileRewrittenUnderTheModel(t *testing.T) {
+	mustModel(t)
+	dir := t.TempDir()
+	for _, name := range []string{TokenizerName, FileName} {
+		copyInPlace(t, filepath.Join(modelDir(), name), filepath.Join(dir, name))
+	}
+	m, err := Load(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	bg := m.Background()
+	defer bg.Close()
+	ctx := context.Background()
+	texts := []string{"how do I sync my vault between two phones?", "CouchDB keeps the chunks."}
+	want, err := m.Embed(ctx, texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, FileName)
+	if err := os.Truncate(path, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	for _, model := range []*Model{m, bg} {
+		if _, err := model.Embed(ctx, texts); !errors.Is(err, modelfile.ErrChanged) || !strings.Contains(err.Error(), "run scripts/fetch-model.sh bge") {
+			t.Errorf("Embed with the ONNX file cut short = %v, want ErrChanged naming the fetch", err)
+		}
+	}
+	copyInPlace(t, filepath.Join(modelDir(), FileName), path)
+	for _, model := range []*Model{m, bg} {
+		got, err := model.Embed(ctx, texts)
+		if err != nil {
+			t.Fatalf("Embed once the file is copied back: %v", err)
+		}
+		for i := range want {
+			if !slices.Equal(got[i], want[i]) {
+				t.Errorf("text %d embeds otherwise once the file is copied back", i)
+			}
 		}
 	}
 }
@@ -124,10 +289,11 @@ func TestModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(vecs) != 2 {
+		t.Fatalf("%d vectors for 2 texts", len(vecs))
+	}
 	for i, v := range vecs {
-		if n := vecNorm(v); math.Abs(n-1) > 1e-5 {
-			t.Errorf("vector %d has norm %g, want 1", i, n)
-		}
+		corpustext.CheckUnit(t, fmt.Sprintf("vector %d", i), v, 384, 1e-5)
 	}
 }
 
@@ -151,12 +317,8 @@ func TestWindows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := corpustext.Cosine(got[0], wins[0]); c < 0.99999 {
-		t.Errorf("a %d-token text's vector has cosine %g to its first window's", len(ids), c)
-	}
-	if c := corpustext.Cosine(got[0], wins[1]); c > 0.9 {
-		t.Errorf("a %d-token text's vector has cosine %g to its last window's: the tail was embedded too", len(ids), c)
-	}
+	corpustext.AtLeast(t, fmt.Sprintf("a %d-token text's vector against its first window's", len(ids)), got[0], wins[0], 0.99999)
+	corpustext.AtMost(t, fmt.Sprintf("a %d-token text's vector against its last window's (the tail embedded too?)", len(ids)), got[0], wins[1], 0.9)
 }
 
 // TestConcurrentEmbed: calls from several goroutines at once (each with
@@ -186,10 +348,12 @@ func TestConcurrentEmbed(t *testing.T) {
 				t.Error(err)
 				return
 			}
+			if len(got) != len(mine) {
+				t.Errorf("goroutine %d: %d vectors for %d texts", g, len(got), len(mine))
+				return
+			}
 			for i := range mine {
-				if c := corpustext.Cosine(got[i], want[(i+g)%len(texts)]); c < 0.99999 {
-					t.Errorf("goroutine %d: text %d: cosine %g to its vector alone", g, (i+g)%len(texts), c)
-				}
+				corpustext.AtLeast(t, fmt.Sprintf("goroutine %d: text %d against its vector alone", g, (i+g)%len(texts)), got[i], want[(i+g)%len(texts)], 0.99999)
 			}
 		})
 	}
@@ -210,12 +374,4 @@ func TestDefaultDir(t *testing.T) {
 	if got, want := DefaultDir(), "/x/cache/vaultask/bge-small-en-v1.5-"+Version; got != want {
 		t.Errorf("DefaultDir() = %q, want %q", got, want)
 	}
-}
-
-func vecNorm(v []float32) float64 {
-	var n float64
-	for _, x := range v {
-		n += float64(x) * float64(x)
-	}
-	return math.Sqrt(n)
 }

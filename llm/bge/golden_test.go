@@ -123,12 +123,11 @@ func halfs(b64 string) ([]float32, error) {
 	return v, nil
 }
 
-// mustGolden returns the golden texts, skipping without the corpus.
+// mustGolden returns the golden texts, read back from the corpus, which
+// corpustext.Require finds.
 func mustGolden(tb testing.TB) []goldenText {
 	tb.Helper()
-	if _, err := os.Stat(filepath.Join(corpustext.Dir(), "hub.all_docs.json.gz")); err != nil {
-		tb.Skipf("the LiveSync corpus is not at %s (set VAULTASK_CORPUS_DIR): %v", corpustext.Dir(), err)
-	}
+	corpustext.Require(tb)
 	g, err := loadGolden()
 	if err != nil {
 		tb.Fatal(err)

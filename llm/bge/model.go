@@ -2,14 +2,15 @@ package bge
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 
-	"github.com/vaultask/vaultask/internal/mmapfile"
 	"github.com/vaultask/vaultask/internal/modeldir"
+	"github.com/vaultask/vaultask/internal/modelfile"
 	"github.com/vaultask/vaultask/llm/internal/bert"
 )
 
@@ -33,6 +34,19 @@ const (
 // ErrModelNotFound is wrapped by Load when a model file is missing.
 var ErrModelNotFound = errors.New("bge: model file not found")
 
+// checksums pins the sums of the jar and of the files fetched from it;
+// scripts/fetch-model.sh reads the same file.
+//
+//go:embed checksums.txt
+var checksums string
+
+var pinned = modelfile.MustParse(checksums)
+
+// Files names the model files Load reads by their pinned sums (a
+// modelfile digest), for the index to record with the vectors embedded
+// with them.
+func Files() string { return pinned.Digest(FileName, TokenizerName) }
+
 // Options tunes a Model.
 type Options struct {
 	// Workers is the number of goroutines a call's matrix products,
@@ -43,9 +57,14 @@ type Options struct {
 // Model is bge-small-en-v1.5 loaded from its ONNX file. It is safe for
 // concurrent use; concurrent calls each use their own scratch.
 type Model struct {
-	tok   *tokenizer
-	enc   *bert.Encoder
-	unmap func() error
+	tok *tokenizer
+	enc *bert.Encoder
+	// file is the ONNX file, whose word table is read a row at a time;
+	// fetch says how to fetch it again.
+	file  *modelfile.File
+	fetch string
+	// background is set on a Background view, which shares file.
+	background bool
 }
 
 // DefaultDir is where scripts/fetch-model.sh puts the model when neither a
@@ -53,59 +72,66 @@ type Model struct {
 // ${XDG_CACHE_HOME:-$HOME/.cache}/vaultask/bge-small-en-v1.5-0.36.2.
 func DefaultDir() string { return filepath.Join(modeldir.Base(), DirName) }
 
-// Load maps dir/bge-small-en-v1.5.onnx, reads the tokenizer beside it, and
-// quantizes the layers' weights to int8. A missing file wraps
-// ErrModelNotFound and names the script that fetches it; a damaged or
-// foreign file is an error saying what is wrong with it.
-func Load(dir string, opts Options) (*Model, error) {
+// Load reads the tokenizer in dir and the ONNX file beside it, each
+// checked against its pinned sum, and quantizes the layers' weights to
+// int8 (the ONNX file is mapped for that, and unmapped after). A missing
+// file wraps ErrModelNotFound, a damaged one modelfile.ErrMismatch, and
+// both errors name the script that fetches the files; a foreign file is
+// an error saying what is wrong with it.
+func Load(dir string, opts Options) (*Model, error) { return load(dir, opts, pinned) }
+
+func load(dir string, opts Options, sums modelfile.Sums) (*Model, error) {
 	if dir == "" {
 		return nil, errors.New("bge: no model directory given")
 	}
-	tokPath := filepath.Join(dir, TokenizerName)
-	tokJSON, err := os.ReadFile(tokPath)
+	tokJSON, err := sums.ReadFile(dir, TokenizerName)
 	if err != nil {
-		return nil, loadError(dir, tokPath, err)
+		return nil, loadError(dir, TokenizerName, err)
 	}
 	tok, err := newTokenizer(tokJSON)
 	if err != nil {
-		return nil, fmt.Errorf("bge: %s: %w", tokPath, err)
+		return nil, fmt.Errorf("bge: %s: %w", filepath.Join(dir, TokenizerName), err)
 	}
-	path := filepath.Join(dir, FileName)
-	data, unmap, err := mmapfile.Map(path)
+	f, err := sums.Open(dir, FileName)
 	if err != nil {
-		return nil, loadError(dir, path, err)
+		return nil, loadError(dir, FileName, err)
 	}
-	enc, err := newEncoder(data, tok, opts.Workers)
+	var enc *bert.Encoder
+	err = f.Load(func(data []byte) (err error) {
+		enc, err = newEncoder(data, f, tok, opts.Workers)
+		return err
+	})
 	if err != nil {
-		_ = unmap()
-		return nil, fmt.Errorf("bge: %s: %w", path, err)
+		f.Close()
+		return nil, loadError(dir, FileName, err)
 	}
-	// The layers are on the heap now: the ~90 MB of the file read to
-	// quantize them leave the resident set (the word table's rows come
-	// back as they are read). Failing to, the model only stays larger.
-	_ = mmapfile.Release(data)
-	return &Model{tok: tok, enc: enc, unmap: unmap}, nil
+	return &Model{tok: tok, enc: enc, file: f, fetch: fetchCommand(dir)}, nil
 }
 
-func loadError(dir, path string, err error) error {
+// fetchCommand is how to fetch the model files into dir again:
+// fetch-model.sh takes the directory of the built-in models and puts this
+// one in its DirName folder.
+func fetchCommand(dir string) string {
+	builtin := dir
+	if filepath.Base(dir) == DirName {
+		builtin = filepath.Dir(dir)
+	}
+	return "scripts/fetch-model.sh bge " + builtin
+}
+
+func loadError(dir, name string, err error) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		// fetch-model.sh takes the directory of the built-in models and
-		// puts this one in its DirName folder.
-		builtin := dir
-		if filepath.Base(dir) == DirName {
-			builtin = filepath.Dir(dir)
-		}
-		return fmt.Errorf("%w: %s (run scripts/fetch-model.sh bge %s)", ErrModelNotFound, path, builtin)
-	case errors.Is(err, mmapfile.ErrEmpty):
-		return fmt.Errorf("bge: %w: %w", errFormat, err)
+		return fmt.Errorf("%w: %s (run %s)", ErrModelNotFound, filepath.Join(dir, name), fetchCommand(dir))
+	case errors.Is(err, modelfile.ErrMismatch), errors.Is(err, modelfile.ErrChanged):
+		return fmt.Errorf("bge: %w: damaged, or not the file the fetch installs (run %s to fetch it again)", err, fetchCommand(dir))
 	}
-	return fmt.Errorf("bge: %w", err)
+	return fmt.Errorf("bge: %s: %w", filepath.Join(dir, name), err)
 }
 
-// newEncoder reads the encoder from the ONNX file's bytes, which the word
-// table keeps pointing into.
-func newEncoder(data []byte, tok *tokenizer, workers int) (*bert.Encoder, error) {
+// newEncoder reads the encoder from the ONNX file's bytes; its word table
+// is read from rows, the same file, afterwards.
+func newEncoder(data []byte, rows io.ReaderAt, tok *tokenizer, workers int) (*bert.Encoder, error) {
 	g, err := readONNX(data)
 	if err != nil {
 		return nil, err
@@ -113,7 +139,7 @@ func newEncoder(data []byte, tok *tokenizer, workers int) (*bert.Encoder, error)
 	if tok.vocabSize > vocab {
 		return nil, fmt.Errorf("%w: the tokenizer has %d ids, the model's word table %d", errFormat, tok.vocabSize, vocab)
 	}
-	w, err := newWeightsReader(g).weights()
+	w, err := newWeightsReader(g).weights(data, rows)
 	if err != nil {
 		return nil, err
 	}
@@ -127,19 +153,17 @@ func newEncoder(data []byte, tok *tokenizer, workers int) (*bert.Encoder, error)
 // (internal/lowprio), so that it takes only the CPU nothing else wants.
 // Close it before the model.
 func (m *Model) Background() *Model {
-	return &Model{tok: m.tok, enc: m.enc.Background()}
+	return &Model{tok: m.tok, enc: m.enc.Background(), file: m.file, fetch: m.fetch, background: true}
 }
 
-// Close unmaps the model file, or stops a Background model's threads. The
+// Close closes the model file, or stops a Background model's threads. The
 // Model must not be used afterwards.
 func (m *Model) Close() error {
-	if m.unmap == nil {
+	if m.background {
 		m.enc.Close()
 		return nil
 	}
-	err := m.unmap()
-	m.unmap = nil
-	return err
+	return m.file.Close()
 }
 
 // Dim returns the embedding dimension (384).
@@ -157,12 +181,22 @@ func (m *Model) TokenCount(text string) int { return len(m.tok.encode(text)) + 2
 // Embed returns the L2-normalized embedding of each text AS GIVEN: the
 // caller puts the query instruction before a question. The vector is the
 // [CLS] token's final state; a text longer than MaxTokens is embedded by
-// its first MaxTokens−2 content tokens (see bert.CLS). It returns ctx's error once ctx is done, checked between
-// layers.
+// its first MaxTokens−2 content tokens (see bert.CLS). It returns ctx's
+// error once ctx is done, checked between layers. An ONNX file rewritten
+// in place since Load fails the call (modelfile.ErrChanged) until it is
+// the pinned file again, and is then read from anew.
 func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	ids := make([][]int, len(texts))
 	for i, text := range texts {
 		ids[i] = m.tok.encode(text)
 	}
-	return m.enc.Embed(ctx, ids)
+	var vecs [][]float32
+	err := m.file.Guard(func() (err error) {
+		vecs, err = m.enc.Embed(ctx, ids)
+		return err
+	})
+	if errors.Is(err, modelfile.ErrChanged) {
+		return nil, fmt.Errorf("bge: %w (run %s to fetch it again; it is read from once it matches)", err, m.fetch)
+	}
+	return vecs, err
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // The ONNX file is a protobuf ModelProto (onnx/onnx.proto). This reader
-// decodes only what the encoder needs, straight from the mapped bytes: the
+// decodes only what the encoder needs, straight from the file's bytes: the
 // graph's nodes (op type, inputs, outputs) and its initializers (name,
 // dims, data type and the raw little-endian data, left in the file). Any
 // other field is skipped by its wire type.
@@ -46,7 +46,7 @@ const (
 	wireFixed32 = 5
 )
 
-// onnxTensor is an initializer; data is in the mapped file.
+// onnxTensor is an initializer; data aliases the file's bytes.
 type onnxTensor struct {
 	name     string
 	dims     []int

@@ -1,6 +1,7 @@
 package bge
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"math"
@@ -174,7 +175,7 @@ func TestForeignShape(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := newWeightsReader(g).weights(); err == nil || !errors.Is(err, errFormat) || !strings.Contains(err.Error(), tt.want) {
+		if _, err := newWeightsReader(g).weights(tt.file, bytes.NewReader(tt.file)); err == nil || !errors.Is(err, errFormat) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: weights = %v, want an errFormat error containing %q", tt.name, err, tt.want)
 		}
 	}
@@ -195,7 +196,7 @@ func FuzzONNX(f *testing.F) {
 			return
 		}
 		r := newWeightsReader(g)
-		if _, err := r.weights(); err == nil {
+		if _, err := r.weights(data, bytes.NewReader(data)); err == nil {
 			t.Fatal("a fuzzed graph gave bge-small-en-v1.5's weights")
 		}
 		_, _ = r.matrix("dense.bias", 3, 2)

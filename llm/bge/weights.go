@@ -3,11 +3,13 @@ package bge
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/vaultask/vaultask/internal/modelfile"
 	"github.com/vaultask/vaultask/internal/simd"
 	"github.com/vaultask/vaultask/llm/internal/bert"
 )
@@ -109,8 +111,10 @@ func (r *weightsReader) matrix(bias string, rows, cols int) ([]float32, error) {
 	return w, nil
 }
 
-// weights reads the whole encoder. The word table stays in the file.
-func (r *weightsReader) weights() (bert.Weights, error) {
+// weights reads the whole encoder. The word table stays in the file,
+// whose bytes are data (the mapping Load parses) and whose rows are read
+// from rows once loaded.
+func (r *weightsReader) weights(data []byte, rows io.ReaderAt) (bert.Weights, error) {
 	if n := r.layerCount(); n != layers {
 		return bert.Weights{}, fmt.Errorf("%w: %d encoder layers, bge-small-en-v1.5 has %d", errFormat, n, layers)
 	}
@@ -118,12 +122,7 @@ func (r *weightsReader) weights() (bert.Weights, error) {
 	if err != nil {
 		return bert.Weights{}, err
 	}
-	w := bert.Weights{Word: func(dst []float32, id int) {
-		row := word[id*hidden*4 : (id+1)*hidden*4]
-		for i := range dst {
-			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(row[4*i:]))
-		}
-	}}
+	w := bert.Weights{Words: wordTable{rows: rows, off: modelfile.Offset(data, word)}.read}
 	if w.Pos, err = r.f32("embeddings.position_embeddings.weight", maxPos, hidden); err != nil {
 		return w, err
 	}
@@ -217,6 +216,28 @@ func (r *weightsReader) layer(l int, ly *bert.Layer) error {
 	for _, n := range norms {
 		if *n.dst, err = r.f32(p+n.name, hidden); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// wordTable is the fp32 word embeddings, vocab rows of hidden values, at
+// off in the model file.
+type wordTable struct {
+	rows io.ReaderAt
+	off  int64
+}
+
+const rowBytes = hidden * 4
+
+func (t wordTable) read(dst []float32, ids []int32) error {
+	row := make([]byte, rowBytes)
+	for i, id := range ids {
+		if _, err := t.rows.ReadAt(row, t.off+int64(id)*rowBytes); err != nil {
+			return fmt.Errorf("the word embedding of token %d: %w", id, err)
+		}
+		for j := range hidden {
+			dst[i*hidden+j] = math.Float32frombits(binary.LittleEndian.Uint32(row[4*j:]))
 		}
 	}
 	return nil

@@ -36,7 +36,7 @@ func benchTexts(b *testing.B, m *Model, n int) []string {
 // withWorkers returns a copy of the shared model that splits work across
 // w goroutines.
 func withWorkers(m *Model, w int) *Model {
-	return &Model{shape: m.shape, tok: m.tok, word: m.word, enc: m.enc.WithWorkers(w)}
+	return &Model{shape: m.shape, tok: m.tok, word: m.word, enc: m.enc.WithWorkers(w), file: m.file}
 }
 
 // BenchmarkEmbed embeds 128 hub passages of 200-300 tokens in one call,

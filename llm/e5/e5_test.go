@@ -1,17 +1,24 @@
 package e5
 
 import (
+	"context"
+	"crypto/sha256"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 
+	"github.com/vaultask/vaultask/internal/modelfile"
 	"github.com/vaultask/vaultask/tstest/deptest"
 )
 
 func TestDeps(t *testing.T) {
-	deptest.Check(t, "internal/simd", "internal/mmapfile", "internal/modeldir", "llm/internal/bert")
+	deptest.Check(t, "internal/simd", "internal/modelfile", "internal/modeldir", "llm/internal/bert")
 }
 
 // modelDir is where the tests look for the model: its folder in the
@@ -39,4 +46,119 @@ func mustModel(tb testing.TB) *Model {
 		tb.Fatal(err)
 	}
 	return m
+}
+
+// pinning is the model's checksums with the sum of the model file in dir,
+// as it is, in place of the pinned one: a test loads a file of its own
+// through the real path.
+func pinning(t *testing.T, dir string) modelfile.Sums {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := "SHA256 (" + FileName + ") = "
+	i := strings.Index(checksums, head) + len(head)
+	return modelfile.MustParse(checksums[:i] + fmt.Sprintf("%x", sha256.Sum256(b)) + checksums[i+64:])
+}
+
+// copyInPlace writes the file src over dst as cp does: dst cut to nothing,
+// then written, the same file all along.
+func copyInPlace(t *testing.T, src, dst string) {
+	t.Helper()
+	in, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLoadDamaged: a model file with bytes overwritten that still parses
+// is refused, naming the file and the script that fetches it again;
+// before the sum was checked it loaded and embedded wrong.
+func TestLoadDamaged(t *testing.T) {
+	mustModel(t)
+	b, err := os.ReadFile(filepath.Join(modelDir(), FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Bytes in the middle of the file, in the 4-bit weights.
+	for i := len(b) / 2; i < len(b)/2+4096; i++ {
+		b[i] ^= 0x11
+	}
+	builtin := t.TempDir()
+	dir := filepath.Join(builtin, DirName)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, FileName)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Load(dir, Options{})
+	if !errors.Is(err, modelfile.ErrMismatch) || !strings.Contains(err.Error(), path+" does not match its pinned sum") || !strings.Contains(err.Error(), "run scripts/fetch-model.sh e5 "+builtin+" to fetch it again") {
+		t.Errorf("Load of a damaged file = %v, want ErrMismatch naming it and the fetch", err)
+	}
+	// The file parses: the sum is what refuses it.
+	m, err := load(dir, Options{}, pinning(t, dir))
+	if err != nil {
+		t.Fatalf("the damaged file does not parse (%v): the test proves nothing of the sum", err)
+	}
+	m.Close()
+}
+
+// TestFileRewrittenUnderTheModel: the model file cut short under a loaded
+// model, then copied over in place as cp does. The word table stayed
+// mapped, so the next Embed read past the end of the file and the process
+// died (SIGBUS); now the calls fail, on the model and its background view,
+// naming the fetch, and embed as before once the file is the pinned one
+// again.
+func TestFileRewrittenUnderTheModel(t *testing.T) {
+	mustModel(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, FileName)
+	copyInPlace(t, filepath.Join(modelDir(), FileName), path)
+	m, err := Load(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	bg := m.Background()
+	defer bg.Close()
+	ctx := context.Background()
+	texts := []string{"query: how do I sync my vault between two phones?", "passage: CouchDB keeps the chunks."}
+	want, err := m.Embed(ctx, texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	for _, model := range []*Model{m, bg} {
+		if _, err := model.Embed(ctx, texts); !errors.Is(err, modelfile.ErrChanged) || !strings.Contains(err.Error(), "run scripts/fetch-model.sh e5") {
+			t.Errorf("Embed with the model file cut short = %v, want ErrChanged naming the fetch", err)
+		}
+	}
+	copyInPlace(t, filepath.Join(modelDir(), FileName), path)
+	for _, model := range []*Model{m, bg} {
+		got, err := model.Embed(ctx, texts)
+		if err != nil {
+			t.Fatalf("Embed once the file is copied back: %v", err)
+		}
+		for i := range want {
+			if !slices.Equal(got[i], want[i]) {
+				t.Errorf("text %d embeds otherwise once the file is copied back", i)
+			}
+		}
+	}
 }

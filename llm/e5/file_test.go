@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -114,7 +115,7 @@ func tinyFile(tb testing.TB) []byte {
 
 func mustTiny(tb testing.TB) *Model {
 	tb.Helper()
-	m, err := parse(tinyFile(tb), 2)
+	m, err := parse(tinyFile(tb), bytes.NewReader(tinyFile(tb)), 2)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -131,18 +132,13 @@ func TestTinyModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(vecs) != 4 {
+		t.Fatalf("%d vectors for 4 texts", len(vecs))
+	}
 	for i, v := range vecs {
-		var n float64
-		for _, x := range v {
-			n += float64(x) * float64(x)
-		}
-		if math.Abs(n-1) > 1e-5 {
-			t.Errorf("vector %d has squared norm %g, want 1", i, n)
-		}
+		corpustext.CheckUnit(t, fmt.Sprintf("vector %d", i), v, 32, 1e-5)
 	}
-	if corpustext.Cosine(vecs[1], vecs[3]) < 0.99999 {
-		t.Error("the same text in one call got two different vectors")
-	}
+	corpustext.AtLeast(t, "the same text twice in one call", vecs[1], vecs[3], 0.99999)
 	if got := m.TokenCount(long); got != 42 {
 		t.Errorf("TokenCount(long) = %d, want 42", got)
 	}
@@ -175,7 +171,7 @@ func TestParseErrors(t *testing.T) {
 		{"vocab larger than embeddings", mutate(func(b []byte) []byte { b[24] = 5; return b }), "piece count 12 outside [4, 5]"},
 	}
 	for _, tt := range tests {
-		_, err := parse(tt.file, 1)
+		_, err := parse(tt.file, bytes.NewReader(tt.file), 1)
 		if err == nil || !errors.Is(err, errFormat) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: parse = %v, want an errFormat error containing %q", tt.name, err, tt.want)
 		}
@@ -185,19 +181,19 @@ func TestParseErrors(t *testing.T) {
 func TestLoadMissing(t *testing.T) {
 	dir := t.TempDir()
 	_, err := Load(dir, Options{})
-	if !errors.Is(err, ErrModelNotFound) || !strings.Contains(err.Error(), "scripts/fetch-model.sh") {
-		t.Errorf("Load(empty dir) = %v, want ErrModelNotFound naming scripts/fetch-model.sh", err)
+	if !errors.Is(err, ErrModelNotFound) || !strings.Contains(err.Error(), "scripts/fetch-model.sh e5 "+dir) {
+		t.Errorf("Load(empty dir) = %v, want ErrModelNotFound naming scripts/fetch-model.sh e5", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, FileName), []byte("not a model"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(dir, Options{}); err == nil || !strings.Contains(err.Error(), FileName) || !strings.Contains(err.Error(), "magic") {
+	if _, err := load(dir, Options{}, pinning(t, dir)); err == nil || !strings.Contains(err.Error(), FileName) || !strings.Contains(err.Error(), "magic") {
 		t.Errorf("Load(foreign file) = %v, want an error naming the file and its magic", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, FileName), tinyFile(t), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m, err := Load(dir, Options{Workers: 3})
+	m, err := load(dir, Options{Workers: 3}, pinning(t, dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +222,7 @@ func FuzzParse(f *testing.F) {
 	f.Add(good[:40])
 	f.Fuzz(func(t *testing.T, h []byte) {
 		file := append(bytes.Clone(h[:min(len(h), head)]), good[min(len(h), head):]...)
-		m, err := parse(file, 1)
+		m, err := parse(file, bytes.NewReader(file), 1)
 		if err != nil {
 			if !errors.Is(err, errFormat) {
 				t.Fatalf("parse error %v is not errFormat", err)
@@ -259,8 +255,11 @@ func TestBackgroundEmbedsAlike(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if len(got) != len(texts) {
+			t.Fatalf("%d workers: %d vectors in the background for %d texts", workers, len(got), len(texts))
+		}
 		for i := range want {
-			if !slices.Equal(got[i], want[i]) {
+			if corpustext.CheckVector(t, fmt.Sprintf("%d workers: text %d", workers, i), got[i], 32) && !slices.Equal(got[i], want[i]) {
 				t.Errorf("%d workers: text %d embeds otherwise in the background", workers, i)
 			}
 		}

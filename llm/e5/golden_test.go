@@ -91,11 +91,11 @@ type goldenError struct{ msg string }
 
 func (e *goldenError) Error() string { return e.msg }
 
+// mustGolden returns the golden texts, read back from the corpus, which
+// corpustext.Require finds.
 func mustGolden(tb testing.TB) []goldenText {
 	tb.Helper()
-	if _, err := os.Stat(filepath.Join(corpustext.Dir(), "hub.all_docs.json.gz")); err != nil {
-		tb.Skipf("the LiveSync corpus is not at %s (set VAULTASK_CORPUS_DIR): %v", corpustext.Dir(), err)
-	}
+	corpustext.Require(tb)
 	g, err := loadGolden()
 	if err != nil {
 		tb.Fatal(err)

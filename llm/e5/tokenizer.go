@@ -15,7 +15,7 @@ type tokenizer struct {
 	bos, eos, unk int
 	offs          []uint32 // piece i is blob[offs[i]:offs[i+1]]
 	scores        []float32
-	blob          []byte // the pieces' bytes (in the mapped file)
+	blob          []byte // the pieces' bytes
 	table         []int32
 	mask          uint32
 	maxPieceBytes int

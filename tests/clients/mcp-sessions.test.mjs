@@ -4,7 +4,8 @@
 // against a serve that keeps one session's state (mcp.max_sessions 1):
 // it prints a line {"step": …, "sessions": […]} and waits for a line on
 // stdin before going on, while the test drops the sessions' state
-// ("evict") or restarts serve ("restart"). Journal/ is personal.
+// ("evict") or restarts serve ("restart"); then it ends a session, which
+// is over. Journal/ is personal.
 import assert from "node:assert/strict";
 import { createInterface } from "node:readline";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -53,6 +54,21 @@ await step("evict");
 await check("after the server dropped both sessions' state");
 await step("restart");
 await check("after serve restarted");
+
+// A session the client ends (DELETE) is over: its id is answered 404 from
+// then on, as the transport spec requires; the other session goes on.
+const endedId = whole.transport.sessionId;
+await whole.transport.terminateSession();
+assert.equal(whole.transport.sessionId, undefined, "the SDK let go of the ended session");
+for (const method of ["ping", "resources/list"]) {
+  const resp = await fetch(process.env.VAULTASK_URL + "/mcp", {
+    method: "POST",
+    headers: { ...headers, "Content-Type": "application/json", Accept: "application/json, text/event-stream", "Mcp-Session-Id": endedId },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: {} }),
+  });
+  assert.equal(resp.status, 404, `${method} in the session its client ended: ${resp.status} ${await resp.text()}`);
+}
+await open.client.ping();
 
 await whole.client.close();
 await open.client.close();

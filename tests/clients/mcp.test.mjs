@@ -112,14 +112,19 @@ assert.match(res.contents[0].text, /Knead the dough/);
 assert.equal(res.contents[0].mimeType, "text/markdown");
 const personal = await client.readResource({ uri: "vault://note/Journal/2026-11-30.md" });
 assert.match(personal.contents[0].text, new RegExp(PERSONAL));
+// A note that is not there, or not for this caller, is the resources spec's
+// "resource not found" (-32002), naming the URI.
 const refusal = async (uri) => {
   try {
     await client.readResource({ uri });
   } catch (e) {
+    assert.equal(e.code, -32002, `${uri}: ${e.message}`);
+    assert.equal(e.data?.uri, uri);
     return e.message;
   }
   assert.fail(`${uri} was read`);
 };
+await refusal("vault://note/Recipes/No%20such.md");
 assert.equal(
   await refusal("vault://note/Journal/2026-11-30.md?allow_web=true"),
   (await refusal("vault://note/Journal/No%20such.md?allow_web=true")).replace("No such", "2026-11-30"),

@@ -1,8 +1,9 @@
 // The official openai SDK against `vaultask serve`. Run by
 // cmd/vaultask/clients_test.go with VAULTASK_URL (the server), VAULTASK_KEY
-// (its API key) and QUESTION (one the test vault answers). Prints one JSON
-// line of timings for the Go test, which compares them with the fake
-// upstream's own.
+// (its API key), QUESTION (one the test vault answers) and PERSONAL_QUESTION
+// (one a personal note answers). Prints one JSON line of timings for the Go
+// test, which compares them with the fake upstream's own, and checks what
+// went upstream for PERSONAL_QUESTION.
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 
@@ -89,6 +90,40 @@ for (const [param, asked] of Object.entries({
     `a request with ${param} is refused naming it`,
   );
 }
+// allow_web in the base URL's query, where the SDK's defaultQuery (and a
+// proxy) puts it on every request: open notes only, streamed or not; the
+// same question without it sees the whole vault.
+const personalQuestion = process.env.PERSONAL_QUESTION;
+const openOnly = new OpenAI({ baseURL, apiKey: process.env.VAULTASK_KEY, maxRetries: 0, defaultQuery: { allow_web: "true" } });
+assert.deepEqual((await openOnly.models.list()).data.map((m) => m.id), ["vault-ask"], "/v1/models takes allow_web in the query");
+const whole = await client.chat.completions.create({ model: "vault-ask", messages: [{ role: "user", content: personalQuestion }] });
+assert.equal(whole.vaultask.scope, "all");
+const open = await openOnly.chat.completions.create({ model: "vault-ask", messages: [{ role: "user", content: personalQuestion }] });
+assert.equal(open.vaultask.scope, "open", "?allow_web=true answers from open notes only");
+let openStreamScope = null;
+for await (const chunk of await openOnly.chat.completions.create({ model: "vault-ask", messages: [{ role: "user", content: personalQuestion }], stream: true })) {
+  if (chunk.vaultask) openStreamScope = chunk.vaultask.scope;
+}
+assert.equal(openStreamScope, "open", "?allow_web=true streams from open notes only");
+assert.equal((await openOnly.chat.completions.create({ model: "vault-ask", messages: [{ role: "user", content: question }], allow_web: true })).vaultask.scope, "open",
+  "allow_web the same in the query and the body");
+await assert.rejects(
+  openOnly.chat.completions.create({ model: "vault-ask", messages: [{ role: "user", content: personalQuestion }], allow_web: false }),
+  (e) => e instanceof OpenAI.BadRequestError && e.param === "allow_web" && /query.*body/.test(e.message),
+  "allow_web=true in the query and false in the body is refused",
+);
+for (const defaultQuery of [{ ALLOW_WEB: "true" }, { allow_web: "1" }]) {
+  const loose = new OpenAI({ baseURL, apiKey: process.env.VAULTASK_KEY, maxRetries: 0, defaultQuery });
+  await assert.rejects(
+    loose.chat.completions.create({ model: "vault-ask", messages: [{ role: "user", content: personalQuestion }] }),
+    (e) => e instanceof OpenAI.BadRequestError && e.param === "allow_web",
+    `${JSON.stringify(defaultQuery)} in the query is refused`,
+  );
+}
+const azure = new OpenAI({ baseURL, apiKey: process.env.VAULTASK_KEY, maxRetries: 0, defaultQuery: { "api-version": "2024-10-21" } });
+await assert.rejects(azure.models.list(), (e) => e instanceof OpenAI.BadRequestError && e.param === "api-version" && e.message.includes('"api-version"'),
+  "another query parameter is refused, naming it");
+
 const wrongKey = new OpenAI({ baseURL, apiKey: "not-the-key", maxRetries: 0 });
 await assert.rejects(wrongKey.models.list(), (e) => e instanceof OpenAI.AuthenticationError && e.status === 401);
 

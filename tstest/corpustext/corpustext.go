@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"testing"
 )
 
 // Doc is one document of a dump: a note (its path and its chunks' ids) or
@@ -17,13 +18,52 @@ type Doc struct {
 	Path     string   `json:"path"`
 	Data     any      `json:"data"`
 	Children []string `json:"children"`
+	// Deleted marks a note LiveSync soft-deleted.
+	Deleted bool `json:"deleted"`
+}
+
+// The variables the corpus tests read; config reserves both
+// (config.EnvRequireCorpus, config.EnvCorpusDir), so that vaultask started
+// by a test with them set does not take them for configuration keys.
+const (
+	// EnvRequire=1 makes Require fail a test instead of skipping it when
+	// the corpus is missing (scripts/test.sh sets it).
+	EnvRequire = "VAULTASK_REQUIRE_CORPUS"
+	// EnvDir names the directory of the dumps instead of Dir's default.
+	EnvDir = "VAULTASK_CORPUS_DIR"
+)
+
+// Require returns the directory of the corpus dumps (Dir) for a test that
+// reads them. Without the dumps (no MANIFEST.md there) it skips tb, naming
+// the directory, unless VAULTASK_REQUIRE_CORPUS=1, where it fails tb.
+func Require(tb testing.TB) string {
+	tb.Helper()
+	dir, ok := Find(tb)
+	if !ok {
+		tb.Skipf("the LiveSync corpus is not at %s (set %s)", dir, EnvDir)
+	}
+	return dir
+}
+
+// Find is Require for a test that runs without the corpus too, on less:
+// it reports whether the dumps are at dir, and fails tb when they are not
+// and VAULTASK_REQUIRE_CORPUS=1. Every test that reads the corpus finds
+// it through Require or Find.
+func Find(tb testing.TB) (dir string, ok bool) {
+	tb.Helper()
+	dir = Dir()
+	_, err := os.Stat(filepath.Join(dir, "MANIFEST.md"))
+	if err != nil && os.Getenv(EnvRequire) == "1" {
+		tb.Fatalf("the LiveSync corpus is not at %s (set %s) and %s=1: %v", dir, EnvDir, EnvRequire, err)
+	}
+	return dir, err == nil
 }
 
 // Dir is where the corpus dumps are: VAULTASK_CORPUS_DIR, else
 // ../shared/corpus beside the module root above the working directory (a
 // test's package directory), where the project's machines keep them.
 func Dir() string {
-	if d := os.Getenv("VAULTASK_CORPUS_DIR"); d != "" {
+	if d := os.Getenv(EnvDir); d != "" {
 		return d
 	}
 	dir, err := os.Getwd()

@@ -238,19 +238,6 @@ func serverDir() (string, error) {
 	return filepath.Join(root, "tstest", "couchtest", "server"), nil
 }
 
-// SharedDir returns the path of the directory "shared" beside the repository
-// (../shared from the module root), which holds the corpus dumps, and whether
-// it exists. Tests that need it should t.Skip when it doesn't.
-func SharedDir() (string, bool) {
-	root, err := repoRoot()
-	if err != nil {
-		return "", false
-	}
-	dir := filepath.Clean(filepath.Join(root, "..", "shared"))
-	fi, err := os.Stat(dir)
-	return dir, err == nil && fi.IsDir()
-}
-
 // DBURL returns the URL of database db, without credentials; with db empty,
 // the server root.
 func (s *Server) DBURL(db string) string {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/vaultask/vaultask/tstest/corpustext"
 )
 
 func TestMain(m *testing.M) { os.Exit(Main(m)) }
@@ -268,11 +269,7 @@ func TestHelpCorpus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loads about 8k docs; skipped with -short")
 	}
-	shared, ok := SharedDir()
-	if !ok {
-		t.Skipf("no %s beside the repository: the corpus tests need it", shared)
-	}
-	dir := filepath.Join(shared, "corpus")
+	dir := corpustext.Require(t)
 	var srcInfo struct {
 		DocCount  int             `json:"doc_count"`
 		UpdateSeq json.RawMessage `json:"update_seq"`

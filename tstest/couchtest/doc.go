@@ -11,7 +11,8 @@
 // skips TestMain's cleanup), the server exits on its own when its stdin pipe
 // closes. NewDB gives each test its own database; LoadFixture, LoadAllDocs,
 // ReadChanges with ReplayChanges, and PutLocal fill it from the dumps in
-// testdata/ and in the corpus beside the repository (SharedDir).
+// testdata/ and in the corpus beside the repository (tstest/corpustext finds
+// it).
 //
 // The helpers use net/http with a client that dials loopback addresses only.
 //

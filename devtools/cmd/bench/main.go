@@ -24,8 +24,16 @@ func main() {
 	loads := flag.String("loads", "", "comma-separated background loads (notes/s) of section 1 instead of the size's")
 	edits := flag.Int("edits", 0, "measured edits per load of section 1 instead of the size's (0: the size's)")
 	models := flag.String("models", strings.Join(bench.DefaultModels, ","), "comma-separated built-in embedding models to measure (use-lite, e5, bge); the others are compared with the first, and sections 3, 6 and 8 run on it")
+	dirty := flag.Bool("dirty", false, "measure a work tree with uncommitted changes (refused otherwise); the report marks the run")
+	readme := flag.String("readme", "", "run nothing: rewrite this README's targets table, between its bench:targets markers, from OUT/bench/results.json")
 	flag.Parse()
-	if err := run(*size, *out, *only, *chunks, *loads, *edits, *cache, *models); err != nil {
+	var err error
+	if *readme != "" {
+		err = rewriteREADME(*readme, *out)
+	} else {
+		err = run(*size, *out, *only, *chunks, *loads, *edits, *cache, *models, !*dirty)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -38,12 +46,29 @@ func defaultCache() string {
 	return filepath.Join(os.TempDir(), "vaultask-bench")
 }
 
-func run(size, out, only, chunks, loads string, edits int, cache, models string) error {
+// rewriteREADME writes the targets table of the README at path from the
+// results.json in out.
+func rewriteREADME(path, out string) error {
+	rep, err := bench.ReadReport(out)
+	if err != nil {
+		return err
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if b, err = bench.RewriteREADME(b, rep); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+func run(size, out, only, chunks, loads string, edits int, cache, models string, clean bool) error {
 	root, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output()
 	if err != nil {
 		return fmt.Errorf("go list -m: %w (run it inside the vaultask module)", err)
 	}
-	cfg := bench.Config{Size: size, Out: out, Root: strings.TrimSpace(string(root)), Cache: cache, Log: os.Stderr, Models: strings.Split(models, ",")}
+	cfg := bench.Config{Size: size, Out: out, Root: strings.TrimSpace(string(root)), Cache: cache, Log: os.Stderr, Models: strings.Split(models, ","), Clean: clean}
 	if only != "" {
 		cfg.Only = strings.Split(only, ",")
 	}

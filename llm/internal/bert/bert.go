@@ -67,9 +67,11 @@ type Layer struct {
 
 // Weights are the encoder's parameters.
 type Weights struct {
-	// Word writes token id's row of the word embeddings into dst (Hidden
-	// values); the table may stay in a mapped file, in any encoding.
-	Word func(dst []float32, id int)
+	// Words writes the rows of the word embeddings of ids into dst
+	// (len(ids) rows of Hidden values). The table may stay on disk, in any
+	// encoding; an error reading it (the file changed under the process)
+	// fails the call.
+	Words func(dst []float32, ids []int32) error
 	// Pos is MaxPos rows of position embeddings, Type token type 0's row.
 	Pos, Type, LnW, LnB []float32
 	Layers              []Layer
@@ -110,7 +112,7 @@ func check(c Config, w Weights) error {
 		return fmt.Errorf("bert: hidden %d and feed-forward %d sizes must be positive multiples of %d", H, c.FF, simd.BlockLen)
 	case c.MaxPos < 3:
 		return fmt.Errorf("bert: %d positions leave no room for a token between the window's ends", c.MaxPos)
-	case w.Word == nil:
+	case w.Words == nil:
 		return fmt.Errorf("bert: no word embeddings")
 	case len(w.Pos) != c.MaxPos*H || len(w.Type) != H || len(w.LnW) != H || len(w.LnB) != H:
 		return fmt.Errorf("bert: embedding tables of %d, %d, %d, %d values do not fit %d positions of %d", len(w.Pos), len(w.Type), len(w.LnW), len(w.LnB), c.MaxPos, H)

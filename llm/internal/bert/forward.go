@@ -1,6 +1,7 @@
 package bert
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"sync"
@@ -80,7 +81,9 @@ func (e *Encoder) forward(ctx context.Context, b batch, pooled []float32) error 
 	T, H := len(b.ids), e.Hidden
 	s := e.scratch(T)
 	defer e.pool.Put(s)
-	e.embed(s.x, b)
+	if err := e.embed(s.x, b); err != nil {
+		return err
+	}
 	for l := range e.Layers {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -114,13 +117,20 @@ func (e *Encoder) poolWindow(x []float32, t0, t1 int, o []float32) {
 }
 
 // embed writes each token's word row plus its position's row and token
-// type 0's, layer-normed.
-func (e *Encoder) embed(x []float32, b batch) {
+// type 0's, layer-normed. It returns the first error reading the rows.
+func (e *Encoder) embed(x []float32, b batch) error {
 	H := e.Hidden
+	var mu sync.Mutex
+	var first error
 	e.parallel(len(b.ids), func(_, lo, hi int) {
+		if err := e.Words(x[lo*H:hi*H], b.ids[lo:hi]); err != nil {
+			mu.Lock()
+			first = cmp.Or(first, err)
+			mu.Unlock()
+			return
+		}
 		for t := lo; t < hi; t++ {
 			r := x[t*H : (t+1)*H]
-			e.Word(r, int(b.ids[t]))
 			p := e.Pos[int(b.pos[t])*H : (int(b.pos[t])+1)*H]
 			for i := range r {
 				r[i] += p[i] + e.Type[i]
@@ -128,6 +138,7 @@ func (e *Encoder) embed(x []float32, b batch) {
 			layerNorm(r, e.LnW, e.LnB, e.Eps)
 		}
 	})
+	return first
 }
 
 // layer runs one encoder layer on s.x in place.
