@@ -28,14 +28,19 @@ type Vector struct {
 
 func embedText(prelude, body string) string { return prelude + "\n\n" + body }
 
-// Backlog returns up to maxChunks chunks without a vector, handed out a
-// turn at a time: each turn gives one note up to slice of its chunks, and
-// the next turn goes to the note that has had the fewest turns so far, the
-// note changed longest ago among equals. So a large note is embedded a slice
-// at a time, every waiting note gets its turn before any has a second one,
-// and a note written behind large ones is served in the next batch or so
-// instead of after all of them. Turns are counted from the chunks already
-// staged (see PutVectors), so a restart resumes the same order.
+// Backlog returns up to maxChunks chunks without a vector, in the order
+// they should be embedded, handed out a turn at a time: a turn gives one
+// note up to slice of its chunks. A note's turn counts from its chunks
+// already staged (see PutVectors), so a restart resumes the same order:
+// the notes none of whose chunks is embedded yet come first, then those in
+// their first turn, then in their second, and so on, the note changed
+// longest ago first among equals. A batch holds notes of the first of
+// these tiers only, so a note written while a large one is being embedded
+// is served alone in the next batch, never behind the rest of the large
+// note's turn, and every waiting note gets its turn before any has a
+// second one. The chunks come note by note in that order, so a prefix of
+// them is a smaller batch in the same order (the vectorizer cuts a batch
+// to the text its embedder gets through in its time).
 func (s *Store) Backlog(ctx context.Context, maxChunks, slice int) ([]Pending, error) {
 	if maxChunks <= 0 || slice <= 0 {
 		return nil, nil
@@ -46,15 +51,16 @@ func (s *Store) Backlog(ctx context.Context, maxChunks, slice int) ([]Pending, e
 	}
 	defer tx.Rollback()
 	// A note's oldest chunk dates its change: chunk rowids only grow, and
-	// an edit rewrites all of a note's chunks. Every turn takes at least
-	// one chunk, so the maxChunks notes first in line are all a batch can
-	// reach.
+	// an edit rewrites all of a note's chunks. Every note a batch reaches
+	// takes at least one chunk, so the maxChunks notes first in line are
+	// all it can reach.
 	queue, err := queryAll(ctx, tx, func(q *waitingNote) []any { return []any{&q.docID, &q.waiting, &q.staged, &q.first} }, `
 		WITH waiting AS (SELECT doc_id, count(*) AS n FROM chunks WHERE embedded = 0 AND staged IS NULL GROUP BY doc_id),
 		queue AS (SELECT doc_id, n,
 			(SELECT count(*) FROM chunks c WHERE c.doc_id = w.doc_id AND c.staged IS NOT NULL) AS staged,
 			(SELECT min(rowid) FROM chunks c WHERE c.doc_id = w.doc_id) AS first FROM waiting w)
-		SELECT doc_id, n, staged, first FROM queue ORDER BY staged / ?, first LIMIT ?`, slice, maxChunks)
+		SELECT doc_id, n, staged, first FROM queue
+		ORDER BY CASE WHEN staged = 0 THEN 0 ELSE staged / ? + 1 END, first LIMIT ?`, slice, maxChunks)
 	if err != nil {
 		return nil, fmt.Errorf("read backlog: %w", err)
 	}
@@ -82,6 +88,17 @@ func (s *Store) Backlog(ctx context.Context, maxChunks, slice int) ([]Pending, e
 	return out, nil
 }
 
+// EmbeddingWaiting counts the chunks waiting to be embedded: the backlog
+// without the chunks staged (embedded, waiting for the rest of their note).
+// It reads one index, for progress shown while a backlog drains.
+func (s *Store) EmbeddingWaiting(ctx context.Context) (int, error) {
+	var n int
+	if err := s.reader.QueryRowContext(ctx, `SELECT count(*) FROM chunks WHERE embedded = 0 AND staged IS NULL`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count the backlog: %w", err)
+	}
+	return n, nil
+}
+
 // waitingNote is a note on the backlog: how many of its chunks are staged
 // and how many still wait for a vector.
 type waitingNote struct {
@@ -92,35 +109,33 @@ type waitingNote struct {
 	take    int // chunks this batch takes
 }
 
-// takeTurns deals out a batch of up to maxChunks chunks to queue: turn
-// after turn, each to the note with the fewest turns taken (staged chunks
-// over slice), the one changed longest ago among equals. It returns the
-// notes that take chunks.
+// tier is the turn a note with staged chunks staged is in: 0 before its
+// first chunk is embedded, then k while it has from (k−1)·slice (but at
+// least one) to k·slice − 1 staged.
+func tier(staged, slice int) int {
+	if staged == 0 {
+		return 0
+	}
+	return staged/slice + 1
+}
+
+// takeTurns deals out a batch of up to maxChunks chunks to queue, sorted
+// by tier and age: each note of the first note's tier, in order, takes
+// what is left of its turn (up to slice chunks), until the batch is full.
+// It returns the notes that take chunks.
 func takeTurns(queue []waitingNote, maxChunks, slice int) []waitingNote {
-	turns := func(q waitingNote) int { return (q.staged + q.take) / slice }
-	for left := maxChunks; left > 0; {
-		next := -1
-		for i, q := range queue {
-			if q.waiting == q.take {
-				continue
-			}
-			if next < 0 || turns(q) < turns(queue[next]) || turns(q) == turns(queue[next]) && q.first < queue[next].first {
-				next = i
-			}
-		}
-		if next < 0 {
+	if len(queue) == 0 {
+		return nil
+	}
+	var taken []waitingNote
+	first, left := tier(queue[0].staged, slice), maxChunks
+	for _, q := range queue {
+		if left == 0 || tier(q.staged, slice) != first {
 			break
 		}
-		q := &queue[next]
-		n := min(slice, q.waiting-q.take, left)
-		q.take += n
-		left -= n
-	}
-	taken := queue[:0]
-	for _, q := range queue {
-		if q.take > 0 {
-			taken = append(taken, q)
-		}
+		q.take = min(q.waiting, max(first, 1)*slice-q.staged, left)
+		left -= q.take
+		taken = append(taken, q)
 	}
 	return taken
 }

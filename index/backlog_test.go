@@ -214,6 +214,70 @@ func TestSmallNotesWaitAboutOneBatchBehindLargeOnes(t *testing.T) {
 	}
 }
 
+// A note written while a large note is in its turn, part of that turn
+// embedded (a batch cut short by time), goes first and alone in the next
+// batch: neither behind the rest of the large note's turn nor beside it,
+// so its vectors are published after its own chunks only.
+func TestNewNoteGoesAloneBeforeTheRestOfATurn(t *testing.T) {
+	s := mustOpen(t, Options{Chunking: markdown.ChunkOptions{TargetTokens: 60, MinTokens: 20, MaxTokens: 80}})
+	ctx := context.Background()
+	mustApply(t, s, upserts(bigNote("Big.md", 20_000)))
+	embedStep(t, s, 3, 32)
+	mustApply(t, s, upserts(note("Small.md", "a small note written during the big one's turn")))
+	pending, err := s.Backlog(ctx, 64, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pending) != 1 || pending[0].DocID != "small.md" {
+		var ids []string
+		for _, p := range pending {
+			ids = append(ids, p.DocID)
+		}
+		t.Fatalf("the batch after the small note was written: %v, want small.md alone", ids)
+	}
+	embedStep(t, s, 64, 32)
+	if got := embeddedCount(t, s, "small.md"); got != 1 {
+		t.Fatalf("the small note has %d vectors after its batch, want 1", got)
+	}
+	// The big note then finishes its turn: 32 chunks in all, the 3 of its
+	// first batch and 29.
+	if n, _ := embedStep(t, s, 64, 32); n != 29 {
+		t.Errorf("the big note's next batch took %d chunks, want the 29 left of its turn", n)
+	}
+}
+
+// A large note being embedded shows its progress: Stats counts its chunks
+// embedded and held for the rest of it as staged (over open notes too,
+// where a personal note's count moves nothing), and EmbeddingWaiting the
+// chunks still to embed. Before, a 5 MB note sat at "backlog 1,455,
+// vectors +0" for minutes (issue 40).
+func TestStatsShowStagedProgress(t *testing.T) {
+	s := mustOpen(t, Options{Chunking: markdown.ChunkOptions{TargetTokens: 60, MinTokens: 20, MaxTokens: 80},
+		Sensitivity: Classifier{PersonalPaths: []string{"p/**"}}})
+	ctx := context.Background()
+	mustApply(t, s, upserts(bigNote("Open.md", 8_000), bigNote("p/Personal.md", 8_000)))
+	openChunks := count(t, s, `SELECT count(*) FROM chunks WHERE doc_id = 'open.md'`)
+	embedStep(t, s, 10, 5) // five chunks of each
+	st, err := s.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.EmbeddingStaged != 10 || st.OpenEmbeddingStaged != 5 || st.EmbeddingBacklog != st.Chunks || st.Vectors != 0 {
+		t.Errorf("stats after one batch of a large open and a large personal note: staged %d (open %d), backlog %d of %d chunks, vectors %d; want staged 10 (open 5), the whole backlog, no vectors",
+			st.EmbeddingStaged, st.OpenEmbeddingStaged, st.EmbeddingBacklog, st.Chunks, st.Vectors)
+	}
+	if st.OpenEmbeddingBacklog != openChunks {
+		t.Errorf("open backlog %d, want the open note's %d chunks", st.OpenEmbeddingBacklog, openChunks)
+	}
+	if n, err := s.EmbeddingWaiting(ctx); err != nil || n != st.Chunks-10 {
+		t.Errorf("EmbeddingWaiting = %d, %v; want the %d chunks not staged", n, err, st.Chunks-10)
+	}
+	embedAll(t, s, textVector)
+	if st, _ := s.Stats(ctx); st.EmbeddingStaged != 0 || st.OpenEmbeddingStaged != 0 || st.Vectors != st.Chunks {
+		t.Errorf("after draining: staged %d (open %d), vectors %d of %d", st.EmbeddingStaged, st.OpenEmbeddingStaged, st.Vectors, st.Chunks)
+	}
+}
+
 // BenchmarkSmallNotesBehindLargeNotes is how many batches of the default
 // size (64 chunks, 32 a note a turn) pass, and how many chunks are embedded, before four small notes
 // written after two 1 MB notes and a 5 MB note have their vectors. The

@@ -14,10 +14,15 @@ type Stats struct {
 	Chunks           int `json:"chunks"`
 	Vectors          int `json:"vectors"`
 	EmbeddingBacklog int `json:"embedding_backlog"`
-	// OpenVectors and OpenEmbeddingBacklog are Vectors and EmbeddingBacklog
-	// over open chunks: what a caller that sees open notes only is shown.
+	// EmbeddingStaged counts the chunks of the backlog already embedded,
+	// whose vectors wait for the rest of their note's (see PutVectors).
+	EmbeddingStaged int `json:"embedding_staged"`
+	// OpenVectors, OpenEmbeddingBacklog and OpenEmbeddingStaged are
+	// Vectors, EmbeddingBacklog and EmbeddingStaged over open chunks: what
+	// a caller that sees open notes only is shown.
 	OpenVectors          int `json:"open_vectors"`
 	OpenEmbeddingBacklog int `json:"open_embedding_backlog"`
+	OpenEmbeddingStaged  int `json:"open_embedding_staged"`
 	OpenNotes            int `json:"open_notes"`
 	PersonalNotes        int `json:"personal_notes"`
 	OpenChunks           int `json:"open_chunks"`
@@ -71,6 +76,8 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 			{&st.PersonalChunks, `SELECT count(*) FROM chunks WHERE sensitivity = 'personal'`},
 			{&st.EmbeddingBacklog, `SELECT count(*) FROM chunks WHERE embedded = 0`},
 			{&st.OpenEmbeddingBacklog, `SELECT count(*) FROM chunks WHERE embedded = 0 AND sensitivity = 'open'`},
+			{&st.EmbeddingStaged, `SELECT count(*) FROM chunks WHERE embedded = 0 AND staged IS NOT NULL`},
+			{&st.OpenEmbeddingStaged, `SELECT count(*) FROM chunks WHERE embedded = 0 AND staged IS NOT NULL AND sensitivity = 'open'`},
 			{&st.Vectors, `SELECT count(*) FROM vectors WHERE space = (SELECT id FROM spaces WHERE state = 'active')`},
 			{&st.OpenVectors, `SELECT count(*) FROM vectors v JOIN chunks c INDEXED BY chunks_scope ON c.rowid = v.chunk
 				WHERE v.space = (SELECT id FROM spaces WHERE state = 'active') AND c.sensitivity = 'open'`},

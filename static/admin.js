@@ -148,6 +148,17 @@ function group(title, health, rows) {
   return el("div", {}, el("h3", {}, el("span", { class: "dot " + health[0], "aria-hidden": "true" }), title, el("span", { class: "visually-hidden" }, ": " + health[1])), dl);
 }
 
+// seconds is a duration in seconds as "1 h 2 min", "9 min 24 s" or "40 s".
+function seconds(n) {
+  const h = Math.floor(n / 3600), m = Math.floor((n % 3600) / 60), s = Math.round(n % 60);
+  return h ? `${h} h ${m} min` : m ? `${m} min ${s} s` : `${s} s`;
+}
+
+function embedderHealth(em) {
+  if (em.state === "unavailable" || em.state === "failing") return ["bad", em.state];
+  return ["ok", em.state];
+}
+
 function feedHealth(f) {
   if (f.stopped) return ["bad", "stopped: " + f.stopped];
   if (f.failing) return ["bad", "failing"];
@@ -178,14 +189,19 @@ function renderStatus(st) {
       ["chunks", fmt.format(ix.chunks)],
       ["vectors", fmt.format(ix.vectors)],
       ["waiting to embed", fmt.format(ix.embedding_backlog)],
+      ["of them embedded, held for the rest of their notes", ix.embedding_staged ? fmt.format(ix.embedding_staged) : ""],
       ["pending", fmt.format(ix.pending_notes)],
       ["incomplete", fmt.format(ix.incomplete_notes)],
       ["skipped", fmt.format(ix.skipped_notes)],
       ["file", bytes(ix.file_bytes)],
     ]),
-    group("Embedder", em.available ? ["ok", "available"] : ["warn", "unavailable"], [
+    group("Embedder", embedderHealth(em), [
       ["model", em.model],
-      ["state", em.available ? "available" : "unavailable"],
+      ["state", em.state],
+      ["embedded since start", fmt.format(em.embedded)],
+      ["rate", em.chunks_per_second ? `${em.chunks_per_second.toFixed(1)} chunks/s` : ""],
+      ["time left", em.seconds_left ? seconds(em.seconds_left) : ""],
+      ["questions searched by", ix.vector_search ? "vector and full text" : "full text only"],
       ["last error", em.last_error],
     ]),
     group("Reconcile", ["ok", "scheduled"], [

@@ -97,14 +97,24 @@ type IndexStatus struct {
 	EmbeddingBacklog int    `json:"embedding_backlog"`
 	// The counts over open chunks, which a caller that sees open notes
 	// only gets as its chunks, vectors and embedding backlog.
-	OpenChunks           int    `json:"open_chunks"`
-	OpenVectors          int    `json:"open_vectors"`
-	OpenEmbeddingBacklog int    `json:"open_embedding_backlog"`
-	PendingNotes         int    `json:"pending_notes"`
-	IncompleteNotes      int    `json:"incomplete_notes"`
-	SkippedNotes         int    `json:"skipped_notes"`
-	FileBytes            int64  `json:"file_bytes"`
-	EmbeddingModel       string `json:"embedding_model"`
+	OpenChunks           int `json:"open_chunks"`
+	OpenVectors          int `json:"open_vectors"`
+	OpenEmbeddingBacklog int `json:"open_embedding_backlog"`
+	// EmbeddingStaged counts the chunks of the backlog already embedded,
+	// whose vectors wait for the rest of their note's to be searchable
+	// with them (a large note shows its progress here); OpenEmbeddingStaged
+	// over open chunks.
+	EmbeddingStaged     int `json:"embedding_staged"`
+	OpenEmbeddingStaged int `json:"open_embedding_staged"`
+	// VectorSearch is set when questions are searched by vector as well as
+	// by full text: an embedder of the space the index searches is loaded
+	// (while a new model cannot load, the old one still answers).
+	VectorSearch    bool   `json:"vector_search"`
+	PendingNotes    int    `json:"pending_notes"`
+	IncompleteNotes int    `json:"incomplete_notes"`
+	SkippedNotes    int    `json:"skipped_notes"`
+	FileBytes       int64  `json:"file_bytes"`
+	EmbeddingModel  string `json:"embedding_model"`
 	// Reembedding is set while the index re-embeds with the configured
 	// model: searches use the vectors of EmbeddingModel until it is done.
 	Reembedding *Reembedding `json:"reembedding,omitempty"`
@@ -121,18 +131,48 @@ type Reembedding struct {
 	OpenEmbedded int `json:"open_embedded"`
 	OpenTotal    int `json:"open_total"`
 	// VectorSearch is set while the model of the space searched until the
-	// switch is at hand (a built-in one): it embeds the questions, and the
-	// notes written meanwhile get their vector in that space too. Unset,
-	// both are searched by full text until the switch.
+	// switch is at hand (a built-in one) and the notes written meanwhile
+	// get their vector in that space too. Unset, they are searched by full
+	// text until the switch; questions too, unless IndexStatus.VectorSearch
+	// (a new model that cannot load embeds no note, while the old one still
+	// embeds the questions).
 	VectorSearch bool `json:"vector_search"`
+	// Stalled says why it is not moving, when the embedder is not there to
+	// move it: "waiting for the embedder (unavailable)" or "(failing)".
+	Stalled string `json:"stalled,omitempty"`
 }
 
 // EmbedderStatus is the background embedder's health.
 type EmbedderStatus struct {
-	Model     string    `json:"model"`
+	Model string `json:"model"`
+	// State is one of the Embedder… states; Available is false while it is
+	// failing or unavailable, LastError says why, and Since is when
+	// Available last changed.
+	State     string    `json:"state"`
 	Available bool      `json:"available"`
 	LastError string    `json:"last_error,omitempty"`
 	Since     time.Time `json:"since,omitzero"`
+	// Embedded counts the chunks embedded since the server started,
+	// OpenEmbedded those of open notes.
+	Embedded     int64 `json:"embedded"`
+	OpenEmbedded int64 `json:"open_embedded"`
+	// ChunksPerSecond is the rate of the drain under way (over the last
+	// minute), and SecondsLeft the time the backlog takes at it.
+	ChunksPerSecond float64 `json:"chunks_per_second,omitempty"`
+	SecondsLeft     float64 `json:"seconds_left,omitempty"`
+}
+
+// States of the background embedder.
+const (
+	EmbedderIdle        = "idle"        // nothing to embed
+	EmbedderEmbedding   = "embedding"   // draining the backlog
+	EmbedderFailing     = "failing"     // its calls fail; retrying with backoff
+	EmbedderUnavailable = "unavailable" // the model could not be loaded: LastError says why
+)
+
+// down reports whether the embedder cannot embed new chunks now.
+func (e EmbedderStatus) down() bool {
+	return e.State == EmbedderFailing || e.State == EmbedderUnavailable
 }
 
 // ReconcileStatus is the periodic full reconcile.
@@ -158,10 +198,11 @@ func (st Status) openOnly() Status {
 	ix := st.Index
 	st.Index = IndexStatus{Path: ix.Path, Notes: ix.OpenNotes, OpenNotes: ix.OpenNotes, Chunks: ix.OpenChunks, Vectors: ix.OpenVectors,
 		EmbeddingBacklog: ix.OpenEmbeddingBacklog, OpenChunks: ix.OpenChunks, OpenVectors: ix.OpenVectors,
-		OpenEmbeddingBacklog: ix.OpenEmbeddingBacklog, EmbeddingModel: ix.EmbeddingModel}
+		OpenEmbeddingBacklog: ix.OpenEmbeddingBacklog, EmbeddingStaged: ix.OpenEmbeddingStaged, OpenEmbeddingStaged: ix.OpenEmbeddingStaged,
+		VectorSearch: ix.VectorSearch, EmbeddingModel: ix.EmbeddingModel}
 	if r := ix.Reembedding; r != nil {
 		st.Index.Reembedding = &Reembedding{Model: r.Model, Embedded: r.OpenEmbedded, Total: r.OpenTotal, OpenEmbedded: r.OpenEmbedded, OpenTotal: r.OpenTotal,
-			VectorSearch: r.VectorSearch}
+			VectorSearch: r.VectorSearch, Stalled: r.Stalled}
 	}
 	f := &st.Feed
 	f.LastSeq, f.UpdateSeq, f.Lag, f.LastChangeAt, f.ScanDone, f.ScanTotal = "", "", -1, time.Time{}, 0, 0
@@ -171,7 +212,16 @@ func (st Status) openOnly() Status {
 	if f.LastError != "" {
 		f.LastError = f.errorKind()
 	}
-	st.Embedder.LastError = ""
+	// The error may quote what was being embedded; the counts, the rate and
+	// whether it is embedding at all move with personal notes.
+	e := &st.Embedder
+	e.LastError, e.Embedded, e.ChunksPerSecond, e.SecondsLeft = "", e.OpenEmbedded, 0, 0
+	if !e.down() && e.State != "" {
+		e.State = EmbedderIdle
+		if ix.OpenEmbeddingBacklog > 0 {
+			e.State = EmbedderEmbedding
+		}
+	}
 	st.Reconcile = ReconcileStatus{LastRun: st.Reconcile.LastRun, NextRun: st.Reconcile.NextRun}
 	return st
 }
@@ -201,6 +251,13 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 // answers without the API key, so what it counts is counted over open notes
 // and the feed's error is only its kind (feedErrorKind): the follower's own
 // description names the server, the database and the user.
+//
+// An embedder that is unavailable (its model could not be loaded) or
+// failing leaves it ready, with a warning: the index still answers every
+// question by full text, and by the vectors it has (an old model's, while
+// a new one cannot load), restarting the container would not mend a
+// model file, and a 503 would take away a service that answers, as it
+// would for a NAS's CouchDB restarting. /status says why.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	st := s.opts.Status(r.Context()).openOnly()
 	var missing []string
@@ -222,16 +279,29 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	body := map[string]any{
 		"ready":             len(missing) == 0,
 		"feed":              st.Feed.Phase(),
+		"embedder":          st.Embedder.State,
 		"notes":             st.Index.Notes,
 		"embedding_backlog": st.Index.EmbeddingBacklog,
+		"embedding_staged":  st.Index.EmbeddingStaged,
 	}
 	if st.Feed.Failing {
 		body["feed_error"] = st.Feed.errorKind()
 	}
+	if st.Embedder.down() && st.IndexError == "" {
+		search := "full text only"
+		if st.Index.VectorSearch {
+			search = "full text, and the vectors the index has"
+		}
+		body["warnings"] = []string{fmt.Sprintf("embedder %s: new and changed notes are not embedded; questions are searched by %s (see /status)", st.Embedder.State, search)}
+	}
 	if r := st.Index.Reembedding; r != nil {
 		// Ready all the same: the old vectors answer until the new ones
 		// are all there.
-		body["reembedding"] = map[string]any{"model": r.Model, "embedded": r.Embedded, "total": r.Total}
+		re := map[string]any{"model": r.Model, "embedded": r.Embedded, "total": r.Total}
+		if r.Stalled != "" {
+			re["stalled"] = r.Stalled
+		}
+		body["reembedding"] = re
 	}
 	code := http.StatusOK
 	if len(missing) > 0 {

@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -74,6 +75,63 @@ func TestReadiness(t *testing.T) {
 	}
 }
 
+// An embedder that cannot embed leaves /readyz ready, with the embedder's
+// state and a warning saying how questions are searched meanwhile; never
+// the error's text, which needs the key (/status). Before, a broken model
+// file left it at ready:true with no word of the embedder (issue 40).
+func TestReadyzWarnsOfTheEmbedder(t *testing.T) {
+	var st atomic.Value
+	hs, _ := testServer(t, smallvault.Open(t), upstream(t), Options{Status: func(context.Context) Status { return st.Load().(Status) }})
+	loadErr := "load /home/me/.cache/vaultask/bge-small-en-v1.5: tokenizer.json: sha256 differs from the fetch: run scripts/fetch-model.sh bge"
+	for _, tc := range []struct {
+		embedder     EmbedderStatus
+		openBacklog  int
+		vectorSearch bool
+		reembedding  *Reembedding
+		warning      string
+	}{
+		{EmbedderStatus{State: EmbedderIdle, Available: true}, 0, true, nil, ""},
+		{EmbedderStatus{State: EmbedderEmbedding, Available: true}, 4, true, nil, ""},
+		{EmbedderStatus{State: EmbedderUnavailable, LastError: loadErr}, 4, false, nil, "embedder unavailable: new and changed notes are not embedded; questions are searched by full text only"},
+		{EmbedderStatus{State: EmbedderUnavailable, LastError: loadErr}, 9, true, &Reembedding{Model: "builtin/bge-small-en-v1.5 (384)", Total: 9, Stalled: "waiting for the embedder (unavailable)"},
+			"embedder unavailable: new and changed notes are not embedded; questions are searched by full text, and the vectors the index has"},
+		{EmbedderStatus{State: EmbedderFailing, LastError: "dial tcp 127.0.0.1:11434: connection refused"}, 0, false, nil, "embedder failing"},
+	} {
+		st.Store(Status{Feed: FeedStatus{Source: "couchdb", CaughtUp: true, Connected: true}, Embedder: tc.embedder,
+			Index: IndexStatus{Notes: 3, OpenEmbeddingBacklog: tc.openBacklog, VectorSearch: tc.vectorSearch, Reembedding: tc.reembedding}})
+		resp := do(t, http.MethodGet, hs.URL+"/readyz", nil)
+		var body struct {
+			Ready       bool     `json:"ready"`
+			Embedder    string   `json:"embedder"`
+			Warnings    []string `json:"warnings"`
+			Reembedding struct {
+				Stalled string `json:"stalled"`
+			} `json:"reembedding"`
+		}
+		rawBytes, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw := string(rawBytes)
+		if err := json.Unmarshal(rawBytes, &body); err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusOK || !body.Ready || body.Embedder != tc.embedder.State {
+			t.Errorf("/readyz with the embedder %s: %d %s, want 200, ready, and its state", tc.embedder.State, resp.StatusCode, raw)
+		}
+		if got := strings.Join(body.Warnings, "; "); tc.warning == "" && got != "" || !strings.Contains(got, tc.warning) {
+			t.Errorf("/readyz with the embedder %s warns %q, want %q", tc.embedder.State, got, tc.warning)
+		}
+		if tc.reembedding != nil && body.Reembedding.Stalled != tc.reembedding.Stalled {
+			t.Errorf("/readyz re-embedding stalled %q, want %q", body.Reembedding.Stalled, tc.reembedding.Stalled)
+		}
+		if tc.embedder.LastError != "" && strings.Contains(raw, tc.embedder.LastError[:20]) {
+			t.Errorf("/readyz, which needs no key, quotes the embedder's error: %s", raw)
+		}
+	}
+}
+
 // /status?allow_web=true and /readyz, which answers without the key, count
 // open notes only and leave out every figure a personal note moves.
 func TestStatusOpenOnly(t *testing.T) {
@@ -81,7 +139,9 @@ func TestStatusOpenOnly(t *testing.T) {
 		Feed: FeedStatus{Source: "couchdb", CaughtUp: true, Connected: true, LastSeq: "12-a", UpdateSeq: "12-a", Lag: 0,
 			LastChangeAt: time.Unix(1700000000, 0), ScanDone: 5, ScanTotal: 5},
 		Index: IndexStatus{Notes: 5, OpenNotes: 3, PersonalNotes: 2, Chunks: 9, OpenChunks: 4, Vectors: 8, OpenVectors: 4,
-			EmbeddingBacklog: 1, OpenEmbeddingBacklog: 0, IncompleteNotes: 1, FileBytes: 4096},
+			EmbeddingBacklog: 1, OpenEmbeddingBacklog: 0, EmbeddingStaged: 3, OpenEmbeddingStaged: 1, VectorSearch: true,
+			IncompleteNotes: 1, FileBytes: 4096},
+		Embedder:  EmbedderStatus{State: EmbedderEmbedding, Embedded: 20, OpenEmbedded: 7, ChunksPerSecond: 3.5, SecondsLeft: 40},
 		Reconcile: ReconcileStatus{Notes: 6, Added: 1, TookSeconds: 3.5},
 	}
 	full.Feed.Failing, full.Feed.ErrorKind = true, "other"
@@ -91,9 +151,16 @@ func TestStatusOpenOnly(t *testing.T) {
 	var open, whole Status
 	decode(t, do(t, http.MethodGet, hs.URL+"/status?allow_web=true", nil), &open)
 	decode(t, do(t, http.MethodGet, hs.URL+"/status", nil), &whole)
-	want := IndexStatus{Notes: 3, OpenNotes: 3, Chunks: 4, OpenChunks: 4, Vectors: 4, OpenVectors: 4}
+	want := IndexStatus{Notes: 3, OpenNotes: 3, Chunks: 4, OpenChunks: 4, Vectors: 4, OpenVectors: 4,
+		EmbeddingStaged: 1, OpenEmbeddingStaged: 1, VectorSearch: true}
 	if diff := cmp.Diff(want, open.Index); diff != "" {
 		t.Errorf("/status?allow_web=true index (-want +got):\n%s", diff)
+	}
+	// Only the personal note waits (no open chunk is on the backlog): to an
+	// open-only caller the embedder is idle.
+	wantEmb := EmbedderStatus{State: EmbedderIdle, Embedded: 7, OpenEmbedded: 7}
+	if diff := cmp.Diff(wantEmb, open.Embedder); diff != "" {
+		t.Errorf("/status?allow_web=true embedder (-want +got):\n%s", diff)
 	}
 	if f := open.Feed; f.LastSeq != "" || f.UpdateSeq != "" || f.Lag != -1 || !f.LastChangeAt.IsZero() || f.ScanTotal != 0 || !f.CaughtUp {
 		t.Errorf("/status?allow_web=true feed: %+v", f)
@@ -104,10 +171,13 @@ func TestStatusOpenOnly(t *testing.T) {
 	if whole.Index.Notes != 5 || whole.Feed.LastSeq != "12-a" {
 		t.Errorf("/status without allow_web: %+v", whole)
 	}
-	var ready struct{ Notes int }
+	var ready struct {
+		Notes           int
+		EmbeddingStaged int `json:"embedding_staged"`
+	}
 	decode(t, do(t, http.MethodGet, hs.URL+"/readyz", nil), &ready)
-	if ready.Notes != 3 {
-		t.Errorf("/readyz counts %d notes, want the 3 open ones", ready.Notes)
+	if ready.Notes != 3 || ready.EmbeddingStaged != 1 {
+		t.Errorf("/readyz counts %d notes and %d chunks staged, want the 3 open ones and 1", ready.Notes, ready.EmbeddingStaged)
 	}
 	if raw := mustJSON(t, open); strings.Contains(raw, "therapy") {
 		t.Errorf("/status?allow_web=true names a note in an error: %s", raw)

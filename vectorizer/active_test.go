@@ -53,17 +53,22 @@ func foundInOldSpace(t *testing.T, s *index.Store) bool {
 // A note written while the index re-embeds is embedded with the model of
 // the space searches use (Options.Active) too, before the re-embedding's
 // next batch: vector search finds it before the switch, even while the
-// new model fails. Without that model it waits for the switch. A failing
-// one is left alone, and the re-embedding goes on.
+// new model fails, and the status counts it as embedded. Without that
+// model it waits for the switch. A failing one is left alone, and the
+// re-embedding goes on.
 func TestDrainEmbedsNewNotesInTheActiveSpace(t *testing.T) {
 	ctx := context.Background()
 	down := &hostEmbedder{}
 	down.down.Store(true)
 
 	s := reembedding(t)
-	n, err := New(s, down, Options{Active: &hostEmbedder{}, Logger: quiet()}).Drain(ctx)
+	v := New(s, down, Options{Active: &hostEmbedder{}, Logger: quiet()})
+	n, err := v.Drain(ctx)
 	if err == nil || n != 1 || !foundInOldSpace(t, s) {
 		t.Fatalf("with the old model, the new one down: drained %d, %v; found in the old space: %v", n, err, foundInOldSpace(t, s))
+	}
+	if st := v.Status(); st.Embedded != 1 || st.OpenEmbedded != 1 {
+		t.Fatalf("with the old model: status counts %d embedded, %d open, want the open note's chunk in both", st.Embedded, st.OpenEmbedded)
 	}
 	if got := s.ActiveSpace(); got != oldSpace {
 		t.Fatalf("searches use %v, want the old space until the re-embedding is done", got)
@@ -75,7 +80,7 @@ func TestDrainEmbedsNewNotesInTheActiveSpace(t *testing.T) {
 	}
 
 	s = reembedding(t)
-	v := New(s, &hostEmbedder{}, Options{Active: down, Logger: quiet()})
+	v = New(s, &hostEmbedder{}, Options{Active: down, Logger: quiet()})
 	if !v.Status().Active {
 		t.Fatal("Status().Active unset with an old model")
 	}

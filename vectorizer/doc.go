@@ -7,7 +7,8 @@
 // once its backlog is empty; ActiveBacklog and PutActiveVectors, for the
 // notes written meanwhile, with the old model), as miniflux's worker beside its storage does;
 // what it embeds next, and when a note's vectors become searchable, is the
-// store's to decide.
+// store's to decide; how much of it goes in one batch is the vectorizer's,
+// from the time its embedder takes (Options.BatchTime).
 //
 // It may import index, internal/retry and internal/routine.
 package vectorizer

@@ -24,17 +24,27 @@ type Embedder interface {
 type Options struct {
 	// BatchChunks bounds the chunks embedded per call and transaction, and
 	// SliceChunks how many of them one note takes per turn: batches are
-	// dealt out a turn per waiting note, fewest turns first, so that a
+	// dealt out a turn per waiting note, notes not begun first, so that a
 	// large note is embedded in slices with the notes behind it served in
 	// between (see index.Store.Backlog). Defaults: 64 and 32.
 	BatchChunks int
 	SliceChunks int
-	Idle        time.Duration // re-check the backlog this often without a signal; default 1m
-	MinBackoff  time.Duration // first retry after a failure; default 1s
-	MaxBackoff  time.Duration // retry cap; default 2m
-	Logger      *slog.Logger
+	// BatchTime bounds a batch by time: it is cut to the text the embedder
+	// got through in that long at the rate measured on the batches before
+	// (at least one chunk), so that a note written meanwhile waits about
+	// one batch of a slow model, not 64 chunks of it. Default 1s.
+	BatchTime  time.Duration
+	Idle       time.Duration // re-check the backlog this often without a signal; default 1m
+	MinBackoff time.Duration // first retry after a failure; default 1s
+	MaxBackoff time.Duration // retry cap; default 2m
+	Logger     *slog.Logger
 	// Clock times the waits, so tests control them; default retry.System.
 	Clock retry.Clock
+	// OnBatch, when set, is called after each batch's vectors are stored,
+	// from the goroutine that embeds (the vectorizer's, or Drain's caller),
+	// with how many it stored and how many of them belong to open notes:
+	// progress, for a line or a log.
+	OnBatch func(ctx context.Context, written, open int)
 	// OnCaughtUp, when set, is called from the vectorizer's goroutine each
 	// time it has embedded chunks and none is left waiting, with how many,
 	// and how many of them belong to open notes.
@@ -47,12 +57,24 @@ type Options struct {
 	Active Embedder
 }
 
+// firstRate is the rate (bytes of text per second) the first batch is cut
+// to, before one is measured: about 4,000 tokens a second, the slowest
+// built-in model's (bge's) on 2 cores.
+const firstRate = 16 << 10
+
 // Status is the embedder's health, for stats and the status endpoint.
 type Status struct {
 	Available bool      `json:"available"` // false while the embedding host fails
 	LastError string    `json:"last_error,omitempty"`
 	Since     time.Time `json:"since"` // when Available last changed
-	Embedded  int64     `json:"embedded"`
+	// Embedded counts the chunks embedded since the vectorizer started (in
+	// the space searches use too, see Active), and OpenEmbedded those of
+	// open notes (see Pending.Open).
+	Embedded     int64 `json:"embedded"`
+	OpenEmbedded int64 `json:"open_embedded"`
+	// Busy is set while it has chunks in hand: from the first batch of a
+	// backlog until the backlog is empty or embedding fails.
+	Busy bool `json:"busy"`
 	// Active is set while Options.Active embeds the notes written during
 	// a re-embedding in the space searches use: from New until it fails.
 	Active bool `json:"active"`
@@ -72,6 +94,11 @@ type Vectorizer struct {
 	log    *slog.Logger
 	life   routine.Routine
 
+	// rate is the embedder's measured throughput in bytes of text per
+	// second (0 until measured), which sizes the batches; only the
+	// vectorizer's goroutine (or Drain's caller) uses it.
+	rate float64
+
 	mu     sync.Mutex
 	status Status
 }
@@ -83,6 +110,9 @@ func New(s *index.Store, e Embedder, opts Options) *Vectorizer {
 	}
 	if opts.SliceChunks <= 0 {
 		opts.SliceChunks = min(32, opts.BatchChunks)
+	}
+	if opts.BatchTime <= 0 {
+		opts.BatchTime = time.Second
 	}
 	if opts.Idle <= 0 {
 		opts.Idle = time.Minute
@@ -121,6 +151,7 @@ func (v *Vectorizer) Drain(ctx context.Context) (int, error) {
 // backlog is empty, an index re-embedding into a new space switches to it
 // (index.Store.PromoteFilled).
 func (v *Vectorizer) drain(ctx context.Context) (total, open int, err error) {
+	defer v.setBusy(false)
 	for {
 		n, o, err := v.stepActive(ctx)
 		total += n
@@ -141,6 +172,43 @@ func (v *Vectorizer) drain(ctx context.Context) (total, open int, err error) {
 	}
 }
 
+func (v *Vectorizer) setBusy(busy bool) {
+	v.mu.Lock()
+	v.status.Busy = busy
+	v.mu.Unlock()
+}
+
+// cut is the prefix of pending (at least one chunk) whose text the
+// embedder gets through in BatchTime at its measured rate.
+func (v *Vectorizer) cut(pending []index.Pending) []index.Pending {
+	rate := v.rate
+	if rate == 0 {
+		rate = firstRate
+	}
+	budget := rate * v.opts.BatchTime.Seconds()
+	n := 0
+	for i, p := range pending {
+		if n += len(p.Text); i > 0 && float64(n) > budget {
+			return pending[:i]
+		}
+	}
+	return pending
+}
+
+// measure folds a call that embedded bytes of text in d into the rate,
+// half of it the new figure, so a batch of other texts moves it at once
+// and one odd batch does not take it all the way.
+func (v *Vectorizer) measure(bytes int, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	r := float64(bytes) / d.Seconds()
+	if v.rate > 0 {
+		r = (v.rate + r) / 2
+	}
+	v.rate = r
+}
+
 // step embeds one batch of the backlog and returns how many vectors it
 // wrote and how many of them are of open chunks; empty reports a backlog
 // with nothing left to embed.
@@ -149,10 +217,15 @@ func (v *Vectorizer) step(ctx context.Context) (written, open int, empty bool, e
 	if err != nil || len(pending) == 0 {
 		return 0, 0, err == nil, err
 	}
+	v.setBusy(true)
+	pending = v.cut(pending)
 	texts := make([]string, len(pending))
+	bytes := 0
 	for i, p := range pending {
 		texts[i] = p.Text
+		bytes += len(p.Text)
 	}
+	start := v.opts.Clock.Now()
 	vecs, err := v.emb.EmbedDocuments(ctx, texts)
 	if err == nil && len(vecs) != len(texts) {
 		err = fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(texts))
@@ -160,6 +233,7 @@ func (v *Vectorizer) step(ctx context.Context) (written, open int, empty bool, e
 	if err != nil {
 		return 0, 0, false, fmt.Errorf("embed: %w", err)
 	}
+	v.measure(bytes, v.opts.Clock.Now().Sub(start))
 	vs := make([]index.Vector, len(pending))
 	for i, p := range pending {
 		vs[i] = index.Vector{RowID: p.RowID, Text: p.Text, Embedding: vecs[i]}
@@ -181,7 +255,11 @@ func (v *Vectorizer) step(ctx context.Context) (written, open int, empty bool, e
 	open = max(open-(len(pending)-n), 0)
 	v.mu.Lock()
 	v.status.Embedded += int64(n)
+	v.status.OpenEmbedded += int64(open)
 	v.mu.Unlock()
+	if v.opts.OnBatch != nil {
+		v.opts.OnBatch(ctx, n, open)
+	}
 	return n, open, false, nil
 }
 
@@ -199,6 +277,7 @@ func (v *Vectorizer) stepActive(ctx context.Context) (written, open int, err err
 	if err != nil || len(pending) == 0 {
 		return 0, 0, err
 	}
+	v.setBusy(true)
 	vs := make([]index.Vector, 0, len(pending))
 	for batch := range slices.Chunk(pending, v.opts.BatchChunks) {
 		texts := make([]string, len(batch))
@@ -236,6 +315,7 @@ func (v *Vectorizer) stepActive(ctx context.Context) (written, open int, err err
 	open = max(open-(len(pending)-n), 0)
 	v.mu.Lock()
 	v.status.Embedded += int64(n)
+	v.status.OpenEmbedded += int64(open)
 	v.mu.Unlock()
 	return n, open, nil
 }

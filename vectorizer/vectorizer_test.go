@@ -164,12 +164,16 @@ func TestVectorizerDegradesAndRecovers(t *testing.T) {
 	}
 }
 
-func waitFor(t *testing.T, cond func() bool) {
+func waitFor(t *testing.T, cond func() bool) { waitWithin(t, 10*time.Second, cond) }
+
+// waitWithin is waitFor with its own limit, for a real model on threads of
+// the lowest priority on a busy machine.
+func waitWithin(t *testing.T, limit time.Duration, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(limit)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatal("condition not reached in 10s")
+			t.Fatalf("condition not reached in %v", limit)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -189,3 +193,66 @@ type tickTimer struct{ c chan time.Time }
 func (t tickTimer) C() <-chan time.Time    { return t.c }
 func (tickTimer) Stop() bool               { return true }
 func (tickTimer) Reset(time.Duration) bool { return true }
+
+// stepClock is a clock that stands still but for what advance adds; its
+// timers are the system's.
+type stepClock struct {
+	retry.Clock
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *stepClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *stepClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// Batches are cut to BatchTime at the embedder's measured rate: the first
+// to the rate of the slowest built-in model, the next ones to what the
+// embedder did, each at least one chunk. The embedder here takes 1 ms per
+// 100 bytes (100 KB/s) on the test's clock.
+func TestBatchesAreCutToTheirTime(t *testing.T) {
+	s := mustStore(t)
+	var notes []vault.NoteInput
+	for i := range 40 {
+		notes = append(notes, note(fmt.Sprintf("n%02d.md", i), strings.Repeat(fmt.Sprintf("word%d ", i), 150)))
+	}
+	mustApply(t, s, notes...)
+	clock := &stepClock{Clock: retry.System, now: time.Unix(1700000000, 0)}
+	var bytes, sizes []int
+	emb := embedFunc(func(_ context.Context, texts []string) ([][]float32, error) {
+		sizes = append(sizes, len(texts))
+		n := 0
+		out := make([][]float32, len(texts))
+		for i, t := range texts {
+			n += len(t)
+			out[i] = []float32{float32(len(t)), 1, 0, 0}
+		}
+		bytes = append(bytes, n)
+		clock.advance(time.Duration(n) * time.Millisecond / 100)
+		return out, nil
+	})
+	const batchTime = 50 * time.Millisecond
+	v := New(s, emb, Options{BatchTime: batchTime, Clock: clock, Logger: quiet()})
+	if n, err := v.Drain(context.Background()); err != nil || n != 40 {
+		t.Fatalf("Drain = %d, %v; want the 40 chunks", n, err)
+	}
+	// The first batch is cut to 16 KB/s for 50 ms, 819 bytes: one chunk
+	// of about 1 KB.
+	if len(sizes) < 3 || sizes[0] != 1 {
+		t.Fatalf("batches of %v chunks (%v bytes), want the first of one chunk", sizes, bytes)
+	}
+	for i, b := range bytes[1 : len(bytes)-1] {
+		// 100 KB/s for 50 ms is 5,000 bytes: four or five chunks.
+		if b > 5000 || b < 5000-1100 {
+			t.Errorf("batch %d held %d bytes, want up to the 5,000 the embedder gets through in %v", i+1, b, batchTime)
+		}
+	}
+}

@@ -109,6 +109,19 @@ func (m *Main) queryEmbedders(cfg config.Config, store *index.Store) (rag.Embedd
 	return embs, errors.Join(err, oldErr)
 }
 
+// embedsSpace reports whether an embedder the command built embeds in
+// space: questions are searched by vector in that space.
+func (m *Main) embedsSpace(space vault.EmbeddingSpace) bool {
+	m.embMu.Lock()
+	defer m.embMu.Unlock()
+	for _, e := range m.built {
+		if spaceOf(e.Spec()) == space {
+			return true
+		}
+	}
+	return false
+}
+
 // activeEmbedder is the built-in model of space, the one an index searches
 // while it re-embeds into the configured model's, built once per Main and
 // shared: it embeds the questions (queryEmbedders) and the notes written
@@ -161,37 +174,61 @@ func builtinOf(cfg config.Config, space vault.EmbeddingSpace) (*llm.Embedding, e
 }
 
 // embedBacklog gives every chunk without a vector its vector now, for the
-// one-shot commands. When the embedder can't be had, the index stays
-// searchable by full text and the backlog waits for the next run or serve.
+// one-shot commands, showing its progress on stdout (see progressLine).
+// When the embedder can't be had, the index stays searchable by full text
+// and the backlog waits for the next run or serve.
 func (m *Main) embedBacklog(ctx context.Context, cfg config.Config, store *index.Store, log *slog.Logger) error {
 	emb, err := m.embedder(cfg)
 	if err != nil {
 		log.Warn("no embedder: the index is searchable by full text only until the backlog is embedded", keyModel, cfg.Models.Embedding, keyErr, err)
 		return nil
 	}
-	start := time.Now()
-	n, err := vectorizer.New(store, emb, vectorizer.Options{Logger: log}).Drain(ctx)
+	start := m.clock()
+	line := newProgressLine(m.Stdout, start)
+	var meter rateMeter
+	meter.add(start, 0)
+	done := 0
+	onBatch := func(_ context.Context, n, _ int) {
+		done += n
+		now := m.clock()
+		rate := meter.add(now, done)
+		if !line.due(now) {
+			return
+		}
+		waiting, err := store.EmbeddingWaiting(ctx)
+		if err != nil {
+			log.Warn("counting the embedding backlog", keyErr, err)
+			return
+		}
+		line.show(now, embedProgress{done: done, waiting: waiting, rate: rate})
+	}
+	n, err := vectorizer.New(store, emb, vectorizer.Options{Logger: log, OnBatch: onBatch}).Drain(ctx)
+	line.end()
 	if err != nil {
 		log.Warn("embedding stopped: the rest of the backlog is searchable by full text only until embedded", keyModel, cfg.Models.Embedding, keyEmbedded, n, keyErr, err)
 		return nil
 	}
 	if n > 0 {
-		d := time.Since(start)
+		d := m.clock().Sub(start)
 		fmt.Fprintf(m.Stdout, "embedded %d chunks with %s in %s (%.0f chunks/s)\n", n, cfg.Models.Embedding, d.Round(time.Millisecond), float64(n)/d.Seconds())
 	}
 	return nil
 }
 
 // startVectorizer embeds the backlog in the background while the follower
-// writes notes; the returned function stops it and waits. Without an
-// embedder the index is full-text only, said once.
+// writes notes, logging a long drain (see backlogLog); the returned
+// function stops it and waits. Without an embedder the index is full-text
+// only, said once.
 func (m *Main) startVectorizer(ctx context.Context, cfg config.Config, store *index.Store, log *slog.Logger) (stop func()) {
 	emb, err := m.embedder(cfg)
 	if err != nil {
 		log.Warn("no embedder: new notes are searchable by full text only", keyModel, cfg.Models.Embedding, keyErr, err)
 		return func() {}
 	}
-	v := vectorizer.New(store, emb, m.vectorizerOptions(cfg, store, emb, log))
+	bl := &backlogLog{log: log, now: m.clock, waiting: store.EmbeddingWaiting}
+	opts := m.vectorizerOptions(cfg, store, emb, log)
+	opts.OnBatch, opts.OnCaughtUp = bl.batch, func(int, int) { bl.caughtUp() }
+	v := vectorizer.New(store, emb, opts)
 	if err := v.Open(ctx); err != nil {
 		log.Warn("embedding not started: new notes are searchable by full text only", keyErr, err)
 		return func() {}

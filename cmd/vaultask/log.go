@@ -7,7 +7,11 @@ const (
 	keyErr      = "err"
 	keyFile     = "file"
 	keyIndex    = "index"
+	keyLeft     = "left"
 	keyModel    = "model"
+	keyOf       = "of"
+	keyRate     = "rate"
 	keySource   = "source"
+	keyTook     = "took"
 	keyWithin   = "within"
 )

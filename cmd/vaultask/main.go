@@ -62,11 +62,22 @@ type Main struct {
 	// drain is serve's drain time; zero is drainTimeout. Tests shorten it
 	// to see a stream outlive it without waiting the full time.
 	drain time.Duration
+	// now is the clock progress is shown by; nil is time.Now. Tests move
+	// it to see the lines a long drain prints.
+	now func() time.Time
 }
 
 // NewMain returns a Main writing to stdout and stderr and reading env.
 func NewMain(stdout, stderr io.Writer, env []string) *Main {
 	return &Main{Stdout: stdout, Stderr: stderr, Env: env}
+}
+
+// clock is the time by m's clock.
+func (m *Main) clock() time.Time {
+	if m.now == nil {
+		return time.Now()
+	}
+	return m.now()
 }
 
 type command struct {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/rag/web"
 	"github.com/vaultask/vaultask/transport"
+	"github.com/vaultask/vaultask/vault"
 	"github.com/vaultask/vaultask/vectorizer"
 )
 
@@ -33,12 +35,18 @@ const drainTimeout = 10 * time.Second
 // answering pipeline and the HTTP surface. start brings them up in order,
 // stop takes them down in reverse.
 type service struct {
-	cfg    config.Config
-	log    *slog.Logger
-	store  *index.Store
-	src    source
-	feed   follower
-	vec    *vectorizer.Vectorizer
+	cfg   config.Config
+	log   *slog.Logger
+	store *index.Store
+	src   source
+	feed  follower
+	vec   *vectorizer.Vectorizer
+	// embErr is why there is no vectorizer: the embedder could not be
+	// built; backlog logs the vectorizer's long drains.
+	embErr  error
+	backlog *backlogLog
+	// embeds reports whether questions are embedded in a space.
+	embeds func(vault.EmbeddingSpace) bool
 	events *transport.Events
 	api    *transport.Server
 	http   *http.Server
@@ -95,6 +103,7 @@ func (svc *service) open(ctx context.Context, m *Main) error {
 		return err
 	}
 	svc.feed = svc.src.follower(svc.store, feedHooks{notes: svc.publishNotes, reconciled: svc.publishReconcile})
+	svc.embeds = m.embedsSpace
 	svc.vec = svc.newVectorizer(m)
 	apiKey := cfg.API.Key.Reveal()
 	if apiKey == "" {
@@ -141,16 +150,28 @@ func (svc *service) open(ctx context.Context, m *Main) error {
 	return nil
 }
 
-// newVectorizer is the background embedder, or nil when there is no embedder:
-// the notes are then searchable by full text only.
+// newVectorizer is the background embedder, or nil when there is no embedder
+// (svc.embErr says why): new and changed notes are then searchable by full
+// text only, and questions too unless the index's vectors are of a model
+// that loaded (the old one, while a new one cannot load).
 func (svc *service) newVectorizer(m *Main) *vectorizer.Vectorizer {
 	emb, err := m.embedder(svc.cfg)
 	if err != nil {
-		svc.log.Warn("no embedder: notes are searchable by full text only", keyModel, svc.cfg.Models.Embedding, keyErr, err)
+		svc.embErr = err
+		active := svc.store.ActiveSpace()
+		if m.embedsSpace(active) {
+			svc.log.Warn("no embedder: new and changed notes are found by full text only until it loads; questions still search the index's vectors of "+active.String(),
+				keyModel, svc.cfg.Models.Embedding, keyErr, err)
+		} else {
+			svc.log.Warn("no embedder: notes and questions are searched by full text only until it loads", keyModel, svc.cfg.Models.Embedding, keyErr, err)
+		}
 		return nil
 	}
+	svc.backlog = &backlogLog{log: svc.log, now: m.clock, waiting: svc.store.EmbeddingWaiting}
 	opts := m.vectorizerOptions(svc.cfg, svc.store, emb, svc.log)
+	opts.OnBatch = svc.backlog.batch
 	opts.OnCaughtUp = func(n, open int) {
+		svc.backlog.caughtUp()
 		ev := transport.Event{Type: transport.EventEmbeddingDone, Data: map[string]int{"embedded": n}}
 		if open > 0 {
 			ev.OpenData = map[string]int{"embedded": open}
@@ -306,11 +327,7 @@ func (svc *service) watchFeed(ctx context.Context) {
 // status assembles /status from the feed, the index and the embedder.
 func (svc *service) status(ctx context.Context) transport.Status {
 	st := transport.Status{Version: buildVersion(), StartedAt: svc.start, Feed: transport.FeedStatus{Source: svc.cfg.Vault.Source, Lag: -1}}
-	st.Embedder.Model = svc.cfg.Models.Embedding
-	if svc.vec != nil {
-		vs := svc.vec.Status()
-		st.Embedder.Available, st.Embedder.LastError, st.Embedder.Since = vs.Available, vs.LastError, vs.Since
-	}
+	st.Embedder = svc.embedderStatus()
 	svc.feed.status(&st)
 	select {
 	case <-svc.feed.Done():
@@ -326,13 +343,45 @@ func (svc *service) status(ctx context.Context) transport.Status {
 	}
 	st.Index = transport.IndexStatus{Path: svc.cfg.Index.Path, Notes: is.Notes, OpenNotes: is.OpenNotes, PersonalNotes: is.PersonalNotes,
 		Chunks: is.Chunks, Vectors: is.Vectors, EmbeddingBacklog: is.EmbeddingBacklog, OpenChunks: is.OpenChunks, OpenVectors: is.OpenVectors,
-		OpenEmbeddingBacklog: is.OpenEmbeddingBacklog, PendingNotes: is.PendingNotes,
+		OpenEmbeddingBacklog: is.OpenEmbeddingBacklog, EmbeddingStaged: is.EmbeddingStaged, OpenEmbeddingStaged: is.OpenEmbeddingStaged,
+		VectorSearch: svc.embeds(svc.store.ActiveSpace()), PendingNotes: is.PendingNotes,
 		IncompleteNotes: is.IncompleteNotes, SkippedNotes: is.SkippedNotes, FileBytes: is.FileBytes, EmbeddingModel: is.EmbeddingModel}
 	if r := is.Reembedding; r != nil {
 		st.Index.Reembedding = &transport.Reembedding{Model: r.Model, Embedded: r.Embedded, Total: r.Total, OpenEmbedded: r.OpenEmbedded, OpenTotal: r.OpenTotal,
 			VectorSearch: svc.vec != nil && svc.vec.Status().Active}
+		if e := st.Embedder.State; e == transport.EmbedderUnavailable || e == transport.EmbedderFailing {
+			st.Index.Reembedding.Stalled = "waiting for the embedder (" + e + ")"
+		}
+	}
+	if e := &st.Embedder; e.ChunksPerSecond > 0 {
+		e.SecondsLeft = math.Round(float64(is.EmbeddingBacklog-is.EmbeddingStaged) / e.ChunksPerSecond)
 	}
 	return st
+}
+
+// embedderStatus is the background embedder's state: unavailable, with
+// why, when it could not be built; else failing, embedding (with the
+// drain's rate) or idle, as the vectorizer reports it.
+func (svc *service) embedderStatus() transport.EmbedderStatus {
+	e := transport.EmbedderStatus{Model: svc.cfg.Models.Embedding}
+	if svc.vec == nil {
+		e.State, e.Since = transport.EmbedderUnavailable, svc.start
+		if svc.embErr != nil {
+			e.LastError = svc.embErr.Error()
+		}
+		return e
+	}
+	vs := svc.vec.Status()
+	e.Available, e.LastError, e.Since, e.Embedded, e.OpenEmbedded = vs.Available, vs.LastError, vs.Since, vs.Embedded, vs.OpenEmbedded
+	switch {
+	case !vs.Available:
+		e.State = transport.EmbedderFailing
+	case vs.Busy:
+		e.State, e.ChunksPerSecond = transport.EmbedderEmbedding, svc.backlog.chunksPerSecond()
+	default:
+		e.State = transport.EmbedderIdle
+	}
+	return e
 }
 
 // seqLag is how many changes the checkpoint is behind the database, when

@@ -40,7 +40,7 @@ func runStats(ctx context.Context, m *Main, args []string) error {
 		{"notes", fmt.Sprintf("%d (%d open, %d personal)", st.Notes, st.OpenNotes, st.PersonalNotes)},
 		{"chunks", fmt.Sprintf("%d (%d open, %d personal)", st.Chunks, st.OpenChunks, st.PersonalChunks)},
 		{"vectors", fmt.Sprintf("%d (%s, %d dimensions)", st.Vectors, st.EmbeddingModel, st.EmbeddingDim)},
-		{"embedding backlog", st.EmbeddingBacklog},
+		{"embedding backlog", backlogText(st)},
 		{"re-embedding", reembedding(st.Reembedding)},
 		{"links", fmt.Sprintf("%d resolved, %d unresolved", st.LinksResolved, st.LinksUnresolved)},
 		{"topic edges", st.TopicEdges},
@@ -54,6 +54,15 @@ func runStats(ctx context.Context, m *Main, args []string) error {
 		fmt.Fprintf(m.Stdout, "%-18s %v\n", r.k+":", r.v)
 	}
 	return nil
+}
+
+// backlogText is the backlog with its staged chunks: embedded, their
+// vectors held until the rest of their note's are.
+func backlogText(st index.Stats) string {
+	if st.EmbeddingStaged == 0 {
+		return fmt.Sprint(st.EmbeddingBacklog)
+	}
+	return fmt.Sprintf("%d (%d of them embedded, searchable once the rest of their notes are)", st.EmbeddingBacklog, st.EmbeddingStaged)
 }
 
 func orNever(s string) string {

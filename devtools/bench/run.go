@@ -63,8 +63,12 @@ type sizes struct {
 	corpus    string
 	edits     int
 	loads     []int
-	period    time.Duration // the baseline's _all_docs diff period
-	genNotes  int           // the generated vault of section 2
+	// bigNotes are the sizes of the big notes section 1 writes small notes
+	// behind, behind of each.
+	bigNotes []int
+	behind   int
+	period   time.Duration // the baseline's _all_docs diff period
+	genNotes int           // the generated vault of section 2
 	// vectorBudget bounds an index run with vectors: past it the run is
 	// interrupted and its time extrapolated from the rate it reached.
 	vectorBudget time.Duration
@@ -83,10 +87,12 @@ type sizes struct {
 
 var sizeTable = map[string]sizes{
 	"full": {runs: 3, heavyRuns: 2, corpus: "hub", edits: 100, loads: []int{0, 10, 50}, period: 10 * time.Second,
+		bigNotes: []int{200 << 10, 5 << 20}, behind: 20,
 		genNotes: 50000, vectorBudget: 90 * time.Second, curve: []int{1000, 5000, 10000, 50000}, chunks: []int{10000, 100000, 300000},
 		queries: 200, ttft: 100, clients: []int{1, 10, 50}, clientFor: 15 * time.Second, embedN: 128, fetch: true, pool: 512,
 		growth: [3]int{2500, 100, 100}, idle: 10 * time.Second},
 	"smoke": {runs: 1, heavyRuns: 1, corpus: "help", edits: 3, loads: []int{0, 10}, period: 500 * time.Millisecond,
+		bigNotes: []int{20 << 10}, behind: 2,
 		genNotes: 200, vectorBudget: 7 * time.Second, curve: []int{60, 150}, chunks: []int{300, 600},
 		queries: 8, ttft: 3, clients: []int{1, 3}, clientFor: time.Second, embedN: 4, pool: 8,
 		growth: [3]int{60, 10, 5}, idle: 300 * time.Millisecond},

@@ -24,6 +24,8 @@ await run("admin", async ({ page }) => {
   // Status and the notes that are not indexed, with why.
   await page.locator("#status").getByText("live", { exact: true }).waitFor();
   await page.locator('#status dt:text-is("personal") + dd').filter({ hasText: /^1$/ }).waitFor();
+  await page.locator('#status dt:text-is("embedded since start") + dd').waitFor();
+  assert.match(await page.locator('#status dt:text-is("state") + dd').nth(1).textContent(), /^(idle|embedding)$/);
   await page.locator("#notes-panel").getByText("Drafts/Half.md").waitFor();
   assert.match(await page.locator("#notes-panel .reason").first().textContent(), /missing chunks/);
   await page.getByRole("tab", { name: /Skipped/ }).click();
