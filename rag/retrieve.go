@@ -82,6 +82,10 @@ type Fusion struct {
 	// known language; 0 keeps every vote whole.
 	Language   string
 	ForeignCut float64
+	// VectorWeight, when above 0, fuses by scores instead (FuseScores): the
+	// vector score's weight in a convex combination with the full-text
+	// score's.
+	VectorWeight float64
 }
 
 // Fuse merges the vector and full-text rankings by reciprocal rank fusion,

@@ -40,7 +40,7 @@ func TestSettingsMapTheFieldWeights(t *testing.T) {
 func TestEveryRetrievalKeyIsMapped(t *testing.T) {
 	base := Settings(config.Default())
 	other := map[string]string{"fusion": "note", "vector_query": "keywords", "confident_vector_gap": "0.3", "confident_fts_margin": "0.3",
-		"coverage_thin": "0.3", "coverage_silent": "0.01"}
+		"coverage_thin": "0.3", "coverage_silent": "0.01", "fusion_by": "score", "vector_weight": "0.3"}
 	typ := reflect.TypeOf(config.Retrieval{})
 	def := reflect.ValueOf(config.Default().Retrieval)
 	for i := range typ.NumField() {
