@@ -32,6 +32,10 @@ type fusionOptions struct {
 	// known language; 0 keeps every vote whole.
 	Language   string
 	ForeignCut float64
+	// VectorWeight, when above 0, fuses by scores instead (fuseScores): the
+	// vector score's weight in a convex combination with the full-text
+	// score's.
+	VectorWeight float64
 }
 
 // fuseRanks merges the vector and full-text rankings by reciprocal rank fusion,

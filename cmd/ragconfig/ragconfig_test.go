@@ -40,7 +40,7 @@ func TestSettingsMapTheFieldWeights(t *testing.T) {
 func TestEveryRetrievalKeyIsMapped(t *testing.T) {
 	base := Settings(config.Default())
 	other := map[string]string{"fusion": "note", "vector_query": "keywords", "confident_vector_gap": "0.3", "confident_fts_margin": "0.3",
-		"coverage_thin": "0.3", "coverage_silent": "0.01"}
+		"coverage_thin": "0.3", "coverage_silent": "0.01", "fusion_by": "score", "vector_weight": "0.3"}
 	typ := reflect.TypeOf(config.Retrieval{})
 	def := reflect.ValueOf(config.Default().Retrieval)
 	for i := range typ.NumField() {
@@ -114,10 +114,10 @@ func TestSpacesCoverTheBuiltInModels(t *testing.T) {
 	}
 	s := Settings(cfg)
 	want := map[string]rag.Distances{
-		"builtin/use-lite":                 {ConfidentGap: 0.05, FTSMargin: 0.07},
-		"builtin/multilingual-e5-small":    {ConfidentGap: 0.01, FTSMargin: 0.1},
-		"builtin/bge-small-en-v1.5":        {ConfidentGap: 0.02, FTSMargin: 0.15},
-		"ollama/some-model-never-measured": {ConfidentGap: 0.05, FTSMargin: 0.07},
+		"builtin/use-lite":                 {ConfidentGap: 0.05, FTSMargin: 0.07, VectorWeight: 0.5},
+		"builtin/multilingual-e5-small":    {ConfidentGap: 0.01, FTSMargin: 0.1, VectorWeight: 0.75},
+		"builtin/bge-small-en-v1.5":        {ConfidentGap: 0.02, FTSMargin: 0.15, VectorWeight: 0.75},
+		"ollama/some-model-never-measured": {ConfidentGap: 0.05, FTSMargin: 0.07, VectorWeight: 0.5},
 	}
 	if !reflect.DeepEqual(s.SpaceDistances, want) {
 		t.Errorf("space distances %v, want %v", s.SpaceDistances, want)
