@@ -87,7 +87,7 @@ func (p *Pipeline) fuse(r *Retrieval, s Settings, found arms) []Hit {
 	}
 	fusion := fusionFor(s, r.Query)
 	var fused []Hit
-	if fusion.VectorWeight > 0 {
+	if fusion.ByScore {
 		fused = fuseScores(voting, found.fts, fusion)
 	} else {
 		fused = fuseRanks(voting, found.fts, fusion)
@@ -103,7 +103,7 @@ func fusionFor(s Settings, query string) fusionOptions {
 	f := fusionOptions{ByNote: s.NoteFusion, FTSWeight: s.FTSWeight, Bonus: s.ConfidentBonus, FTSMargin: s.ConfidentFTSMargin,
 		VectorGap: s.ConfidentVectorGap, ForeignCut: s.ForeignVoteCut}
 	if s.FuseByScore {
-		f.VectorWeight = s.VectorWeight
+		f.ByScore, f.VectorWeight = true, s.VectorWeight
 	}
 	if f.FTSWeight <= 0 {
 		f.FTSWeight = 1
@@ -116,7 +116,7 @@ func fusionFor(s Settings, query string) fusionOptions {
 
 // fusionNote says in the trace how f fused.
 func fusionNote(s Settings, f fusionOptions) string {
-	if f.VectorWeight > 0 {
+	if f.ByScore {
 		how := fmt.Sprintf("a convex combination of min-max normalised scores, vector weight %.2g, full text %.2g", f.VectorWeight, 1-f.VectorWeight)
 		if f.Language != "" && f.Language != "en" {
 			how += fmt.Sprintf(", question in %q: vector scores of notes in another language cut by %.2g", f.Language, s.ForeignVoteCut)

@@ -32,9 +32,10 @@ type fusionOptions struct {
 	// known language; 0 keeps every vote whole.
 	Language   string
 	ForeignCut float64
-	// VectorWeight, when above 0, fuses by scores instead (fuseScores): the
+	// ByScore fuses by scores instead (fuseScores), VectorWeight the
 	// vector score's weight in a convex combination with the full-text
 	// score's.
+	ByScore      bool
 	VectorWeight float64
 }
 

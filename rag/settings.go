@@ -77,7 +77,9 @@ type Settings struct {
 // text must lead by to outvote its vector search (ConfidentFTSMargin).
 type Distances struct {
 	ConfidentGap, FTSMargin float64
-	// VectorWeight is the model's vector weight in a fusion by scores.
+	// FuseByScore and VectorWeight are the model's fusion: by scores, and
+	// the vector arm's weight in it.
+	FuseByScore  bool
 	VectorWeight float64
 }
 
@@ -85,7 +87,8 @@ type Distances struct {
 // when SpaceDistances has them.
 func (s Settings) forSpace(space vault.EmbeddingSpace) Settings {
 	if d, ok := s.SpaceDistances[space.Model]; ok {
-		s.ConfidentVectorGap, s.ConfidentFTSMargin, s.VectorWeight = d.ConfidentGap, d.FTSMargin, d.VectorWeight
+		s.ConfidentVectorGap, s.ConfidentFTSMargin = d.ConfidentGap, d.FTSMargin
+		s.FuseByScore, s.VectorWeight = d.FuseByScore, d.VectorWeight
 	}
 	return s
 }

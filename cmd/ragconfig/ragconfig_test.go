@@ -40,7 +40,7 @@ func TestSettingsMapTheFieldWeights(t *testing.T) {
 func TestEveryRetrievalKeyIsMapped(t *testing.T) {
 	base := Settings(config.Default())
 	other := map[string]string{"fusion": "note", "vector_query": "keywords", "confident_vector_gap": "0.3", "confident_fts_margin": "0.3",
-		"coverage_thin": "0.3", "coverage_silent": "0.01", "fusion_by": "score", "vector_weight": "0.3"}
+		"coverage_thin": "0.3", "coverage_silent": "0.01", "fusion_by": "rank", "vector_weight": "0.3"}
 	typ := reflect.TypeOf(config.Retrieval{})
 	def := reflect.ValueOf(config.Default().Retrieval)
 	for i := range typ.NumField() {
@@ -115,8 +115,8 @@ func TestSpacesCoverTheBuiltInModels(t *testing.T) {
 	s := Settings(cfg)
 	want := map[string]rag.Distances{
 		"builtin/use-lite":                 {ConfidentGap: 0.05, FTSMargin: 0.07, VectorWeight: 0.5},
-		"builtin/multilingual-e5-small":    {ConfidentGap: 0.01, FTSMargin: 0.1, VectorWeight: 0.75},
-		"builtin/bge-small-en-v1.5":        {ConfidentGap: 0.02, FTSMargin: 0.15, VectorWeight: 0.75},
+		"builtin/multilingual-e5-small":    {ConfidentGap: 0.01, FTSMargin: 0.1, VectorWeight: 0.5},
+		"builtin/bge-small-en-v1.5":        {ConfidentGap: 0.02, FTSMargin: 0.15, FuseByScore: true, VectorWeight: 0.55},
 		"ollama/some-model-never-measured": {ConfidentGap: 0.05, FTSMargin: 0.07, VectorWeight: 0.5},
 	}
 	if !reflect.DeepEqual(s.SpaceDistances, want) {
@@ -144,6 +144,41 @@ func TestSpacesCoverTheBuiltInModels(t *testing.T) {
 	for model, m := range s.Coverage {
 		if m.Thin != 0.4 || m.Silent != 0.02 || m.Grey < m.Thin {
 			t.Errorf("coverage lines set: %s's thin %v, silent %v, grey %v", model, m.Thin, m.Silent, m.Grey)
+		}
+	}
+}
+
+// fusion_by auto is the fusion measured for the embedding model (by scores
+// for bge-small, by ranks for the rest and for a model never measured);
+// rank and score choose it for every model, and vector_weight set wins over
+// the model's own weight.
+func TestFusionFollowsTheEmbeddingModel(t *testing.T) {
+	for _, c := range []struct {
+		model, by, weight string
+		byScore           bool
+		vectorWeight      float64
+	}{
+		{"builtin/bge-small-en-v1.5", "auto", "auto", true, 0.55},
+		{"ollama/bge-small-en-v1.5:latest", "auto", "auto", true, 0.55},
+		{"builtin/multilingual-e5-small", "auto", "auto", false, 0.5},
+		{"builtin/use-lite", "auto", "auto", false, 0.5},
+		{"ollama/some-model-never-measured:latest", "auto", "auto", false, 0.5},
+		{"builtin/bge-small-en-v1.5", "rank", "auto", false, 0.55},
+		{"builtin/use-lite", "score", "auto", true, 0.5},
+		{"builtin/bge-small-en-v1.5", "auto", "0.8", true, 0.8},
+	} {
+		cfg := config.Default()
+		for key, value := range map[string]string{"models.embedding": c.model, "retrieval.fusion_by": c.by, "retrieval.vector_weight": c.weight} {
+			if err := cfg.Set(key, value); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Fatalf("%+v: %v", c, err)
+		}
+		s := Settings(cfg)
+		if s.FuseByScore != c.byScore || s.VectorWeight != c.vectorWeight {
+			t.Errorf("%s with fusion_by %s, vector_weight %s: by score %v, weight %v; want %v, %v", c.model, c.by, c.weight, s.FuseByScore, s.VectorWeight, c.byScore, c.vectorWeight)
 		}
 	}
 }
