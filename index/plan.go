@@ -76,13 +76,17 @@ func (s *Store) Paths(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
+// recentRevsSQL reads the n notes written last through the index docs_recent
+// (migration 0017), so that the feed's check every few seconds reads those
+// rows alone.
+const recentRevsSQL = `SELECT source_id, rev FROM docs WHERE source_id != '' ORDER BY indexed_at DESC, doc_id LIMIT ?`
+
 // RecentRevs maps the source id (CouchDB _id) of the n notes written last to
 // the revision indexed: a source that does not know those revisions is not
 // the database they came from.
 func (s *Store) RecentRevs(ctx context.Context, n int) (map[string]string, error) {
 	type pair struct{ id, rev string }
-	pairs, err := queryAll(ctx, s.reader, func(p *pair) []any { return []any{&p.id, &p.rev} },
-		`SELECT source_id, rev FROM docs WHERE source_id != '' ORDER BY indexed_at DESC, doc_id LIMIT ?`, n)
+	pairs, err := queryAll(ctx, s.reader, func(p *pair) []any { return []any{&p.id, &p.rev} }, recentRevsSQL, n)
 	if err != nil {
 		return nil, fmt.Errorf("list recent revisions: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	sqlite_vec "github.com/asg017/sqlite-vec-go-bindings/cgo"
 	"github.com/mattn/go-sqlite3"
@@ -41,7 +42,10 @@ type Options struct {
 	// AsClassified reads the index as it was classified, whatever the
 	// settings: a dry run that reports what reclassifying would change.
 	AsClassified bool
-	Logger       *slog.Logger
+	// ConnIdle is how long a connection may stay unused before it is
+	// closed (default connIdle; see there).
+	ConnIdle time.Duration
+	Logger   *slog.Logger
 }
 
 // withDefaults validates o and fills in its defaults.
@@ -57,6 +61,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Readers <= 0 {
 		o.Readers = 4
+	}
+	if o.ConnIdle <= 0 {
+		o.ConnIdle = connIdle
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -88,6 +95,7 @@ type Store struct {
 	frontmatterKey string
 	chunking       markdown.ChunkOptions
 	log            *slog.Logger
+	connIdle       time.Duration
 
 	writer *sql.DB // MaxOpenConns 1: SQLite allows one writer at a time
 	reader *sql.DB
@@ -142,7 +150,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		sql.Register(driverName, &sqlite3.SQLiteDriver{ConnectHook: setUpConn})
 	})
 	s := &Store{path: opts.Path, space: opts.Space, classifier: opts.Sensitivity, frontmatterKey: opts.FrontmatterKey,
-		chunking: opts.Chunking, changed: make(chan struct{}, 1), log: opts.Logger.With(logComponent, "index")}
+		chunking: opts.Chunking, connIdle: opts.ConnIdle, changed: make(chan struct{}, 1), log: opts.Logger.With(logComponent, "index")}
 	s.commitHooks = s.hooks()
 	if opts.ReadOnly {
 		return s.openReader(ctx, opts)
@@ -189,7 +197,7 @@ func (s *Store) openWriter(ctx context.Context, opts Options) (*Store, error) {
 // step at a time, and opens the readers.
 func (s *Store) prepareFile(ctx context.Context, opts Options) error {
 	var err error
-	if s.writer, err = openDB(s.path, dbWriter); err != nil {
+	if s.writer, err = s.openPool(dbWriter); err != nil {
 		return err
 	}
 	s.writer.SetMaxOpenConns(1)
@@ -230,7 +238,7 @@ func (s *Store) migrate(ctx context.Context) error {
 // openReaders opens a writer's reader pool and prepares its statements.
 func (s *Store) openReaders(ctx context.Context, readers int) error {
 	var err error
-	if s.reader, err = openDB(s.path, dbReader); err != nil {
+	if s.reader, err = s.openPool(dbReader); err != nil {
 		return err
 	}
 	s.reader.SetMaxOpenConns(readers)

@@ -34,6 +34,7 @@ func oldIndex(t *testing.T, path string, edit func(tx *sql.Tx)) {
 			fmt.Sprintf(`INSERT INTO meta(key, value) VALUES ('embedding_model', '%s'), ('embedding_dim', '%d')`, space512.Model, space512.Dim),
 			`DROP TABLE vectors`,
 			`DROP TABLE spaces`,
+			`DROP INDEX docs_recent`,
 			`DELETE FROM schema_migrations WHERE name >= 'migrations/0014'`,
 		} {
 			if _, err := tx.Exec(q); err != nil {
