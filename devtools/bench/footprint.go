@@ -6,7 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/vaultask/vaultask/index"
 	"github.com/vaultask/vaultask/vault"
@@ -17,7 +20,7 @@ func footprint(ctx context.Context, r *run, s *Section) error {
 	s.Command = r.reproduce("2,7")
 	s.Notes = append(s.Notes,
 		"Start to ready: exec of `vaultask serve` on a copy of the index section 2 built with the model (vectors included, its feed checkpoint current) until `/readyz` answers 200. Baseline: `vaultask stats` on the same index, which starts the binary, opens the index and reads it: the floor of any start.",
-		fmt.Sprintf("Idle RSS: VmRSS of that server %v after it is ready, nothing asked. The edit-cycle rows use the index package directly with a deterministic stand-in embedder of %s's dimension (file size does not depend on the vectors' values).", r.sz.idle, r.first().label),
+		fmt.Sprintf("Idle RSS: VmRSS of that server %v after it is ready, nothing asked. Then a load burst: for %v, %d clients stream chat answers back to back through `/v1/chat/completions` (the questions of section 5, the fake upstream answering) while %d MCP clients call `vault_search` back to back, each with questions of its own (%d in all, none asked twice); VmRSS is read as the burst ends and %v after. The edit-cycle rows use the index package directly with a deterministic stand-in embedder of %s's dimension (file size does not depend on the vectors' values).", r.sz.idle, r.sz.clientFor, burstClients, burstClients, burstQuestions, r.sz.settle, r.first().label),
 		"A model after the first is compared with the first in the same run, where the first's figure has a baseline of its own.")
 	fi, err := os.Stat(r.bin)
 	if err != nil {
@@ -76,7 +79,7 @@ func footprint(ctx context.Context, r *run, s *Section) error {
 func (r *run) serveFootprint(ctx context.Context, s *Section) error {
 	var firstReady, firstIdle []float64
 	for i, m := range r.models {
-		var ready, floor, idle, floorRSS []float64
+		var ready, floor, idle, floorRSS, burst, settled []float64
 		for k := range r.sz.runs {
 			st, err := runChild(ctx, r.bin, r.work, r.serveEnv(m, m.corpusIndex), "stats", "--json")
 			if err != nil {
@@ -95,6 +98,11 @@ func (r *run) serveFootprint(ctx context.Context, s *Section) error {
 				return err
 			}
 			idle = append(idle, mib(rss))
+			end, after, err := r.loadBurst(ctx, srv)
+			if err != nil {
+				return err
+			}
+			burst, settled = append(burst, mib(end)), append(settled, mib(after))
 			if k < r.sz.runs-1 {
 				if err := r.stopServe(); err != nil {
 					return err
@@ -103,6 +111,9 @@ func (r *run) serveFootprint(ctx context.Context, s *Section) error {
 		}
 		rr := s.add(fmt.Sprintf("start to ready on the existing %s index, %s", r.sz.corpus, m.label), "ms", ready).target("< 1 s", median, 1000, false)
 		ir := s.add("idle RSS of vaultask serve, "+m.label, "MiB", idle).target("< 150 MB", median, 150*1e6/(1<<20), false)
+		s.add("RSS of vaultask serve at the end of the load burst, "+m.label, "MiB", burst).against("idle RSS before it", idle)
+		s.add(fmt.Sprintf("RSS of vaultask serve %v after the load burst, %s", r.sz.settle, m.label), "MiB", settled).
+			against("idle RSS before it", idle).target("< 150 MB", median, 150*1e6/(1<<20), false)
 		if i == 0 {
 			rr.against("vaultask stats on it", floor)
 			ir.against("peak RSS of vaultask stats", floorRSS)
@@ -113,6 +124,55 @@ func (r *run) serveFootprint(ctx context.Context, s *Section) error {
 		}
 	}
 	return nil
+}
+
+// The load burst of section 7: burstClients chat clients and as many MCP
+// clients, the MCP clients sharing burstQuestions questions.
+const (
+	burstClients   = 4
+	burstQuestions = 2000
+)
+
+// loadBurst runs section 7's load burst against srv and returns its
+// resident set as the burst ends and r.sz.settle after.
+func (r *run) loadBurst(ctx context.Context, srv *server) (end, after int64, err error) {
+	qs := Questions(burstQuestions)
+	var next atomic.Int64
+	var searches atomic.Int64
+	stop := time.Now().Add(r.sz.clientFor)
+	g, gctx := errgroup.WithContext(ctx)
+	for range burstClients {
+		g.Go(func() error {
+			mcp, err := newMCP(gctx, srv.URL)
+			if err != nil {
+				return err
+			}
+			for time.Now().Before(stop) {
+				i := next.Add(1) - 1
+				if i >= int64(len(qs)) {
+					return nil
+				}
+				if _, err := mcp.search(gctx, qs[i], 10); err != nil {
+					return fmt.Errorf("load burst: %w", err)
+				}
+				searches.Add(1)
+			}
+			return nil
+		})
+	}
+	chat := clientLoad(gctx, burstClients, r.sz.clientFor, srv.URL+"/v1", "vault-ask", r.questions())
+	if err := g.Wait(); err != nil {
+		return 0, 0, err
+	}
+	if chat.errors > 0 || searches.Load() == 0 {
+		return 0, 0, fmt.Errorf("load burst: %d answers refused (first: %s), %d searches", chat.errors, chat.firstErr, searches.Load())
+	}
+	if end, err = srv.RSS(); err != nil {
+		return 0, 0, err
+	}
+	time.Sleep(r.sz.settle)
+	after, err = srv.RSS()
+	return end, after, err
 }
 
 // eachModel adds a row per model, named by name, of what value reads from

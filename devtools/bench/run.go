@@ -83,6 +83,9 @@ type sizes struct {
 	pool         int    // passages of the scale indexes' vector pool
 	growth       [3]int // notes, notes edited per cycle, cycles
 	idle         time.Duration
+	// settle is how long after section 7's load burst serve's resident
+	// set is read again.
+	settle time.Duration
 }
 
 var sizeTable = map[string]sizes{
@@ -90,12 +93,12 @@ var sizeTable = map[string]sizes{
 		bigNotes: []int{200 << 10, 5 << 20}, behind: 20,
 		genNotes: 50000, vectorBudget: 90 * time.Second, curve: []int{1000, 5000, 10000, 50000}, chunks: []int{10000, 100000, 300000},
 		queries: 200, ttft: 100, clients: []int{1, 10, 50}, clientFor: 15 * time.Second, embedN: 128, fetch: true, pool: 512,
-		growth: [3]int{2500, 100, 100}, idle: 10 * time.Second},
+		growth: [3]int{2500, 100, 100}, idle: 10 * time.Second, settle: time.Minute},
 	"smoke": {runs: 1, heavyRuns: 1, corpus: "help", edits: 3, loads: []int{0, 10}, period: 500 * time.Millisecond,
 		bigNotes: []int{20 << 10}, behind: 2,
 		genNotes: 200, vectorBudget: 7 * time.Second, curve: []int{60, 150}, chunks: []int{300, 600},
 		queries: 8, ttft: 3, clients: []int{1, 3}, clientFor: time.Second, embedN: 4, pool: 8,
-		growth: [3]int{60, 10, 5}, idle: 300 * time.Millisecond},
+		growth: [3]int{60, 10, 5}, idle: 300 * time.Millisecond, settle: time.Second},
 }
 
 // scaleTargets are every scale index a run uses (sections 3 and 8), built
