@@ -27,13 +27,13 @@ import (
 // with a vector there: chunk rowids only grow, an edit rewrites all of a
 // note's chunks, and an index whose active space holds no vector at all
 // has nothing to catch up with in it.
-func (s *Store) ActiveBacklog(ctx context.Context, maxChunks int) (vault.EmbeddingSpace, []Pending, error) {
-	if maxChunks <= 0 || s.spaces().filling.id == 0 {
+func (v *Vectors) ActiveBacklog(ctx context.Context, maxChunks int) (vault.EmbeddingSpace, []Pending, error) {
+	if maxChunks <= 0 || v.db.spaces().filling.id == 0 {
 		return vault.EmbeddingSpace{}, nil, nil
 	}
 	var space vault.EmbeddingSpace
 	var out []Pending
-	err := s.read(ctx, "read the active space's backlog", func(tx *sql.Tx) error {
+	err := v.db.read(ctx, "read the active space's backlog", func(tx *sql.Tx) error {
 		st, err := readSpaces(ctx, tx)
 		if err != nil || st.filling.id == 0 {
 			return err
@@ -93,9 +93,9 @@ func (s *Store) ActiveBacklog(ctx context.Context, maxChunks int) (vault.Embeddi
 // changed since, is left for the next ActiveBacklog. Nothing is stored once
 // the index switched spaces, or went back to space alone: the vectors
 // would not be searched, or the backlog holds those chunks already.
-func (s *Store) PutActiveVectors(ctx context.Context, space vault.EmbeddingSpace, vs []Vector) (int, error) {
+func (v *Vectors) PutActiveVectors(ctx context.Context, space vault.EmbeddingSpace, vs []Vector) (int, error) {
 	taken := 0
-	err := s.writeVectors(ctx, "put vectors in the active space", func(tx *writeTx) error {
+	err := v.db.writeVectors(ctx, "put vectors in the active space", func(tx *writeTx) error {
 		st, err := readSpaces(ctx, tx)
 		if err != nil || st.filling.id == 0 || st.active.space != space {
 			return err
@@ -103,27 +103,27 @@ func (s *Store) PutActiveVectors(ctx context.Context, space vault.EmbeddingSpace
 		byNote := map[string][]Vector{}
 		var notes []string
 		open := map[int64]bool{}
-		for _, v := range vs {
-			if len(v.Embedding) != space.Dim {
-				return fmt.Errorf("chunk %d has %d dimensions, the active space is %s", v.RowID, len(v.Embedding), space)
+		for _, vec := range vs {
+			if len(vec.Embedding) != space.Dim {
+				return fmt.Errorf("chunk %d has %d dimensions, the active space is %s", vec.RowID, len(vec.Embedding), space)
 			}
 			var docID, prelude, body string
 			var isOpen bool
-			err := tx.QueryRowContext(ctx, `SELECT doc_id, prelude, body, sensitivity = 'open' FROM chunks WHERE rowid = ?`, v.RowID).Scan(&docID, &prelude, &body, &isOpen)
+			err := tx.QueryRowContext(ctx, `SELECT doc_id, prelude, body, sensitivity = 'open' FROM chunks WHERE rowid = ?`, vec.RowID).Scan(&docID, &prelude, &body, &isOpen)
 			if errors.Is(err, sql.ErrNoRows) {
 				continue
 			}
 			if err != nil {
-				return fmt.Errorf("chunk %d: %w", v.RowID, err)
+				return fmt.Errorf("chunk %d: %w", vec.RowID, err)
 			}
-			if embedText(prelude, body) != v.Text {
+			if embedText(prelude, body) != vec.Text {
 				continue
 			}
 			if byNote[docID] == nil {
 				notes = append(notes, docID)
 			}
-			byNote[docID] = append(byNote[docID], v)
-			open[v.RowID] = isOpen
+			byNote[docID] = append(byNote[docID], vec)
+			open[vec.RowID] = isOpen
 		}
 		for _, docID := range notes {
 			without, err := queryAll(ctx, tx, one[int64], `SELECT c.rowid FROM chunks c WHERE c.doc_id = ?
@@ -133,14 +133,14 @@ func (s *Store) PutActiveVectors(ctx context.Context, space vault.EmbeddingSpace
 			}
 			given := byNote[docID]
 			slices.SortFunc(given, func(a, b Vector) int { return cmp.Compare(a.RowID, b.RowID) })
-			if !slices.EqualFunc(without, given, func(id int64, v Vector) bool { return id == v.RowID }) {
+			if !slices.EqualFunc(without, given, func(id int64, vec Vector) bool { return id == vec.RowID }) {
 				continue
 			}
-			for _, v := range given {
-				if _, err := tx.ExecContext(ctx, `INSERT INTO vectors(space, chunk, embedding) VALUES (?, ?, ?)`, st.active.id, v.RowID, encodeVector(v.Embedding)); err != nil {
-					return fmt.Errorf("chunk %d: %w", v.RowID, err)
+			for _, vec := range given {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO vectors(space, chunk, embedding) VALUES (?, ?, ?)`, st.active.id, vec.RowID, encodeVector(vec.Embedding)); err != nil {
+					return fmt.Errorf("chunk %d: %w", vec.RowID, err)
 				}
-				tx.recordVector(spaceChange{st.active.id, vectorset.Change{ID: v.RowID, Doc: docID, Vec: slices.Clone(v.Embedding), Open: open[v.RowID]}})
+				tx.recordVector(spaceChange{st.active.id, vectorset.Change{ID: vec.RowID, Doc: docID, Vec: slices.Clone(vec.Embedding), Open: open[vec.RowID]}})
 				taken++
 			}
 		}

@@ -15,11 +15,11 @@ import (
 // chunks, FTS rows, vectors, aliases and outgoing edges replaced whole), then
 // link resolution for everything the batch touched, then the checkpoint. A
 // reader sees either none of it or all of it.
-func (s *Store) Apply(ctx context.Context, b Batch) (ApplyResult, error) {
+func (f *Feed) Apply(ctx context.Context, b Batch) (ApplyResult, error) {
 	var res ApplyResult
 	var w *applier
-	err := s.write(ctx, "apply", func(tx *writeTx) error {
-		w = newApplier(s, tx)
+	err := f.db.write(ctx, "apply", func(tx *writeTx) error {
+		w = newApplier(f.db, tx)
 		for _, p := range b.Deletes {
 			if err := w.applyDelete(ctx, b.Expect, p, &res); err != nil {
 				return fmt.Errorf("delete %s: %w", p, err)
@@ -39,7 +39,7 @@ func (s *Store) Apply(ctx context.Context, b Batch) (ApplyResult, error) {
 		return res, err
 	}
 	if res.Added+res.Changed > 0 || w.preludesChanged {
-		s.signalChanged()
+		f.db.signalChanged()
 	}
 	return res, nil
 }
@@ -133,7 +133,7 @@ func (w *applier) relink(ctx context.Context, tx *sql.Tx, linked map[string]bool
 		return nil
 	}
 	// Marked but not refreshed yet: until the sync's end says so, the
-	// index's link text is not done (see Store.Sync).
+	// index's link text is not done (see Feed.Sync).
 	if len(w.linked) > 0 {
 		if err := deleteMeta(ctx, tx, linkTextMeta); err != nil {
 			return err

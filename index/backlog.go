@@ -41,11 +41,11 @@ func embedText(prelude, body string) string { return prelude + "\n\n" + body }
 // second one. The chunks come note by note in that order, so a prefix of
 // them is a smaller batch in the same order (the vectorizer cuts a batch
 // to the text its embedder gets through in its time).
-func (s *Store) Backlog(ctx context.Context, maxChunks, slice int) ([]Pending, error) {
+func (v *Vectors) Backlog(ctx context.Context, maxChunks, slice int) ([]Pending, error) {
 	if maxChunks <= 0 || slice <= 0 {
 		return nil, nil
 	}
-	tx, err := s.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, err := v.db.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("read backlog: %w", err)
 	}
@@ -91,9 +91,9 @@ func (s *Store) Backlog(ctx context.Context, maxChunks, slice int) ([]Pending, e
 // EmbeddingWaiting counts the chunks waiting to be embedded: the backlog
 // without the chunks staged (embedded, waiting for the rest of their note).
 // It reads one index, for progress shown while a backlog drains.
-func (s *Store) EmbeddingWaiting(ctx context.Context) (int, error) {
+func (v *Vectors) EmbeddingWaiting(ctx context.Context) (int, error) {
 	var n int
-	if err := s.reader.QueryRowContext(ctx, `SELECT count(*) FROM chunks WHERE embedded = 0 AND staged IS NULL`).Scan(&n); err != nil {
+	if err := v.db.reader.QueryRowContext(ctx, `SELECT count(*) FROM chunks WHERE embedded = 0 AND staged IS NULL`).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count the backlog: %w", err)
 	}
 	return n, nil
@@ -145,31 +145,31 @@ func takeTurns(queue []waitingNote, maxChunks, slice int) []waitingNote {
 // embedded since it was read from the backlog is dropped: a chunk's new text
 // is queued again by its own Apply. A vector is staged until every chunk of
 // its note has one; then the note's vectors are made searchable together.
-func (s *Store) PutVectors(ctx context.Context, vs []Vector) (int, error) {
+func (v *Vectors) PutVectors(ctx context.Context, vs []Vector) (int, error) {
 	taken := 0
-	target := s.spaces().target()
-	err := s.writeVectors(ctx, "put vectors", func(tx *writeTx) error {
+	target := v.db.spaces().target()
+	err := v.db.writeVectors(ctx, "put vectors", func(tx *writeTx) error {
 		var notes []string
 		seen := map[string]bool{}
-		for _, v := range vs {
-			if len(v.Embedding) != target.space.Dim {
-				return fmt.Errorf("chunk %d has %d dimensions, the index embeds into %s", v.RowID, len(v.Embedding), target.space)
+		for _, vec := range vs {
+			if len(vec.Embedding) != target.space.Dim {
+				return fmt.Errorf("chunk %d has %d dimensions, the index embeds into %s", vec.RowID, len(vec.Embedding), target.space)
 			}
 			var docID, prelude, body string
 			var embedded int
 			var staged []byte
-			err := tx.QueryRowContext(ctx, `SELECT doc_id, embedded, staged, prelude, body FROM chunks WHERE rowid = ?`, v.RowID).Scan(&docID, &embedded, &staged, &prelude, &body)
+			err := tx.QueryRowContext(ctx, `SELECT doc_id, embedded, staged, prelude, body FROM chunks WHERE rowid = ?`, vec.RowID).Scan(&docID, &embedded, &staged, &prelude, &body)
 			if errors.Is(err, sql.ErrNoRows) {
 				continue
 			}
 			if err != nil {
-				return fmt.Errorf("chunk %d: %w", v.RowID, err)
+				return fmt.Errorf("chunk %d: %w", vec.RowID, err)
 			}
-			if embedded == 1 || staged != nil || embedText(prelude, body) != v.Text {
+			if embedded == 1 || staged != nil || embedText(prelude, body) != vec.Text {
 				continue
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE chunks SET staged = ? WHERE rowid = ?`, encodeVector(v.Embedding), v.RowID); err != nil {
-				return fmt.Errorf("chunk %d: %w", v.RowID, err)
+			if _, err := tx.ExecContext(ctx, `UPDATE chunks SET staged = ? WHERE rowid = ?`, encodeVector(vec.Embedding), vec.RowID); err != nil {
+				return fmt.Errorf("chunk %d: %w", vec.RowID, err)
 			}
 			taken++
 			if !seen[docID] {
@@ -178,7 +178,7 @@ func (s *Store) PutVectors(ctx context.Context, vs []Vector) (int, error) {
 			}
 		}
 		for _, docID := range notes {
-			if err := s.publishVectors(ctx, tx, target, docID); err != nil {
+			if err := v.db.publishVectors(ctx, tx, target, docID); err != nil {
 				return fmt.Errorf("%s: %w", docID, err)
 			}
 		}

@@ -23,7 +23,7 @@ func textVector(text string) []float32 {
 func embedStep(tb testing.TB, s *Store, batch, slice int) (int, bool) {
 	tb.Helper()
 	ctx := context.Background()
-	pending, err := s.Backlog(ctx, batch, slice)
+	pending, err := s.Vectors().Backlog(ctx, batch, slice)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func embedStep(tb testing.TB, s *Store, batch, slice int) (int, bool) {
 	for i, p := range pending {
 		vs[i] = Vector{RowID: p.RowID, Text: p.Text, Embedding: textVector(p.Text)}
 	}
-	n, err := s.PutVectors(ctx, vs)
+	n, err := s.Vectors().PutVectors(ctx, vs)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestBacklogPublishesWholeNotes(t *testing.T) {
 		t.Fatalf("a reader saw %d half-embedded snapshots", torn.Load())
 	}
 	// Searching with a stored vector finds its own chunk first.
-	hits, err := s.SearchVector(ctx, s.queryOf([]float32{float32(len(embedText("n000\nn000.md\nA", ""))), 1, 0, 0}), 3, vault.ScopeAll)
+	hits, err := s.Search().SearchVector(ctx, s.queryOf([]float32{float32(len(embedText("n000\nn000.md\nA", ""))), 1, 0, 0}), 3, vault.ScopeAll)
 	if err != nil || len(hits) != 3 {
 		t.Fatalf("vector search after drain: %v %v", hits, err)
 	}
@@ -148,14 +148,14 @@ func TestPutVectorsReportsDatabaseErrors(t *testing.T) {
 	s := mustOpen(t, Options{})
 	ctx := context.Background()
 	mustApply(t, s, upserts(note("a.md", "some text")))
-	pending, err := s.Backlog(ctx, 64, 64)
+	pending, err := s.Vectors().Backlog(ctx, 64, 64)
 	if err != nil || len(pending) != 1 {
 		t.Fatal(pending, err)
 	}
 	if _, err := s.writer.Exec(`ALTER TABLE chunks RENAME COLUMN body TO body_gone`); err != nil {
 		t.Fatal(err)
 	}
-	n, err := s.PutVectors(ctx, []Vector{{RowID: pending[0].RowID, Text: pending[0].Text, Embedding: []float32{1, 0, 0, 0}}})
+	n, err := s.Vectors().PutVectors(ctx, []Vector{{RowID: pending[0].RowID, Text: pending[0].Text, Embedding: []float32{1, 0, 0, 0}}})
 	if err == nil || !strings.Contains(err.Error(), "body") {
 		t.Fatalf("PutVectors on a broken table = %d, %v; want the database's error", n, err)
 	}
@@ -224,7 +224,7 @@ func TestNewNoteGoesAloneBeforeTheRestOfATurn(t *testing.T) {
 	mustApply(t, s, upserts(bigNote("Big.md", 20_000)))
 	embedStep(t, s, 3, 32)
 	mustApply(t, s, upserts(note("Small.md", "a small note written during the big one's turn")))
-	pending, err := s.Backlog(ctx, 64, 32)
+	pending, err := s.Vectors().Backlog(ctx, 64, 32)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +269,7 @@ func TestStatsShowStagedProgress(t *testing.T) {
 	if st.OpenEmbeddingBacklog != openChunks {
 		t.Errorf("open backlog %d, want the open note's %d chunks", st.OpenEmbeddingBacklog, openChunks)
 	}
-	if n, err := s.EmbeddingWaiting(ctx); err != nil || n != st.Chunks-10 {
+	if n, err := s.Vectors().EmbeddingWaiting(ctx); err != nil || n != st.Chunks-10 {
 		t.Errorf("EmbeddingWaiting = %d, %v; want the %d chunks not staged", n, err, st.Chunks-10)
 	}
 	embedAll(t, s, textVector)

@@ -64,11 +64,11 @@ func TestDistanceBounds(t *testing.T) {
 			vec = unitVector(2000 + i) // far from every cluster
 		}
 		for _, scope := range []vault.Scope{vault.ScopeAll, vault.ScopeOpen, vault.Scope(7)} {
-			nearest, dist, err := s.NearestChunks(ctx, ids, s.queryOf(vec), scope)
+			nearest, dist, err := s.Search().NearestChunks(ctx, ids, s.queryOf(vec), scope)
 			if err != nil {
 				t.Fatal(err)
 			}
-			bounds, err := s.DistanceBounds(ctx, ids, s.queryOf(vec), scope)
+			bounds, err := s.Search().DistanceBounds(ctx, ids, s.queryOf(vec), scope)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,15 +100,15 @@ func TestDistanceBounds(t *testing.T) {
 	if err := decodeVector(vec, personal); err != nil {
 		t.Fatal(err)
 	}
-	all, err := s.DistanceBounds(ctx, []string{"open/n0002.md"}, s.queryOf(vec), vault.ScopeAll)
+	all, err := s.Search().DistanceBounds(ctx, []string{"open/n0002.md"}, s.queryOf(vec), vault.ScopeAll)
 	if err != nil {
 		t.Fatal(err)
 	}
-	open, err := s.DistanceBounds(ctx, []string{"open/n0002.md"}, s.queryOf(vec), vault.ScopeOpen)
+	open, err := s.Search().DistanceBounds(ctx, []string{"open/n0002.md"}, s.queryOf(vec), vault.ScopeOpen)
 	if err != nil {
 		t.Fatal(err)
 	}
-	nearest, dist, err := s.NearestChunks(ctx, []string{"open/n0002.md"}, s.queryOf(vec), vault.ScopeOpen)
+	nearest, dist, err := s.Search().NearestChunks(ctx, []string{"open/n0002.md"}, s.queryOf(vec), vault.ScopeOpen)
 	if err != nil || len(nearest) != 1 {
 		t.Fatalf("NearestChunks = %v, %v", nearest, err)
 	}
@@ -124,7 +124,7 @@ func TestDistanceBoundsLeaveOut(t *testing.T) {
 	s, ids := boundsStore(t)
 	ctx := context.Background()
 	vec := clustered(7)
-	if b, err := s.DistanceBounds(ctx, ids, s.queryOf(vec), vault.ScopeAll); err != nil || b != nil {
+	if b, err := s.Search().DistanceBounds(ctx, ids, s.queryOf(vec), vault.ScopeAll); err != nil || b != nil {
 		t.Fatalf("before the shortlist is read: %v, %v; want nothing bounded", b, err)
 	}
 	awaitShortlist(t, s)
@@ -135,7 +135,7 @@ func TestDistanceBoundsLeaveOut(t *testing.T) {
 	for _, id := range lagging {
 		loadedSet(t, s).set.Apply([]vectorset.Change{{ID: id, Dropped: true}})
 	}
-	b, err := s.DistanceBounds(ctx, ids, s.queryOf(vec), vault.ScopeAll)
+	b, err := s.Search().DistanceBounds(ctx, ids, s.queryOf(vec), vault.ScopeAll)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,11 +145,11 @@ func TestDistanceBoundsLeaveOut(t *testing.T) {
 	nan := clustered(7)
 	nan[3] = float32(math.NaN())
 	for name, v := range map[string][]float32{"nil": nil, "zero": make([]float32, space512.Dim), "NaN": nan} {
-		if b, err := s.DistanceBounds(ctx, ids, s.queryOf(v), vault.ScopeAll); err != nil || b != nil {
+		if b, err := s.Search().DistanceBounds(ctx, ids, s.queryOf(v), vault.ScopeAll); err != nil || b != nil {
 			t.Fatalf("a %s query: %v, %v; want nothing bounded", name, b, err)
 		}
 	}
-	if _, err := s.DistanceBounds(ctx, ids, s.queryOf([]float32{1, 0}), vault.ScopeAll); err == nil {
+	if _, err := s.Search().DistanceBounds(ctx, ids, s.queryOf([]float32{1, 0}), vault.ScopeAll); err == nil {
 		t.Fatal("a query of the wrong dimension: no error")
 	}
 }

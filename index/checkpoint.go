@@ -35,29 +35,28 @@ func saveCheckpoint(ctx context.Context, tx *sql.Tx, b Batch) error {
 	return nil
 }
 
-// Checkpoint returns the saved sequence of source, and whether one exists.
-func (s *Store) Checkpoint(ctx context.Context, source string) (string, bool, error) {
-	var since string
-	err := s.reader.QueryRowContext(ctx, `SELECT since FROM feed_state WHERE source = ?`, source).Scan(&since)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", false, nil
-	}
-	if err != nil {
-		return "", false, fmt.Errorf("read checkpoint %s: %w", source, err)
-	}
-	return since, true, nil
+// FeedState is what the index keeps of a source: the sequence its
+// checkpoint resumes from, and what identified the source's database when
+// it was saved ("" when nothing was recorded): a database recreated under
+// the same name has another identity, and the checkpoint means nothing
+// there.
+type FeedState struct {
+	Since    string
+	Identity string
 }
 
-// FeedIdentity returns what identified source's database when its checkpoint
-// was saved ("" when nothing was recorded): a database recreated under the
-// same name has another identity, and the checkpoint means nothing there.
-func (s *Store) FeedIdentity(ctx context.Context, source string) (string, error) {
-	var id string
-	err := s.reader.QueryRowContext(ctx, `SELECT identity FROM feed_state WHERE source = ?`, source).Scan(&id)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return "", fmt.Errorf("read feed identity %s: %w", source, err)
+// Checkpoint returns what the index keeps of source, and whether it keeps
+// a checkpoint of it.
+func (f *Feed) Checkpoint(ctx context.Context, source string) (FeedState, bool, error) {
+	var st FeedState
+	err := f.db.reader.QueryRowContext(ctx, `SELECT since, identity FROM feed_state WHERE source = ?`, source).Scan(&st.Since, &st.Identity)
+	if errors.Is(err, sql.ErrNoRows) {
+		return FeedState{}, false, nil
 	}
-	return id, nil
+	if err != nil {
+		return FeedState{}, false, fmt.Errorf("read checkpoint %s: %w", source, err)
+	}
+	return st, true, nil
 }
 
 // AdoptCheckpoint gives source the checkpoint (sequence and identity) that
@@ -66,9 +65,9 @@ func (s *Store) FeedIdentity(ctx context.Context, source string) (string, error)
 // when nothing moved. A source that renames how it names itself keeps its
 // checkpoint this way; whether the checkpoint still describes what the
 // source reads is for the source to check.
-func (s *Store) AdoptCheckpoint(ctx context.Context, source string, formerly func(name string) bool) (string, error) {
+func (f *Feed) AdoptCheckpoint(ctx context.Context, source string, formerly func(name string) bool) (string, error) {
 	var from string
-	err := s.write(ctx, "adopt checkpoint", func(tx *writeTx) error {
+	err := f.db.write(ctx, "adopt checkpoint", func(tx *writeTx) error {
 		names, err := queryAll(ctx, tx, one[string], `SELECT source FROM feed_state ORDER BY updated_at DESC, source`)
 		if err != nil {
 			return err
@@ -85,4 +84,26 @@ func (s *Store) AdoptCheckpoint(ctx context.Context, source string, formerly fun
 		return "", err
 	}
 	return from, nil
+}
+
+// lastRunMeta holds when the last full index or reconcile run completed.
+const lastRunMeta = "last_run"
+
+// MarkRun records the time of a completed full index or reconcile run.
+func (f *Feed) MarkRun(ctx context.Context, at time.Time) error {
+	return f.db.write(ctx, "mark run", func(tx *writeTx) error {
+		return setMeta(ctx, tx, lastRunMeta, at.UTC().Format(time.RFC3339))
+	})
+}
+
+// LastRun is when the last full index or reconcile run completed
+// (MarkRun), the zero time when none did. A value MarkRun did not write
+// counts as none, so a reconcile is due at once.
+func (f *Feed) LastRun(ctx context.Context) (time.Time, error) {
+	v, _, err := getMeta(ctx, f.db.reader, lastRunMeta)
+	if err != nil {
+		return time.Time{}, err
+	}
+	at, _ := time.Parse(time.RFC3339, v)
+	return at, nil
 }

@@ -50,7 +50,7 @@ func TestAdoptCheckpoint(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	from, err := s.AdoptCheckpoint(ctx, "new", former)
+	from, err := s.Feed().AdoptCheckpoint(ctx, "new", former)
 	if err != nil || from != "old b" {
 		t.Fatalf("AdoptCheckpoint = %q, %v; want the one saved last, old b", from, err)
 	}
@@ -58,13 +58,13 @@ func TestAdoptCheckpoint(t *testing.T) {
 	if diff := cmp.Diff(want, checkpoints(t, s)); diff != "" {
 		t.Fatalf("checkpoints (-want +got):\n%s", diff)
 	}
-	if since, ok, err := s.Checkpoint(ctx, "new"); err != nil || !ok || since != "9" {
-		t.Fatalf("Checkpoint(new) = %q %v %v", since, ok, err)
+	if st, ok, err := s.Feed().Checkpoint(ctx, "new"); err != nil || !ok || st != (FeedState{Since: "9", Identity: "setup 2"}) {
+		t.Fatalf("Checkpoint(new) = %+v %v %v", st, ok, err)
 	}
-	if from, err := s.AdoptCheckpoint(ctx, "new", former); err != nil || from != "" {
+	if from, err := s.Feed().AdoptCheckpoint(ctx, "new", former); err != nil || from != "" {
 		t.Fatalf("AdoptCheckpoint with a checkpoint under the name = %q, %v; want nothing moved", from, err)
 	}
-	if from, err := s.AdoptCheckpoint(ctx, "fresh", func(string) bool { return false }); err != nil || from != "" {
+	if from, err := s.Feed().AdoptCheckpoint(ctx, "fresh", func(string) bool { return false }); err != nil || from != "" {
 		t.Fatalf("AdoptCheckpoint with no former name = %q, %v", from, err)
 	}
 	if diff := cmp.Diff(want, checkpoints(t, s)); diff != "" {

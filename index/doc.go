@@ -6,6 +6,14 @@
 // neighbours, notes, stats), which return vault's nouns (vault.Chunk,
 // vault.Doc, vault.Neighbour, …) and apply a vault.Scope inside every query.
 //
+// A Store is the one file, its writer and its readers: Open, Close, Path
+// and Stats. Each consumer sees it through a face of its own size, a small
+// type over the same Store (as wtf's DialService is over its one DB):
+// Store.Feed, the index as a source writes it (package feed); Store.Search,
+// as retrieval reads it (rag's Searcher); Store.Notes, as a reader browses
+// it (mcp's Notes); Store.Vectors, as the embedder fills it (package
+// vectorizer).
+//
 // Its files, by what they answer:
 //
 //   - store.go (Open, a step at a time, and Close), open.go (the driver and

@@ -102,8 +102,8 @@ func ftsColumns(w vault.FieldWeights) (filter, weights string, ok bool) {
 // weighted by w, restricted to scope inside the query (before the k). The
 // words in half the chunks or more count for nothing (bm25() gives them at
 // most 2.2e-6) but in ranking the chunks that hold no other word.
-func (s *Store) SearchFTS(ctx context.Context, text string, k int, scope vault.Scope, w vault.FieldWeights) ([]vault.Chunk, error) {
-	hits, _, err := s.searchFTS(ctx, text, k, scope, w)
+func (s *Search) SearchFTS(ctx context.Context, text string, k int, scope vault.Scope, w vault.FieldWeights) ([]vault.Chunk, error) {
+	hits, _, err := s.db.searchFTS(ctx, text, k, scope, w)
 	return hits, err
 }
 

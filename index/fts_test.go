@@ -267,7 +267,7 @@ func TestSearchFTSCommonWordsLeftOut(t *testing.T) {
 		}
 	}
 
-	hits, err = s.SearchFTS(ctx, text, 5, vault.ScopeAll, vault.FieldWeights{})
+	hits, err = s.Search().SearchFTS(ctx, text, 5, vault.ScopeAll, vault.FieldWeights{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +287,7 @@ func TestSearchFTSAllCommonWords(t *testing.T) {
 		note("b.md", "Obsidian notes, notes and more notes about Obsidian.\n"),
 		note("c.md", "Obsidian.\n"),
 	))
-	hits, err := s.SearchFTS(ctx, "obsidian notes", 5, vault.ScopeAll, vault.FieldWeights{})
+	hits, err := s.Search().SearchFTS(ctx, "obsidian notes", 5, vault.ScopeAll, vault.FieldWeights{})
 	if err != nil {
 		t.Fatal(err)
 	}

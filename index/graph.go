@@ -22,8 +22,8 @@ func idList[T any](ids []T) string {
 }
 
 // Docs returns the notes among docIDs that scope may see, in doc_id order.
-func (s *Store) Docs(ctx context.Context, docIDs []string, scope vault.Scope) ([]vault.Doc, error) {
-	docs, err := readDocs(ctx, s.prepared, docIDs, scope)
+func (s *Search) Docs(ctx context.Context, docIDs []string, scope vault.Scope) ([]vault.Doc, error) {
+	docs, err := readDocs(ctx, s.db.prepared, docIDs, scope)
 	if err != nil {
 		return nil, fmt.Errorf("read docs: %w", err)
 	}
@@ -55,13 +55,13 @@ func docFields(d *vault.Doc) []any {
 // to it. Everything on the way is read under scope (see Hops), and the hops
 // and their notes in one snapshot. Each note's neighbours come in a stable
 // order: by relation, then path.
-func (s *Store) Neighbours(ctx context.Context, docIDs []string, scope vault.Scope) ([]vault.Neighbour, error) {
+func (n *Notes) Neighbours(ctx context.Context, docIDs []string, scope vault.Scope) ([]vault.Neighbour, error) {
 	if len(docIDs) == 0 {
 		return nil, nil
 	}
 	var out []vault.Neighbour
-	err := s.read(ctx, "neighbours", func(tx *sql.Tx) error {
-		hops, err := s.readHops(ctx, tx, docIDs, scope)
+	err := n.db.read(ctx, "neighbours", func(tx *sql.Tx) error {
+		hops, err := n.db.readHops(ctx, tx, docIDs, scope)
 		if err != nil || len(hops) == 0 {
 			return err
 		}
@@ -103,14 +103,14 @@ func (s *Store) Neighbours(ctx context.Context, docIDs []string, scope vault.Sco
 // open notes only, so the name of a personal note can neither hide nor
 // reveal anything. Each note's hops come in a stable order: by relation,
 // then the doc id reached, then the topic note a sibling is reached through.
-func (s *Store) Hops(ctx context.Context, docIDs []string, scope vault.Scope) ([]vault.Hop, error) {
+func (s *Search) Hops(ctx context.Context, docIDs []string, scope vault.Scope) ([]vault.Hop, error) {
 	if len(docIDs) == 0 {
 		return nil, nil
 	}
 	var hops []vault.Hop
-	err := s.read(ctx, "hops", func(tx *sql.Tx) error {
+	err := s.db.read(ctx, "hops", func(tx *sql.Tx) error {
 		var err error
-		hops, err = s.readHops(ctx, tx, docIDs, scope)
+		hops, err = s.db.readHops(ctx, tx, docIDs, scope)
 		return err
 	})
 	return hops, err

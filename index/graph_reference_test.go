@@ -53,7 +53,7 @@ func TestGraphReadsMatchReference(t *testing.T) {
 	for _, scope := range []vault.Scope{vault.ScopeAll, vault.ScopeOpen, vault.Scope(7)} {
 		reached := 0
 		for _, start := range starts {
-			got, err := s.Neighbours(ctx, start, scope)
+			got, err := s.Notes().Neighbours(ctx, start, scope)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,7 +62,7 @@ func TestGraphReadsMatchReference(t *testing.T) {
 				t.Fatalf("Neighbours(%q) under %s (-reference +got):\n%s", start, scope, diff)
 			}
 			reached += len(got)
-			hops, err := s.Hops(ctx, start, scope)
+			hops, err := s.Search().Hops(ctx, start, scope)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,7 +77,7 @@ func TestGraphReadsMatchReference(t *testing.T) {
 				}
 			}
 			for _, vec := range vecs {
-				chunks, dist, err := s.NearestChunks(ctx, start, s.queryOf(vec), scope)
+				chunks, dist, err := s.Search().NearestChunks(ctx, start, s.queryOf(vec), scope)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -93,7 +93,7 @@ func TestGraphReadsMatchReference(t *testing.T) {
 						t.Fatalf("NearestChunks(%q) under %s reveal a personal chunk of %s", start, scope, c.Path)
 					}
 				}
-				bounds, err := s.DistanceBounds(ctx, start, s.queryOf(vec), scope)
+				bounds, err := s.Search().DistanceBounds(ctx, start, s.queryOf(vec), scope)
 				if err != nil {
 					t.Fatal(err)
 				}

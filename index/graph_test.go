@@ -50,7 +50,7 @@ func TestNeighboursUnderEachScope(t *testing.T) {
 	s := graphVault(t)
 	ctx := context.Background()
 
-	all, err := s.Neighbours(ctx, []string{"recipes/bread.md"}, vault.ScopeAll)
+	all, err := s.Notes().Neighbours(ctx, []string{"recipes/bread.md"}, vault.ScopeAll)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestNeighboursUnderEachScope(t *testing.T) {
 		t.Fatalf("ScopeAll neighbours (-want +got):\n%s", diff)
 	}
 
-	open, err := s.Neighbours(ctx, []string{"recipes/bread.md"}, vault.ScopeOpen)
+	open, err := s.Notes().Neighbours(ctx, []string{"recipes/bread.md"}, vault.ScopeOpen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestNeighboursUnderEachScope(t *testing.T) {
 	}
 
 	// A personal start has no neighbours under ScopeOpen.
-	if got, err := s.Neighbours(ctx, []string{"private/grandma.md"}, vault.ScopeOpen); err != nil || len(got) != 0 {
+	if got, err := s.Notes().Neighbours(ctx, []string{"private/grandma.md"}, vault.ScopeOpen); err != nil || len(got) != 0 {
 		t.Fatalf("personal start under ScopeOpen: %v, %v", hops(got), err)
 	}
 }
@@ -96,7 +96,7 @@ func TestNeighboursUnderEachScope(t *testing.T) {
 // the open note it names under ScopeOpen.
 func TestNeighboursBacklinkThroughShadowedName(t *testing.T) {
 	s := graphVault(t)
-	got, err := s.Neighbours(context.Background(), []string{"notes/more/ideas.md"}, vault.ScopeOpen)
+	got, err := s.Notes().Neighbours(context.Background(), []string{"notes/more/ideas.md"}, vault.ScopeOpen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestNeighboursBacklinkThroughShadowedName(t *testing.T) {
 	if diff := cmp.Diff(want, hops(got)); diff != "" {
 		t.Fatalf("(-want +got):\n%s", diff)
 	}
-	got, err = s.Neighbours(context.Background(), []string{"notes/more/ideas.md"}, vault.ScopeAll)
+	got, err = s.Notes().Neighbours(context.Background(), []string{"notes/more/ideas.md"}, vault.ScopeAll)
 	if err != nil || len(got) != 0 {
 		t.Fatalf("ScopeAll: the link resolves to the personal namesake: %v %v", hops(got), err)
 	}
@@ -136,7 +136,7 @@ func TestNeighboursResolveShadowedLinksAmongOpenNotes(t *testing.T) {
 		{"archive/private/ideas.md", vault.ScopeAll, []hop{}},
 		{"archive/private/ideas.md", vault.ScopeOpen, []hop{{"archive/private/ideas.md", "backlink", "", "Start.md"}}},
 	} {
-		got, err := s.Neighbours(ctx, []string{c.start}, c.scope)
+		got, err := s.Notes().Neighbours(ctx, []string{c.start}, c.scope)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,11 +153,11 @@ func TestNeighboursNeverThroughPersonalTopic(t *testing.T) {
 		note("99 topics/Private health.md", "<!-- begin:clippings -->\n[[Run]] [[Swim]]\n<!-- end:clippings -->\n"),
 		note("Run.md", "run"), note("Swim.md", "swim"),
 	))
-	got, err := s.Neighbours(context.Background(), []string{"run.md"}, vault.ScopeOpen)
+	got, err := s.Notes().Neighbours(context.Background(), []string{"run.md"}, vault.ScopeOpen)
 	if err != nil || len(got) != 0 {
 		t.Fatalf("siblings through a personal topic note: %v %v", hops(got), err)
 	}
-	got, err = s.Neighbours(context.Background(), []string{"run.md"}, vault.ScopeAll)
+	got, err = s.Notes().Neighbours(context.Background(), []string{"run.md"}, vault.ScopeAll)
 	if err != nil || len(got) != 2 {
 		t.Fatalf("ScopeAll: %v %v", hops(got), err)
 	}
@@ -166,7 +166,7 @@ func TestNeighboursNeverThroughPersonalTopic(t *testing.T) {
 func TestDeletedNoteIsNoNeighbour(t *testing.T) {
 	s := graphVault(t)
 	mustApply(t, s, Batch{Deletes: []string{"Recipes/Starter.md", "Journal.md"}})
-	got, err := s.Neighbours(context.Background(), []string{"recipes/bread.md"}, vault.ScopeAll)
+	got, err := s.Notes().Neighbours(context.Background(), []string{"recipes/bread.md"}, vault.ScopeAll)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestDeletedNoteIsNoNeighbour(t *testing.T) {
 			t.Fatalf("deleted note reached: %+v", h)
 		}
 	}
-	if res, err := s.ResolveLinks(context.Background(), []string{"Starter"}, vault.ScopeAll); err != nil || len(res) != 0 {
+	if res, err := s.Search().ResolveLinks(context.Background(), []string{"Starter"}, vault.ScopeAll); err != nil || len(res) != 0 {
 		t.Fatalf("deleted note resolves: %v %v", res, err)
 	}
 }
@@ -184,7 +184,7 @@ func TestResolveLinksUnderScope(t *testing.T) {
 	s := graphVault(t)
 	ctx := context.Background()
 	links := []string{"Ideas", "Recipes/Bread#Method|the bread", "Private/Grandma", "Nowhere", "#Heading", `Rye\`}
-	all, err := s.ResolveLinks(ctx, links, vault.ScopeAll)
+	all, err := s.Search().ResolveLinks(ctx, links, vault.ScopeAll)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func TestResolveLinksUnderScope(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("ScopeAll (-want +got):\n%s", diff)
 	}
-	open, err := s.ResolveLinks(ctx, links, vault.ScopeOpen)
+	open, err := s.Search().ResolveLinks(ctx, links, vault.ScopeOpen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,14 +229,14 @@ func TestDocsAndNearestChunksUnderScope(t *testing.T) {
 	ctx := context.Background()
 	ids := []string{"open.md", "copy.md", "private/p.md"}
 
-	docs, err := s.Docs(ctx, ids, vault.ScopeOpen)
+	docs, err := s.Search().Docs(ctx, ids, vault.ScopeOpen)
 	if err != nil || len(docs) != 2 {
 		t.Fatalf("Docs ScopeOpen = %+v, %v", docs, err)
 	}
 	if docs[0].ContentHash != docs[1].ContentHash || docs[0].ContentHash == "" {
 		t.Fatalf("identical text should share a content hash: %+v", docs)
 	}
-	if docs, _ := s.Docs(ctx, ids, vault.ScopeAll); len(docs) != 3 {
+	if docs, _ := s.Search().Docs(ctx, ids, vault.ScopeAll); len(docs) != 3 {
 		t.Fatalf("Docs ScopeAll = %d docs, want 3", len(docs))
 	}
 
@@ -248,7 +248,7 @@ func TestDocsAndNearestChunksUnderScope(t *testing.T) {
 	}
 	read := func(vec []float32, scope vault.Scope) []nearest {
 		t.Helper()
-		chunks, dist, err := s.NearestChunks(ctx, []string{"open.md", "twice.md", "pending.md", "private/p.md", "private/q.md", "gone.md"}, s.queryOf(vec), scope)
+		chunks, dist, err := s.Search().NearestChunks(ctx, []string{"open.md", "twice.md", "pending.md", "private/p.md", "private/q.md", "gone.md"}, s.queryOf(vec), scope)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -285,7 +285,7 @@ func TestDocsAndNearestChunksUnderScope(t *testing.T) {
 	if diff := cmp.Diff(want, read(nil, vault.ScopeOpen)); diff != "" {
 		t.Fatalf("no vector (-want +got):\n%s", diff)
 	}
-	if _, _, err := s.NearestChunks(ctx, []string{"open.md"}, s.queryOf([]float32{1, 0}), vault.ScopeOpen); err == nil {
+	if _, _, err := s.Search().NearestChunks(ctx, []string{"open.md"}, s.queryOf([]float32{1, 0}), vault.ScopeOpen); err == nil {
 		t.Fatal("a query of the wrong dimension: no error")
 	}
 }
@@ -299,7 +299,7 @@ func FuzzSearchFTS(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, text string) {
 		for _, scope := range []vault.Scope{vault.ScopeAll, vault.ScopeOpen} {
-			if _, err := s.SearchFTS(context.Background(), text, 3, scope, vault.FieldWeights{}); err != nil {
+			if _, err := s.Search().SearchFTS(context.Background(), text, 3, scope, vault.FieldWeights{}); err != nil {
 				t.Fatalf("SearchFTS(%q): %v (words %q)", text, err, ftsWords(text))
 			}
 		}
@@ -319,7 +319,7 @@ func BenchmarkNeighbours(b *testing.B) {
 	ids := []string{"n001.md", "n050.md", "n100.md", "n150.md"}
 	b.ResetTimer()
 	for range b.N {
-		if _, err := s.Neighbours(context.Background(), ids, vault.ScopeOpen); err != nil {
+		if _, err := s.Notes().Neighbours(context.Background(), ids, vault.ScopeOpen); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -341,7 +341,7 @@ func TestSiblingsFollowWrites(t *testing.T) {
 	other := mustOpen(t, Options{Path: path, ReadOnly: true})
 	siblings := func(s *Store, scope vault.Scope) []string {
 		t.Helper()
-		hops, err := s.Hops(ctx, []string{"knives.md"}, scope)
+		hops, err := s.Search().Hops(ctx, []string{"knives.md"}, scope)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -409,16 +409,16 @@ func TestConcurrentWalksOnFewConnections(t *testing.T) {
 			ids := []string{"recipes/bread.md", "recipes/rye.md"}
 			var err error
 			if i%3 == 0 {
-				_, err = s.Docs(ctx, ids, scope)
+				_, err = s.Search().Docs(ctx, ids, scope)
 			}
 			if err == nil {
-				_, err = s.Hops(ctx, ids, scope)
+				_, err = s.Search().Hops(ctx, ids, scope)
 			}
 			if err == nil {
-				_, _, err = s.NearestChunks(ctx, ids, s.queryOf(nil), scope)
+				_, _, err = s.Search().NearestChunks(ctx, ids, s.queryOf(nil), scope)
 			}
 			if err == nil {
-				_, err = s.Neighbours(ctx, []string{"recipes/starter.md"}, scope)
+				_, err = s.Notes().Neighbours(ctx, []string{"recipes/starter.md"}, scope)
 			}
 			errs <- err
 		}()
@@ -439,7 +439,7 @@ func TestTopicNoteClippingItself(t *testing.T) {
 		note("99 topics/Tools.md", "<!-- begin:clippings -->\n[[Tools]] [[Saw]] [[Drill]]\n<!-- end:clippings -->\n"),
 		note("Saw.md", "saw"), note("Drill.md", "drill"),
 	))
-	got, err := s.Hops(context.Background(), []string{"99 topics/tools.md"}, vault.ScopeAll)
+	got, err := s.Search().Hops(context.Background(), []string{"99 topics/tools.md"}, vault.ScopeAll)
 	if err != nil {
 		t.Fatal(err)
 	}

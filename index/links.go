@@ -153,9 +153,9 @@ func (w *applier) resolvePending(ctx context.Context) error {
 // Obsidian's rules as Apply resolves links. Under ScopeOpen a personal note
 // is never a candidate, so a link to one resolves to an open namesake or to
 // nothing. Texts that resolve to no note are absent from the map.
-func (s *Store) ResolveLinks(ctx context.Context, links []string, scope vault.Scope) (map[string]vault.Doc, error) {
+func (s *Search) ResolveLinks(ctx context.Context, links []string, scope vault.Scope) (map[string]vault.Doc, error) {
 	out := map[string]vault.Doc{}
-	err := s.read(ctx, "resolve links", func(tx *sql.Tx) error {
+	err := s.db.read(ctx, "resolve links", func(tx *sql.Tx) error {
 		ids := map[string]string{}
 		for _, l := range links {
 			key := vault.LinkKey(l)

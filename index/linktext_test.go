@@ -17,7 +17,7 @@ var linksOnly = vault.FieldWeights{Links: 1}
 
 func search(tb testing.TB, s *Store, text string, scope vault.Scope, w vault.FieldWeights) []string {
 	tb.Helper()
-	hits, err := s.SearchFTS(context.Background(), text, 20, scope, w)
+	hits, err := s.Search().SearchFTS(context.Background(), text, 20, scope, w)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func TestFieldWeights(t *testing.T) {
 		}
 	}
 	// A title match outweighs a body match when the title weighs more.
-	hits, err := s.SearchFTS(context.Background(), "ficus", 5, vault.ScopeAll, vault.FieldWeights{Title: 10, Body: 1})
+	hits, err := s.Search().SearchFTS(context.Background(), "ficus", 5, vault.ScopeAll, vault.FieldWeights{Title: 10, Body: 1})
 	if err != nil || len(hits) < 2 || hits[0].Path != "Plants/Ficus.md" {
 		t.Errorf("title-weighted ficus = %v, %v", paths(hits), err)
 	}
@@ -267,11 +267,11 @@ func TestSyncRefreshesLinkTextAtItsEnd(t *testing.T) {
 	s := mustOpen(t, Options{})
 	ctx := context.Background()
 	listing := syncVault()
-	plan, err := s.Plan(ctx, listing)
+	plan, err := s.Feed().Plan(ctx, listing)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Sync(ctx, listing, plan, SyncOptions{}); err != nil {
+	if _, err := s.Feed().Sync(ctx, listing, plan, SyncOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	checkLinkText(t, s)
@@ -285,10 +285,10 @@ func TestSyncRefreshesLinkTextAtItsEnd(t *testing.T) {
 		t.Errorf("link text meta after the sync: %q %v %v, want done", v, done, err)
 	}
 	// The same listing again changes nothing: the link text stays done.
-	if plan, err = s.Plan(ctx, listing); err != nil {
+	if plan, err = s.Feed().Plan(ctx, listing); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Sync(ctx, listing, plan, SyncOptions{}); err != nil {
+	if _, err := s.Feed().Sync(ctx, listing, plan, SyncOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if v, done, err := getMeta(ctx, s.writer, linkTextMeta); err != nil || !done || v != "1" {
@@ -304,11 +304,11 @@ func TestSyncCutShortLeavesLinkTextToTheNextOpen(t *testing.T) {
 	s := mustOpen(t, Options{Path: path})
 	ctx, cancel := context.WithCancel(context.Background())
 	listing := syncVault()
-	plan, err := s.Plan(ctx, listing)
+	plan, err := s.Feed().Plan(ctx, listing)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.Sync(ctx, listing, plan, SyncOptions{Progress: func(done, _ int) {
+	_, err = s.Feed().Sync(ctx, listing, plan, SyncOptions{Progress: func(done, _ int) {
 		if done >= 2*syncBatch {
 			cancel()
 		}

@@ -19,7 +19,7 @@ type Batch struct {
 	Source     string
 	Checkpoint string
 	// Identity, when not empty, is saved as what identifies the source's
-	// database beside the checkpoint (see Store.FeedIdentity).
+	// database beside the checkpoint (see Feed.Checkpoint).
 	Identity string
 	// Sole, with Source, drops every other source's checkpoint with this
 	// one: the batch ends a full sync that made the index the source's
@@ -40,7 +40,7 @@ type Batch struct {
 
 	// linked, when not nil, collects the notes whose link text the batch
 	// may have changed instead of refreshing it: a sync of many batches
-	// refreshes each note once at its end (see Store.Sync), where each
+	// refreshes each note once at its end (see Feed.Sync), where each
 	// batch would rewrite a much-linked note's full-text rows again.
 	linked map[string]bool
 }

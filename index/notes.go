@@ -12,17 +12,26 @@ import (
 	"github.com/vaultask/vaultask/vault"
 )
 
+// Notes is the index as a reader browses it (the MCP tools and resources,
+// through mcp.Notes): a note by name, its text, its neighbours, the topics
+// and the list of notes. Every method applies the scope inside its
+// queries.
+type Notes struct{ db *Store }
+
+// Notes returns the index as a reader browses it.
+func (s *Store) Notes() *Notes { return &Notes{db: s} }
+
 // ResolveNote finds the note ref names among the notes scope may see: its
 // vault path in any case, with or without ".md", else as a [[wikilink]]
 // resolves (a path's end, a basename, an alias). Other notes of the same
 // name that scope may see come back as alternatives, best first. Under
 // ScopeOpen a personal note is never the answer nor an alternative, so a
 // refusal says nothing about it.
-func (s *Store) ResolveNote(ctx context.Context, ref string, scope vault.Scope) (vault.Doc, []vault.Doc, error) {
+func (n *Notes) ResolveNote(ctx context.Context, ref string, scope vault.Scope) (vault.Doc, []vault.Doc, error) {
 	ref = strings.TrimSpace(ref)
 	var best vault.Doc
 	var alts []vault.Doc
-	err := s.read(ctx, "resolve note", func(tx *sql.Tx) error {
+	err := n.db.read(ctx, "resolve note", func(tx *sql.Tx) error {
 		key := vault.LinkKey(ref)
 		if key == "" {
 			return vault.ErrNoNote
@@ -76,9 +85,9 @@ func (s *Store) ResolveNote(ctx context.Context, ref string, scope vault.Scope) 
 // otherwise): limit bytes from offset (limit <= 0: to the end), cut at
 // UTF-8 boundaries. Notes indexed before the index kept whole texts are read
 // back from their chunks, without the frontmatter.
-func (s *Store) ReadNote(ctx context.Context, docID string, scope vault.Scope, offset, limit int) (vault.NoteText, error) {
+func (n *Notes) ReadNote(ctx context.Context, docID string, scope vault.Scope, offset, limit int) (vault.NoteText, error) {
 	var out vault.NoteText
-	err := s.read(ctx, "read note", func(tx *sql.Tx) error {
+	err := n.db.read(ctx, "read note", func(tx *sql.Tx) error {
 		docs, err := readDocs(ctx, tx, []string{docID}, scope)
 		if err != nil {
 			return err
@@ -121,12 +130,12 @@ func runeStart(s string, i int) int {
 
 // Topics lists the topic notes scope may see, each with the members scope
 // may see, by path.
-func (s *Store) Topics(ctx context.Context, scope vault.Scope) ([]vault.Topic, error) {
+func (n *Notes) Topics(ctx context.Context, scope vault.Scope) ([]vault.Topic, error) {
 	type row struct {
 		d vault.Doc
 		n int
 	}
-	rows, err := queryAll(ctx, s.reader, func(r *row) []any { return append(docFields(&r.d), &r.n) },
+	rows, err := queryAll(ctx, n.db.reader, func(r *row) []any { return append(docFields(&r.d), &r.n) },
 		`SELECT `+docColumns+`, (SELECT count(DISTINCT e.dst) FROM edges e JOIN docs m ON m.doc_id = e.dst
 			WHERE e.src = d.doc_id AND e.kind = 'topic' AND (? = 0 OR m.sensitivity = 'open'))
 		FROM docs d WHERE substr(d.path, 1, length(?)) = ? AND (? = 0 OR d.sensitivity = 'open')
@@ -143,7 +152,7 @@ func (s *Store) Topics(ctx context.Context, scope vault.Scope) ([]vault.Topic, e
 
 // NoteList lists the notes q selects, by path, and how many there are in
 // all before the paging (q.After, q.Offset, q.Limit).
-func (s *Store) NoteList(ctx context.Context, q vault.NoteQuery) ([]vault.NoteEntry, int, error) {
+func (n *Notes) NoteList(ctx context.Context, q vault.NoteQuery) ([]vault.NoteEntry, int, error) {
 	switch q.State {
 	case "", vault.StatusIndexed, vault.StatusPending, vault.StatusIncomplete, vault.StatusSkipped:
 	default:
@@ -166,7 +175,7 @@ func (s *Store) NoteList(ctx context.Context, q vault.NoteQuery) ([]vault.NoteEn
 		WHERE (?1 = '' OR ?1 = n.state) AND ?2 = 0 AND lower(n.path) LIKE ?3 ESCAPE '\'`
 	var total int
 	var out []vault.NoteEntry
-	err := s.read(ctx, "note list", func(tx *sql.Tx) error {
+	err := n.db.read(ctx, "note list", func(tx *sql.Tx) error {
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM (`+listing+`)`, q.State, open, pattern).Scan(&total); err != nil {
 			return err
 		}

@@ -27,10 +27,10 @@ type Plan struct {
 // Plan diffs a complete listing of the source against the index by
 // (rev, content hash). Notes the index holds but the listing lacks are
 // planned for removal.
-func (s *Store) Plan(ctx context.Context, listing []vault.NoteInput) (Plan, error) {
+func (f *Feed) Plan(ctx context.Context, listing []vault.NoteInput) (Plan, error) {
 	p := Plan{Expect: map[string]string{}}
 	type row struct{ id, path, rev, hash string }
-	indexed, err := queryAll(ctx, s.reader, func(r *row) []any { return []any{&r.id, &r.path, &r.rev, &r.hash} },
+	indexed, err := queryAll(ctx, f.db.reader, func(r *row) []any { return []any{&r.id, &r.path, &r.rev, &r.hash} },
 		`SELECT doc_id, path, rev, content_hash FROM docs`)
 	if err != nil {
 		return p, fmt.Errorf("plan: %w", err)
@@ -68,8 +68,8 @@ func (s *Store) Plan(ctx context.Context, listing []vault.NoteInput) (Plan, erro
 }
 
 // Paths lists every indexed note's path, sorted.
-func (s *Store) Paths(ctx context.Context) ([]string, error) {
-	out, err := queryAll(ctx, s.reader, one[string], `SELECT path FROM docs ORDER BY path`)
+func (n *Notes) Paths(ctx context.Context) ([]string, error) {
+	out, err := queryAll(ctx, n.db.reader, one[string], `SELECT path FROM docs ORDER BY path`)
 	if err != nil {
 		return nil, fmt.Errorf("list paths: %w", err)
 	}
@@ -79,9 +79,9 @@ func (s *Store) Paths(ctx context.Context) ([]string, error) {
 // RecentRevs maps the source id (CouchDB _id) of the n notes written last to
 // the revision indexed: a source that does not know those revisions is not
 // the database they came from.
-func (s *Store) RecentRevs(ctx context.Context, n int) (map[string]string, error) {
+func (f *Feed) RecentRevs(ctx context.Context, n int) (map[string]string, error) {
 	type pair struct{ id, rev string }
-	pairs, err := queryAll(ctx, s.reader, func(p *pair) []any { return []any{&p.id, &p.rev} },
+	pairs, err := queryAll(ctx, f.db.reader, func(p *pair) []any { return []any{&p.id, &p.rev} },
 		`SELECT source_id, rev FROM docs WHERE source_id != '' ORDER BY indexed_at DESC, doc_id LIMIT ?`, n)
 	if err != nil {
 		return nil, fmt.Errorf("list recent revisions: %w", err)
@@ -95,9 +95,9 @@ func (s *Store) RecentRevs(ctx context.Context, n int) (map[string]string, error
 
 // SourcePaths maps each note's source id (CouchDB _id) to its path, so a
 // follower can remove a note named only by a tombstone's id.
-func (s *Store) SourcePaths(ctx context.Context) (map[string]string, error) {
+func (f *Feed) SourcePaths(ctx context.Context) (map[string]string, error) {
 	type pair struct{ id, path string }
-	pairs, err := queryAll(ctx, s.reader, func(p *pair) []any { return []any{&p.id, &p.path} }, `SELECT source_id, path FROM docs WHERE source_id != ''`)
+	pairs, err := queryAll(ctx, f.db.reader, func(p *pair) []any { return []any{&p.id, &p.path} }, `SELECT source_id, path FROM docs WHERE source_id != ''`)
 	if err != nil {
 		return nil, fmt.Errorf("list source ids: %w", err)
 	}

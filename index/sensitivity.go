@@ -64,23 +64,23 @@ type Reclassified struct {
 // UPDATE of docs and chunks: nothing is re-chunked or re-embedded. It logs a
 // warning for every pattern that matches no note. With dryRun it reports
 // what would change and writes nothing.
-func (s *Store) Reclassify(ctx context.Context, dryRun bool) (Reclassified, error) {
+func (f *Feed) Reclassify(ctx context.Context, dryRun bool) (Reclassified, error) {
 	var out Reclassified
 	var w *applier
 	const what = "recompute sensitivity"
 	var err error
 	if dryRun {
-		err = s.read(ctx, what, func(tx *sql.Tx) error {
-			_, err := s.reclassifications(ctx, tx, &out)
+		err = f.db.read(ctx, what, func(tx *sql.Tx) error {
+			_, err := f.db.reclassifications(ctx, tx, &out)
 			return err
 		})
 	} else {
-		err = s.write(ctx, what, func(tx *writeTx) error {
-			changes, err := s.reclassifications(ctx, tx.Tx, &out)
+		err = f.db.write(ctx, what, func(tx *writeTx) error {
+			changes, err := f.db.reclassifications(ctx, tx.Tx, &out)
 			if err != nil || len(changes) == 0 {
 				return err
 			}
-			w = newApplier(s, tx)
+			w = newApplier(f.db, tx)
 			return w.reclassify(ctx, tx.Tx, changes)
 		})
 	}
@@ -88,7 +88,7 @@ func (s *Store) Reclassify(ctx context.Context, dryRun bool) (Reclassified, erro
 		return out, err
 	}
 	if w != nil && w.preludesChanged {
-		s.signalChanged()
+		f.db.signalChanged()
 	}
 	return out, nil
 }
@@ -218,7 +218,7 @@ func (s *Store) ensureClassification(ctx context.Context) error {
 				return err
 			}
 		}
-		res, err := s.Reclassify(ctx, false)
+		res, err := s.Feed().Reclassify(ctx, false)
 		if err != nil {
 			return err
 		}

@@ -123,7 +123,7 @@ func TestRecomputeTouchesNoVector(t *testing.T) {
 	ctx := context.Background()
 	// A dry run reads the index as it was classified and reports the change.
 	ro := mustOpen(t, Options{Path: path, Sensitivity: settings, ReadOnly: true, AsClassified: true})
-	dry, err := ro.Reclassify(ctx, true)
+	dry, err := ro.Feed().Reclassify(ctx, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestRecomputeTouchesNoVector(t *testing.T) {
 	if !strings.Contains(logs.String(), "reclassified it before use") || !strings.Contains(logs.String(), "changed=1") {
 		t.Fatalf("no log of the reclassification at open:\n%s", logs.String())
 	}
-	res, err := s.Reclassify(ctx, false)
+	res, err := s.Feed().Reclassify(ctx, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func TestRecomputeTouchesNoVector(t *testing.T) {
 		t.Fatalf("personal chunks = %d, want 1", got)
 	}
 	// The vector set follows: an open-only KNN no longer sees it.
-	hits, err := s.SearchVector(ctx, s.queryOf([]float32{1, 0, 0, 0}), 10, vault.ScopeOpen)
+	hits, err := s.Search().SearchVector(ctx, s.queryOf([]float32{1, 0, 0, 0}), 10, vault.ScopeOpen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestOpenScopeFiltersBeforeK(t *testing.T) {
 	// scope must apply to the scan, before those are taken.
 	mustShortlist(t, s)
 	for name, search := range map[string]func(context.Context, vault.QueryVector, int, vault.Scope) ([]vault.Chunk, error){
-		"SearchVectorExact": s.SearchVectorExact, "SearchVector": s.SearchVector} {
+		"SearchVectorExact": s.Search().SearchVectorExact, "SearchVector": s.Search().SearchVector} {
 		all, err := search(ctx, s.queryOf([]float32{1, 0, 0, 0}), k, vault.ScopeAll)
 		if err != nil {
 			t.Fatal(err)
@@ -219,7 +219,7 @@ func TestOpenScopeFiltersBeforeK(t *testing.T) {
 		}
 	}
 
-	ftsAll, err := s.SearchFTS(ctx, "quasar", k, vault.ScopeAll, vault.FieldWeights{})
+	ftsAll, err := s.Search().SearchFTS(ctx, "quasar", k, vault.ScopeAll, vault.FieldWeights{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func TestOpenScopeFiltersBeforeK(t *testing.T) {
 			t.Fatalf("ScopeAll FTS top-%d should be all personal, got %v", k, paths(ftsAll))
 		}
 	}
-	ftsOpen, err := s.SearchFTS(ctx, "quasar", k, vault.ScopeOpen, vault.FieldWeights{})
+	ftsOpen, err := s.Search().SearchFTS(ctx, "quasar", k, vault.ScopeOpen, vault.FieldWeights{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +260,7 @@ func TestReaderSeesConsistentSnapshot(t *testing.T) {
 			// Each batch adds one note with exactly three chunks and rewrites
 			// a counter note, so chunks = 3*(notes-1) + 1 in every snapshot.
 			body := fmt.Sprintf("## One\n\n%s\n\n## Two\n\n%s\n\n## Three\n\n%s\n", filler(i, 1), filler(i, 2), filler(i, 3))
-			_, err := s.Apply(ctx, upserts(note(fmt.Sprintf("n%03d.md", i), body), vault.NoteInput{Path: "counter.md", Rev: fmt.Sprint(i), Text: fmt.Sprint("count ", i)}))
+			_, err := s.Feed().Apply(ctx, upserts(note(fmt.Sprintf("n%03d.md", i), body), vault.NoteInput{Path: "counter.md", Rev: fmt.Sprint(i), Text: fmt.Sprint("count ", i)}))
 			if err != nil {
 				errc <- err
 				return
@@ -341,7 +341,7 @@ func TestPersonalTopicTitleStaysOutOfOpenChunks(t *testing.T) {
 	if got := str(t, s, `SELECT prelude FROM chunks WHERE doc_id = 'journal/mood.md'`); !strings.Contains(got, "topics: Divorce lawyer Kowalski") {
 		t.Fatalf("personal member's prelude = %q, want its personal topic", got)
 	}
-	hits, err := s.SearchFTS(ctx, "Kowalski", 10, vault.ScopeOpen, vault.FieldWeights{})
+	hits, err := s.Search().SearchFTS(ctx, "Kowalski", 10, vault.ScopeOpen, vault.FieldWeights{})
 	if err != nil || len(hits) != 0 {
 		t.Fatalf("open search for the personal topic's title = %v, %v; want nothing", paths(hits), err)
 	}
@@ -355,7 +355,7 @@ func TestPersonalTopicTitleStaysOutOfOpenChunks(t *testing.T) {
 	mustApply(t, s, upserts(note("99 topics/Family law.md", "<!-- begin:clippings -->\n[[Custody law]]\n<!-- end:clippings -->\n")))
 	s.Close()
 	s = mustOpen(t, Options{Path: path, Sensitivity: Classifier{PersonalPaths: []string{"99 topics/**"}}})
-	if _, err := s.Reclassify(ctx, false); err != nil {
+	if _, err := s.Feed().Reclassify(ctx, false); err != nil {
 		t.Fatal(err)
 	}
 	if got := str(t, s, `SELECT prelude FROM chunks WHERE doc_id = '20 clippings/custody law.md'`); strings.Contains(got, "topics") {
@@ -378,7 +378,7 @@ func TestMalformedOverrideFailsClosed(t *testing.T) {
 		note("Notes/Listed.md", "---\nsensitivity: [open]\n---\nGardening with a list value.\n"),
 		note("Notes/Clean.md", "---\nsensitivity: open\n---\nGardening in the open.\n"),
 	))
-	hits, err := s.SearchFTS(ctx, "gardening", 10, vault.ScopeOpen, vault.FieldWeights{})
+	hits, err := s.Search().SearchFTS(ctx, "gardening", 10, vault.ScopeOpen, vault.FieldWeights{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +390,7 @@ func TestMalformedOverrideFailsClosed(t *testing.T) {
 			t.Errorf("no warning naming %s:\n%s", p, logs.String())
 		}
 	}
-	entries, _, err := s.NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll, Path: "Spelled"})
+	entries, _, err := s.Notes().NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll, Path: "Spelled"})
 	if err != nil || len(entries) != 1 || entries[0].Sensitivity != vault.SensitivityPersonal || !strings.Contains(entries[0].Reason, "treated as personal") {
 		t.Errorf("status of the misspelt override: %+v, %v", entries, err)
 	}
@@ -402,11 +402,11 @@ func TestHostileNoteIndexedAsPlainText(t *testing.T) {
 	s := mustOpen(t, Options{})
 	ctx := context.Background()
 	mustApply(t, s, upserts(note("Hostile.md", "Before the storm [[Target]].\n\n"+strings.Repeat(">", 100_000)+" quoted\n")))
-	hits, err := s.SearchFTS(ctx, "storm", 5, vault.ScopeAll, vault.FieldWeights{})
+	hits, err := s.Search().SearchFTS(ctx, "storm", 5, vault.ScopeAll, vault.FieldWeights{})
 	if err != nil || len(hits) != 1 {
 		t.Fatalf("search in the hostile note: %v, %v", paths(hits), err)
 	}
-	entries, _, err := s.NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll, Path: "Hostile"})
+	entries, _, err := s.Notes().NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll, Path: "Hostile"})
 	if err != nil || len(entries) != 1 || !strings.Contains(entries[0].Reason, "indexed as plain text") {
 		t.Fatalf("status of the hostile note: %+v, %v", entries, err)
 	}
@@ -432,7 +432,7 @@ func TestNewSettingsApplyBeforeAnyAnswer(t *testing.T) {
 	s.Close()
 	openHits := func(s *Store) []string {
 		t.Helper()
-		hits, err := s.SearchFTS(ctx, "exercises", 10, vault.ScopeOpen, vault.FieldWeights{})
+		hits, err := s.Search().SearchFTS(ctx, "exercises", 10, vault.ScopeOpen, vault.FieldWeights{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -492,7 +492,7 @@ func TestIgnoredFrontmatterOverrideWarns(t *testing.T) {
 		note("Notes/Rule.md", "---\nOrchard plans under a rule; sensitivity: is discussed here.\n"),
 		note("Notes/After.md", "---\ntitle: x\n...\nsensitivity: personal\nOrchard plans after the block.\n"),
 	))
-	hits, err := s.SearchFTS(ctx, "orchard", 10, vault.ScopeOpen, vault.FieldWeights{})
+	hits, err := s.Search().SearchFTS(ctx, "orchard", 10, vault.ScopeOpen, vault.FieldWeights{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -510,7 +510,7 @@ func TestIgnoredFrontmatterOverrideWarns(t *testing.T) {
 			t.Errorf("%d warnings naming %s and saying %q, want 1:\n%s", n, p, why, logs.String())
 		}
 	}
-	listed, _, err := s.NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeOpen, Path: "Notes/"})
+	listed, _, err := s.Notes().NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeOpen, Path: "Notes/"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -541,7 +541,7 @@ func TestIgnoredOverrideFollowsTheKey(t *testing.T) {
 	))
 	s.Close()
 	s = mustOpen(t, Options{Path: path, FrontmatterKey: "visibility"})
-	listed, _, err := s.NoteList(context.Background(), vault.NoteQuery{Scope: vault.ScopeAll})
+	listed, _, err := s.Notes().NoteList(context.Background(), vault.NoteQuery{Scope: vault.ScopeAll})
 	if err != nil || len(listed) != 2 {
 		t.Fatalf("NoteList = %d notes, %v; want both", len(listed), err)
 	}

@@ -73,7 +73,7 @@ func (s *Store) spaces() spaceState { return *s.spaceState.Load() }
 // ActiveSpace is the embedding space searches compare a question with: a
 // query vector must be of it. While the index re-embeds into the
 // configured space, it is the space the index was built in.
-func (s *Store) ActiveSpace() vault.EmbeddingSpace { return s.spaces().active.space }
+func (s *Search) ActiveSpace() vault.EmbeddingSpace { return s.db.spaces().active.space }
 
 // ensureSpace makes the configured space the target (see the comment at
 // the top of this file): recorded as the active space of a new index (or
@@ -203,12 +203,12 @@ func (s *Store) loadSpaces(ctx context.Context, q rowQuerier) error {
 // It reports whether it switched; with no space being filled, or one still
 // short of vectors, it changes nothing. The background embedder calls it
 // whenever the backlog is empty.
-func (s *Store) PromoteFilled(ctx context.Context) (bool, error) {
-	if s.writer == nil || s.spaces().filling.id == 0 {
+func (v *Vectors) PromoteFilled(ctx context.Context) (bool, error) {
+	if v.db.writer == nil || v.db.spaces().filling.id == 0 {
 		return false, nil
 	}
 	var old, promoted spaceRef
-	err := s.writeVectors(ctx, "switch to the re-embedded space", func(tx *writeTx) error {
+	err := v.db.writeVectors(ctx, "switch to the re-embedded space", func(tx *writeTx) error {
 		st, err := readSpaces(ctx, tx)
 		if err != nil || st.filling.id == 0 {
 			return err
@@ -229,10 +229,10 @@ func (s *Store) PromoteFilled(ctx context.Context) (bool, error) {
 	if err != nil || promoted.id == 0 {
 		return false, err
 	}
-	s.log.Info("re-embedding done: searches use the new embedding space", keyModel, promoted.space.String(), keyDropped, old.space.String())
+	v.db.log.Info("re-embedding done: searches use the new embedding space", keyModel, promoted.space.String(), keyDropped, old.space.String())
 	// The new space's vectors are read into memory now, not by the first
 	// search after, which would search by brute force until they are.
-	_, err = s.currentSet(ctx, promoted)
+	_, err = v.db.currentSet(ctx, promoted)
 	return true, err
 }
 

@@ -27,8 +27,8 @@ type NoteStatus struct {
 // of the source ids in clear (notes indexed or deleted since), in one
 // transaction. A row for the same source id and revision keeps its Since; a
 // new revision starts over.
-func (s *Store) SetNoteStatus(ctx context.Context, set []NoteStatus, clear []string) error {
-	return s.write(ctx, "set note status", func(tx *writeTx) error {
+func (f *Feed) SetNoteStatus(ctx context.Context, set []NoteStatus, clear []string) error {
+	return f.db.write(ctx, "set note status", func(tx *writeTx) error {
 		if err := deleteStatus(ctx, tx.Tx, clear); err != nil {
 			return err
 		}
@@ -39,8 +39,8 @@ func (s *Store) SetNoteStatus(ctx context.Context, set []NoteStatus, clear []str
 // ReplaceNoteStatus makes note_status hold exactly set: what a full
 // reconcile found unreadable. Rows for the same source id and revision keep
 // their Since.
-func (s *Store) ReplaceNoteStatus(ctx context.Context, set []NoteStatus) error {
-	return s.write(ctx, "replace note status", func(tx *writeTx) error {
+func (f *Feed) ReplaceNoteStatus(ctx context.Context, set []NoteStatus) error {
+	return f.db.write(ctx, "replace note status", func(tx *writeTx) error {
 		keep := map[string]bool{}
 		for _, st := range set {
 			keep[st.SourceID] = true
@@ -96,12 +96,12 @@ func upsertStatus(ctx context.Context, tx *sql.Tx, set []NoteStatus) error {
 
 // NoteStatuses lists the notes that could not be indexed or were skipped,
 // by path.
-func (s *Store) NoteStatuses(ctx context.Context) ([]NoteStatus, error) {
+func (f *Feed) NoteStatuses(ctx context.Context) ([]NoteStatus, error) {
 	type row struct {
 		st             NoteStatus
 		since, updated int64
 	}
-	rows, err := queryAll(ctx, s.reader, func(r *row) []any {
+	rows, err := queryAll(ctx, f.db.reader, func(r *row) []any {
 		return []any{&r.st.SourceID, &r.st.Path, &r.st.Rev, &r.st.State, &r.st.Reason, &r.since, &r.updated}
 	}, `SELECT source_id, path, rev, state, reason, since, updated_at FROM note_status ORDER BY path, source_id`)
 	if err != nil {

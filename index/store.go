@@ -78,7 +78,8 @@ func (o Options) withDefaults() (Options, error) {
 }
 
 // Store is the index: one SQLite file, one writer connection and a pool of
-// readers that see WAL snapshots while the writer commits.
+// readers that see WAL snapshots while the writer commits. Its consumers
+// read and write it through its faces: Feed, Search, Notes and Vectors.
 type Store struct {
 	path string
 	// space is the configured embedding space: the index's target, which
@@ -116,7 +117,7 @@ type Store struct {
 
 // Changed delivers a signal after a write that put chunks on the embedding
 // backlog. Signals coalesce: one pending signal stands for any number.
-func (s *Store) Changed() <-chan struct{} { return s.changed }
+func (v *Vectors) Changed() <-chan struct{} { return v.db.changed }
 
 func (s *Store) signalChanged() {
 	select {

@@ -34,7 +34,7 @@ const syncBatch = 200
 // batches (unchanged notes cost one lookup each), then plan.Remove, each
 // write only while the index still holds what plan.Expect says it held, then
 // recomputes every note's sensitivity.
-func (s *Store) Sync(ctx context.Context, listing []vault.NoteInput, plan Plan, opts SyncOptions) (SyncResult, error) {
+func (f *Feed) Sync(ctx context.Context, listing []vault.NoteInput, plan Plan, opts SyncOptions) (SyncResult, error) {
 	var out SyncResult
 	var err error
 	// A sync of more than one batch refreshes link text once, at its end.
@@ -54,7 +54,7 @@ func (s *Store) Sync(ctx context.Context, listing []vault.NoteInput, plan Plan, 
 	}
 	for start := 0; start < len(listing); start += batch {
 		end := min(start+batch, len(listing))
-		res, err := s.Apply(ctx, Batch{Upserts: listing[start:end], Force: opts.Force, Expect: plan.Expect, linked: linked})
+		res, err := f.Apply(ctx, Batch{Upserts: listing[start:end], Force: opts.Force, Expect: plan.Expect, linked: linked})
 		if err != nil {
 			return out, err
 		}
@@ -64,8 +64,8 @@ func (s *Store) Sync(ctx context.Context, listing []vault.NoteInput, plan Plan, 
 		}
 	}
 	if len(linked) > 0 {
-		if err := s.write(ctx, "link text", func(tx *writeTx) error {
-			w := newApplier(s, tx)
+		if err := f.db.write(ctx, "link text", func(tx *writeTx) error {
+			w := newApplier(f.db, tx)
 			w.linked = linked
 			if err := w.refreshLinkText(ctx); err != nil {
 				return err
@@ -76,13 +76,13 @@ func (s *Store) Sync(ctx context.Context, listing []vault.NoteInput, plan Plan, 
 		}
 	}
 	if len(plan.Remove) > 0 {
-		res, err := s.Apply(ctx, Batch{Deletes: plan.Remove, Expect: plan.Expect})
+		res, err := f.Apply(ctx, Batch{Deletes: plan.Remove, Expect: plan.Expect})
 		if err != nil {
 			return out, err
 		}
 		out.ApplyResult = out.ApplyResult.Add(res)
 	}
-	if out.Reclassified, err = s.Reclassify(ctx, false); err != nil {
+	if out.Reclassified, err = f.Reclassify(ctx, false); err != nil {
 		return out, fmt.Errorf("sync: %w", err)
 	}
 	return out, nil

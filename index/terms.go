@@ -16,9 +16,9 @@ import (
 // tokenizer drops it. Counts are per scope, so the open scope's never
 // depend on a personal note. They are remembered per state of the index,
 // as SearchFTS's are.
-func (s *Store) TermRows(ctx context.Context, terms []string, scope vault.Scope) (rows []int64, total int64, err error) {
+func (s *Search) TermRows(ctx context.Context, terms []string, scope vault.Scope) (rows []int64, total int64, err error) {
 	rows = make([]int64, len(terms))
-	err = s.read(ctx, "count terms", func(tx *sql.Tx) error {
+	err = s.db.read(ctx, "count terms", func(tx *sql.Tx) error {
 		var version []byte
 		err := tx.QueryRowContext(ctx, `SELECT block FROM chunks_fts_data WHERE id = 10`).Scan(&version)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -30,7 +30,7 @@ func (s *Store) TermRows(ctx context.Context, terms []string, scope vault.Scope)
 			from, key = `chunks_fts JOIN chunks c INDEXED BY chunks_scope ON c.rowid = chunks_fts.rowid AND c.sensitivity = 'open'`, "open:"
 			totalQuery = `SELECT count(*) FROM chunks INDEXED BY chunks_scope WHERE sensitivity = 'open'`
 		}
-		if total, err = s.ftsCounts.count(ctx, tx, version, key+tableRows, totalQuery); err != nil {
+		if total, err = s.db.ftsCounts.count(ctx, tx, version, key+tableRows, totalQuery); err != nil {
 			return err
 		}
 		for i, t := range terms {
@@ -38,7 +38,7 @@ func (s *Store) TermRows(ctx context.Context, terms []string, scope vault.Scope)
 			if phrase == "" {
 				continue
 			}
-			if rows[i], err = s.ftsCounts.count(ctx, tx, version, key+phrase, `SELECT count(*) FROM `+from+` WHERE chunks_fts MATCH ?`, phrase); err != nil {
+			if rows[i], err = s.db.ftsCounts.count(ctx, tx, version, key+phrase, `SELECT count(*) FROM `+from+` WHERE chunks_fts MATCH ?`, phrase); err != nil {
 				return err
 			}
 		}

@@ -24,7 +24,7 @@ func TestTermRowsByScope(t *testing.T) {
 	terms := []string{"zebrafinch", "bake", "plugi*", "nothere", "!!"}
 	read := func(scope vault.Scope) ([]int64, int64) {
 		t.Helper()
-		rows, total, err := s.TermRows(ctx, terms, scope)
+		rows, total, err := s.Search().TermRows(ctx, terms, scope)
 		if err != nil {
 			t.Fatal(err)
 		}

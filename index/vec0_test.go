@@ -83,7 +83,7 @@ func TestVec0VectorsMoveOut(t *testing.T) {
 	}
 	mustShortlist(t, s)
 	mustMatchIndex(t, s)
-	hits, err := s.SearchVector(ctx, s.queryOf(clustered(3)), 1, vault.ScopeAll)
+	hits, err := s.Search().SearchVector(ctx, s.queryOf(clustered(3)), 1, vault.ScopeAll)
 	if err != nil || len(hits) != 1 || hits[0].Path != notePath(3) {
 		t.Fatalf("SearchVector after the migration = %v, %v", paths(hits), err)
 	}

@@ -21,33 +21,33 @@ const setFactor = 2
 // quantised vectors, in scope, rescored exactly. Until the set is read (see
 // currentSet) it is SearchVectorExact. A query of another space than the
 // index's is refused.
-func (s *Store) SearchVector(ctx context.Context, q vault.QueryVector, k int, scope vault.Scope) ([]vault.Chunk, error) {
+func (s *Search) SearchVector(ctx context.Context, q vault.QueryVector, k int, scope vault.Scope) ([]vault.Chunk, error) {
 	const what = "vector search"
 	if k <= 0 {
 		return nil, nil
 	}
-	space, err := s.checkQuery(ctx, what, q)
+	space, err := s.db.checkQuery(ctx, what, q)
 	if err != nil {
 		return nil, err
 	}
-	vs, err := s.currentSet(ctx, space)
+	vs, err := s.db.currentSet(ctx, space)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	if vs == nil {
-		return s.searchExact(ctx, space, q, k, scope)
+		return s.db.searchExact(ctx, space, q, k, scope)
 	}
 	ids := vs.set.Nearest(q.Values, setFactor*k, scope.OpenOnly())
 	if len(ids) == 0 {
 		return nil, nil
 	}
 	var hits []vault.Chunk
-	err = s.read(ctx, what, func(tx *sql.Tx) error {
-		top, err := s.rescore(ctx, tx, space.id, q.Values, ids, k, scope)
+	err = s.db.read(ctx, what, func(tx *sql.Tx) error {
+		top, err := s.db.rescore(ctx, tx, space.id, q.Values, ids, k, scope)
 		if err != nil {
 			return err
 		}
-		hits, err = readHits(ctx, s.prepared.in(tx), top, scope)
+		hits, err = readHits(ctx, s.db.prepared.in(tx), top, scope)
 		return err
 	})
 	return hits, err
@@ -157,15 +157,15 @@ const nearestHitsSQL = hitsSQL + ` ORDER BY c.doc_id`
 // against, and its search while the set is read. Under ScopeAll it reads
 // the vectors alone; the chunks it keeps are read with their scope
 // (readHits).
-func (s *Store) SearchVectorExact(ctx context.Context, q vault.QueryVector, k int, scope vault.Scope) ([]vault.Chunk, error) {
+func (s *Search) SearchVectorExact(ctx context.Context, q vault.QueryVector, k int, scope vault.Scope) ([]vault.Chunk, error) {
 	if k <= 0 {
 		return nil, nil
 	}
-	space, err := s.checkQuery(ctx, "vector search", q)
+	space, err := s.db.checkQuery(ctx, "vector search", q)
 	if err != nil {
 		return nil, err
 	}
-	return s.searchExact(ctx, space, q, k, scope)
+	return s.db.searchExact(ctx, space, q, k, scope)
 }
 
 // searchExact is SearchVectorExact in space, the query checked.
@@ -227,18 +227,18 @@ func (s *Store) searchExact(ctx context.Context, space spaceRef, q vault.QueryVe
 // may then be out of its bounds, and expansion keeps other notes than a
 // read of one state would. It never keeps a note or a chunk scope may not
 // see: NearestChunks reads the snapshot, under the scope.
-func (s *Store) DistanceBounds(ctx context.Context, docIDs []string, q vault.QueryVector, scope vault.Scope) (map[string]vault.DistanceBounds, error) {
+func (s *Search) DistanceBounds(ctx context.Context, docIDs []string, q vault.QueryVector, scope vault.Scope) (map[string]vault.DistanceBounds, error) {
 	if len(docIDs) == 0 || q.Values == nil {
 		return nil, nil
 	}
-	space, err := s.checkQuery(ctx, "distance bounds", q)
+	space, err := s.db.checkQuery(ctx, "distance bounds", q)
 	if err != nil {
 		return nil, err
 	}
 	if n := vectorset.Norm(q.Values); n == 0 || math.IsInf(n, 0) || math.IsNaN(n) {
 		return nil, nil
 	}
-	vs, err := s.currentSet(ctx, space)
+	vs, err := s.db.currentSet(ctx, space)
 	if err != nil || vs == nil {
 		return nil, err
 	}
@@ -256,7 +256,7 @@ func (s *Store) DistanceBounds(ctx context.Context, docIDs []string, q vault.Que
 // a vector yet. The chunks come in doc_id order, their Score 0, with the
 // distances of those that have one. It is what graph expansion reads of
 // the notes it reaches: one chunk each, however many a note has.
-func (s *Store) NearestChunks(ctx context.Context, docIDs []string, q vault.QueryVector, scope vault.Scope) ([]vault.Chunk, map[int64]float64, error) {
+func (s *Search) NearestChunks(ctx context.Context, docIDs []string, q vault.QueryVector, scope vault.Scope) ([]vault.Chunk, map[int64]float64, error) {
 	const what = "nearest chunks"
 	if len(docIDs) == 0 {
 		return nil, nil, nil
@@ -264,14 +264,14 @@ func (s *Store) NearestChunks(ctx context.Context, docIDs []string, q vault.Quer
 	var space spaceRef
 	if q.Values != nil {
 		var err error
-		if space, err = s.checkQuery(ctx, what, q); err != nil {
+		if space, err = s.db.checkQuery(ctx, what, q); err != nil {
 			return nil, nil, err
 		}
 	}
 	var chunks []vault.Chunk
 	dist := map[int64]float64{}
-	err := s.read(ctx, what, func(tx *sql.Tx) error {
-		chosen, err := s.nearestOfEach(ctx, tx, docIDs, space.id, q.Values, scope)
+	err := s.db.read(ctx, what, func(tx *sql.Tx) error {
+		chosen, err := s.db.nearestOfEach(ctx, tx, docIDs, space.id, q.Values, scope)
 		if err != nil {
 			return err
 		}
@@ -282,7 +282,7 @@ func (s *Store) NearestChunks(ctx context.Context, docIDs []string, q vault.Quer
 				dist[c.id] = c.distance
 			}
 		}
-		chunks, err = queryAll(ctx, s.prepared.in(tx), hitFields, nearestHitsSQL, idList(ids), scope.OpenOnly())
+		chunks, err = queryAll(ctx, s.db.prepared.in(tx), hitFields, nearestHitsSQL, idList(ids), scope.OpenOnly())
 		return err
 	})
 	if err != nil {

@@ -67,20 +67,20 @@ func TestQueryOfAnotherSpaceRefused(t *testing.T) {
 	other := vault.QueryVector{Space: vault.EmbeddingSpace{Model: "test/other", Dim: 512}, Values: clustered(1)}
 	short := vault.QueryVector{Space: s.space, Values: clustered(1)[:256]}
 	for name, q := range map[string]vault.QueryVector{"another model": other, "another dimension": short} {
-		if _, err := s.SearchVector(ctx, q, 5, vault.ScopeAll); err == nil {
+		if _, err := s.Search().SearchVector(ctx, q, 5, vault.ScopeAll); err == nil {
 			t.Errorf("SearchVector, %s: no error", name)
 		}
-		if _, err := s.SearchVectorExact(ctx, q, 5, vault.ScopeAll); err == nil {
+		if _, err := s.Search().SearchVectorExact(ctx, q, 5, vault.ScopeAll); err == nil {
 			t.Errorf("SearchVectorExact, %s: no error", name)
 		}
-		if _, err := s.DistanceBounds(ctx, []string{"open/n0001.md"}, q, vault.ScopeAll); err == nil {
+		if _, err := s.Search().DistanceBounds(ctx, []string{"open/n0001.md"}, q, vault.ScopeAll); err == nil {
 			t.Errorf("DistanceBounds, %s: no error", name)
 		}
-		if _, _, err := s.NearestChunks(ctx, []string{"open/n0001.md"}, q, vault.ScopeAll); err == nil {
+		if _, _, err := s.Search().NearestChunks(ctx, []string{"open/n0001.md"}, q, vault.ScopeAll); err == nil {
 			t.Errorf("NearestChunks, %s: no error", name)
 		}
 	}
-	if _, err := s.SearchVector(ctx, other, 5, vault.ScopeAll); !errors.Is(err, vault.ErrOtherSpace) {
+	if _, err := s.Search().SearchVector(ctx, other, 5, vault.ScopeAll); !errors.Is(err, vault.ErrOtherSpace) {
 		t.Fatalf("SearchVector of another model: %v, want vault.ErrOtherSpace", err)
 	}
 }

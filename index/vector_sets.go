@@ -171,21 +171,21 @@ func (s *Store) loadSet(ctx context.Context, space spaceRef) error {
 // that read and searches by brute force until it ends. `eval retrieval`
 // and the benchmarks call it, so that every search they score or time goes
 // through the set.
-func (s *Store) WarmVectorSearch(ctx context.Context) error {
-	active := s.spaces().active
-	vs, err := s.currentSet(ctx, active)
+func (s *Search) WarmVectorSearch(ctx context.Context) error {
+	active := s.db.spaces().active
+	vs, err := s.db.currentSet(ctx, active)
 	if err != nil || vs != nil {
 		return err
 	}
-	s.sets.mu.Lock()
-	r := s.sets.reading[active.id]
-	s.sets.mu.Unlock()
+	s.db.sets.mu.Lock()
+	r := s.db.sets.reading[active.id]
+	s.db.sets.mu.Unlock()
 	select {
 	case <-r.Done():
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if s.sets.get(active.id) == nil {
+	if s.db.sets.get(active.id) == nil {
 		return errors.New("read the vector set: failed (the log says why)")
 	}
 	return nil

@@ -79,11 +79,11 @@ func TestShortlistRecall(t *testing.T) {
 		var recall float64
 		for i := range 50 {
 			q := clustered(100000 + i)
-			exact, err := s.SearchVectorExact(ctx, s.queryOf(q), k, scope)
+			exact, err := s.Search().SearchVectorExact(ctx, s.queryOf(q), k, scope)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := s.SearchVector(ctx, s.queryOf(q), k, scope)
+			got, err := s.Search().SearchVector(ctx, s.queryOf(q), k, scope)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,7 +119,7 @@ func TestShortlistRecall(t *testing.T) {
 // through it.
 func mustShortlist(t *testing.T, s *Store) {
 	t.Helper()
-	if err := s.WarmVectorSearch(context.Background()); err != nil {
+	if err := s.Search().WarmVectorSearch(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -174,18 +174,18 @@ func TestShortlistFollowsWrites(t *testing.T) {
 	if s.sets.get(s.spaces().active.id) != nil {
 		t.Fatal("a vector set before the first search")
 	}
-	if _, err := s.SearchVector(ctx, s.queryOf(q), 10, vault.ScopeAll); err != nil {
+	if _, err := s.Search().SearchVector(ctx, s.queryOf(q), 10, vault.ScopeAll); err != nil {
 		t.Fatal(err)
 	}
 	awaitShortlist(t, s)
 	mustMatchIndex(t, s)
 	top := func(scope vault.Scope) []string {
 		t.Helper()
-		hits, err := s.SearchVector(ctx, s.queryOf(q), 10, scope)
+		hits, err := s.Search().SearchVector(ctx, s.queryOf(q), 10, scope)
 		if err != nil {
 			t.Fatal(err)
 		}
-		exact, err := s.SearchVectorExact(ctx, s.queryOf(q), 10, scope)
+		exact, err := s.Search().SearchVectorExact(ctx, s.queryOf(q), 10, scope)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -221,7 +221,7 @@ func TestShortlistFollowsWrites(t *testing.T) {
 	}
 
 	// A failed write changes nothing: its delete is rolled back with it.
-	if _, err := s.Apply(ctx, Batch{Deletes: []string{notePath(3)}, Upserts: []vault.NoteInput{{Path: "../bad.md", Rev: "1", Text: "x"}}}); err == nil {
+	if _, err := s.Feed().Apply(ctx, Batch{Deletes: []string{notePath(3)}, Upserts: []vault.NoteInput{{Path: "../bad.md", Rev: "1", Text: "x"}}}); err == nil {
 		t.Fatal("an unclean path was applied")
 	}
 	mustMatchIndex(t, s)
@@ -229,7 +229,7 @@ func TestShortlistFollowsWrites(t *testing.T) {
 	// Reclassified: every open note personal, then back.
 	before := top(vault.ScopeOpen)
 	s.classifier.PersonalPaths = []string{"p/**", "open/**"}
-	if _, err := s.Reclassify(ctx, false); err != nil {
+	if _, err := s.Feed().Reclassify(ctx, false); err != nil {
 		t.Fatal(err)
 	}
 	mustMatchIndex(t, s)
@@ -237,7 +237,7 @@ func TestShortlistFollowsWrites(t *testing.T) {
 		t.Fatalf("open search after every note went personal: %v", got)
 	}
 	s.classifier.PersonalPaths = []string{"p/**"}
-	if _, err := s.Reclassify(ctx, false); err != nil {
+	if _, err := s.Feed().Reclassify(ctx, false); err != nil {
 		t.Fatal(err)
 	}
 	mustMatchIndex(t, s)
@@ -284,13 +284,13 @@ func TestReadOnlyShortlistSeesWrites(t *testing.T) {
 	// the top hit of a search through it.
 	first := func() string {
 		t.Helper()
-		if err := r.WarmVectorSearch(ctx); err != nil {
+		if err := r.Search().WarmVectorSearch(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if v := str(t, w, `SELECT value FROM meta WHERE key = ?`, vectorsVersionMeta); loadedSet(t, r).version != v {
 			t.Fatalf("vector set at version %s, the index at %s", loadedSet(t, r).version, v)
 		}
-		hits, err := r.SearchVector(ctx, r.queryOf(q), 1, vault.ScopeOpen)
+		hits, err := r.Search().SearchVector(ctx, r.queryOf(q), 1, vault.ScopeOpen)
 		if err != nil || len(hits) != 1 {
 			t.Fatalf("SearchVector = %v, %v", hits, err)
 		}
@@ -305,7 +305,7 @@ func TestReadOnlyShortlistSeesWrites(t *testing.T) {
 		t.Fatalf("after another store added it, top = %s", got)
 	}
 	w.classifier.PersonalPaths = []string{"p/**", "open/q.md"}
-	if _, err := w.Reclassify(ctx, false); err != nil {
+	if _, err := w.Feed().Reclassify(ctx, false); err != nil {
 		t.Fatal(err)
 	}
 	if got := first(); got == "open/q.md" {
@@ -333,7 +333,7 @@ func TestShortlistConcurrent(t *testing.T) {
 					return
 				default:
 				}
-				hits, err := s.SearchVector(ctx, s.queryOf(clustered(i*3+r)), k, vault.ScopeOpen)
+				hits, err := s.Search().SearchVector(ctx, s.queryOf(clustered(i*3+r)), k, vault.ScopeOpen)
 				if err == nil && len(hits) != k {
 					err = fmt.Errorf("%d hits, want %d", len(hits), k)
 				}
@@ -356,7 +356,7 @@ func TestShortlistConcurrent(t *testing.T) {
 		mustApply(t, s, Batch{Deletes: []string{notePath(i + 1)}})
 		embedAll(t, s, embed)
 		s.classifier.PersonalPaths = []string{"p/**", fmt.Sprintf("open/n%04d.md", i+2)}
-		if _, err := s.Reclassify(ctx, false); err != nil {
+		if _, err := s.Feed().Reclassify(ctx, false); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -408,7 +408,7 @@ func TestRescoreChecksSnapshot(t *testing.T) {
 		if ids := sl.set.Nearest(c.q, 2*k, c.scope.OpenOnly()); !slices.Contains(ids, map[string]int64{notePath(1): secret, notePath(2): gone}[c.not]) {
 			t.Fatalf("the shortlist does not offer %s: the test proves nothing", c.not)
 		}
-		hits, err := s.SearchVector(ctx, s.queryOf(c.q), k, c.scope)
+		hits, err := s.Search().SearchVector(ctx, s.queryOf(c.q), k, c.scope)
 		if err != nil {
 			t.Fatal(err)
 		}

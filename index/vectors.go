@@ -9,6 +9,15 @@ import (
 	"github.com/vaultask/vaultask/index/vectorset"
 )
 
+// Vectors is the index as the embedder fills it (package vectorizer): the
+// chunks waiting for a vector, in the space the index embeds into and,
+// while it re-embeds, in the one it searches; the vectors handed back; the
+// switch to a space once it is filled; and the signal that more wait.
+type Vectors struct{ db *Store }
+
+// Vectors returns the index as the embedder fills it.
+func (s *Store) Vectors() *Vectors { return &Vectors{db: s} }
+
 // The vectors table holds each chunk's vector in each embedding space, as
 // float32 little-endian blobs (encodeVector). Writes here record what they
 // change on the write (writeTx.recordVector), for the vector sets.

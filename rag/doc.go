@@ -49,7 +49,7 @@
 // the question or its rewrite.
 //
 // It declares the interfaces it consumes (Searcher, Embedder, ChatModel,
-// CrossEncoder, WebSearcher) and the types they speak, which *index.Store and
+// CrossEncoder, WebSearcher) and the types they speak, which *index.Search and
 // llm's clients satisfy (the chat model through an adapter in cmd/vaultask),
 // and may import vault (the nouns: Scope, Chunk, Doc, Neighbour) and
 // internal/clip (the one way text is cut to a number of runes). It never

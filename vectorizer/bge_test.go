@@ -98,7 +98,7 @@ func TestSmallNoteGoesBeforeTheRestOfABigNoteWithBGE(t *testing.T) {
 		t.Fatalf("the big note has %d chunks, want more than a 64-chunk batch and a few", bigChunks)
 	}
 	h := &heldEmbedder{emb: emb, begun: make(chan struct{}), release: make(chan struct{})}
-	v := New(s, h, Options{Logger: quiet()})
+	v := New(s.Vectors(), h, Options{Logger: quiet()})
 	if err := v.Open(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestSmallNoteGoesBeforeTheRestOfABigNoteWithBGE(t *testing.T) {
 	// Only the small note can be searchable: the big one is published
 	// with its last chunk.
 	waitWithin(t, 5*time.Minute, func() bool { return mustStats(t, s).Vectors == 1 })
-	waiting, err := s.Backlog(ctx, math.MaxInt32, math.MaxInt32)
+	waiting, err := s.Vectors().Backlog(ctx, math.MaxInt32, math.MaxInt32)
 	if err != nil || len(waiting) == 0 || waiting[0].DocID != "big.md" {
 		t.Errorf("the big note's chunks waiting when the small note was searchable: %d (%v), want the most of them", len(waiting), err)
 	}
@@ -127,7 +127,7 @@ func TestSmallNoteGoesBeforeTheRestOfABigNoteWithBGE(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hits, err := s.SearchVector(ctx, vault.QueryVector{Space: s.ActiveSpace(), Values: q[0]}, 1, vault.ScopeAll)
+	hits, err := s.Search().SearchVector(ctx, vault.QueryVector{Space: s.Search().ActiveSpace(), Values: q[0]}, 1, vault.ScopeAll)
 	if err != nil || len(hits) != 1 || hits[0].Path != "Small.md" {
 		t.Errorf("vector search for the small note: %+v, %v", hits, err)
 	}
