@@ -146,20 +146,20 @@ func TestZeroScopeSeesOpenOnly(t *testing.T) {
 		nearestSens(false)(s.Search().NearestChunks(ctx, ids, s.queryOf(nil), vault.ScopeAll)))
 	personal("DistanceBounds", boundSens(s.Search().DistanceBounds(ctx, ids, s.queryOf(vec), zero)), boundSens(s.Search().DistanceBounds(ctx, ids, s.queryOf(vec), vault.ScopeAll)))
 	personal("Docs", docSens(s.Search().Docs(ctx, ids, zero)), docSens(s.Search().Docs(ctx, ids, vault.ScopeAll)))
-	personal("Neighbours", neighbourSens(s.Notes().Neighbours(ctx, ids, zero)), neighbourSens(s.Notes().Neighbours(ctx, ids, vault.ScopeAll)))
+	personal("Neighbours", neighbourSens(s.Browse().Neighbours(ctx, ids, zero)), neighbourSens(s.Browse().Neighbours(ctx, ids, vault.ScopeAll)))
 	personal("Hops", hopSens(s.Search().Hops(ctx, ids, zero)), hopSens(s.Search().Hops(ctx, ids, vault.ScopeAll)))
 	personal("ResolveLinks", linkSens(s.Search().ResolveLinks(ctx, []string{"Secret", "Bread"}, zero)),
 		linkSens(s.Search().ResolveLinks(ctx, []string{"Secret", "Bread"}, vault.ScopeAll)))
-	personal("Topics", topicSens(s.Notes().Topics(ctx, zero)), topicSens(s.Notes().Topics(ctx, vault.ScopeAll)))
-	personal("NoteList", entrySens(s.Notes().NoteList(ctx, vault.NoteQuery{})), entrySens(s.Notes().NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll})))
+	personal("Topics", topicSens(s.Browse().Topics(ctx, zero)), topicSens(s.Browse().Topics(ctx, vault.ScopeAll)))
+	personal("NoteList", entrySens(s.Browse().NoteList(ctx, vault.NoteQuery{})), entrySens(s.Browse().NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll})))
 
-	if d, alts, err := s.Notes().ResolveNote(ctx, "Secret", zero); !errors.Is(err, vault.ErrNoNote) {
+	if d, alts, err := s.Browse().ResolveNote(ctx, "Secret", zero); !errors.Is(err, vault.ErrNoNote) {
 		t.Errorf("ResolveNote(Secret) with a zero scope = %+v, %+v, %v; want ErrNoNote", d, alts, err)
 	}
-	if n, err := s.Notes().ReadNote(ctx, "private/secret.md", zero, 0, 0); !errors.Is(err, vault.ErrNoNote) {
+	if n, err := s.Browse().ReadNote(ctx, "private/secret.md", zero, 0, 0); !errors.Is(err, vault.ErrNoNote) {
 		t.Errorf("ReadNote(private/secret.md) with a zero scope = %q, %v; want ErrNoNote", n.Text, err)
 	}
-	if n, err := s.Notes().ReadNote(ctx, "private/secret.md", vault.ScopeAll, 0, 0); err != nil || n.Sensitivity != vault.SensitivityPersonal {
+	if n, err := s.Browse().ReadNote(ctx, "private/secret.md", vault.ScopeAll, 0, 0); err != nil || n.Sensitivity != vault.SensitivityPersonal {
 		t.Fatalf("ReadNote(private/secret.md) under ScopeAll = %+v, %v: the test proves nothing", n.Doc, err)
 	}
 }

@@ -94,7 +94,7 @@ func testServer(t *testing.T, store *index.Store, up *fakellm.Server, opts Optio
 	if opts.Answerer == nil {
 		opts.Answerer = testPipeline(t, store, up)
 	}
-	opts.Notes = store.Notes()
+	opts.Notes = store.Browse()
 	if opts.Status == nil {
 		opts.Status = func(context.Context) Status {
 			return Status{Version: "test", Feed: FeedStatus{Source: "folder", CaughtUp: true}}

@@ -48,7 +48,7 @@ func BenchmarkSmallNoteBehindLargeNote(b *testing.B) {
 			b.Fatal(err)
 		}
 		for {
-			hits, _, err := store.Notes().NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll, Path: "Small.md"})
+			hits, _, err := store.Browse().NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll, Path: "Small.md"})
 			if err != nil {
 				b.Fatal(err)
 			}

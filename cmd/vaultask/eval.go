@@ -100,7 +100,7 @@ func (m *Main) openEval(ctx context.Context, cfgPath string, paths []string, gen
 
 // checkPaths refuses, in every file, acceptable paths the index does not hold.
 func (s *evalSession) checkPaths(ctx context.Context) error {
-	indexed, err := s.store.Notes().Paths(ctx)
+	indexed, err := s.store.Browse().Paths(ctx)
 	if err != nil {
 		return err
 	}

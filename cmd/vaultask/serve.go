@@ -121,7 +121,7 @@ func (svc *service) open(ctx context.Context, m *Main) error {
 		return err
 	}
 	svc.api, err = transport.New(transport.Options{
-		Answerer: p, Notes: svc.store.Notes(), Status: svc.status, Events: svc.events,
+		Answerer: p, Notes: svc.store.Browse(), Status: svc.status, Events: svc.events,
 		APIKey: apiKey, MaxConcurrent: cfg.API.MaxConcurrent, MaxBodyBytes: int64(cfg.API.MaxRequestBytes),
 		Slots: transport.SlotOptions{ForAnswers: cfg.API.ReservedForAnswers, ForTools: cfg.API.ReservedForTools,
 			Wait: cfg.API.SlotWait, MaxWaiting: cfg.API.MaxWaiting},

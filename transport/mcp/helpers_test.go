@@ -29,7 +29,7 @@ func testServer(t *testing.T, store *index.Store, opts Options) (*httptest.Serve
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.Retriever, opts.Notes, opts.Logger = p, store.Notes(), quietLog()
+	opts.Retriever, opts.Notes, opts.Logger = p, store.Browse(), quietLog()
 	opts.Slot = func(context.Context) (func(), error) { return func() {}, nil }
 	opts.Refuse = func(w http.ResponseWriter, r Refusal) { http.Error(w, r.Code+" "+r.Message, r.Status) }
 	s, err := New(opts)

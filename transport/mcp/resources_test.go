@@ -122,7 +122,7 @@ func TestMCPResourcesListWhileNotesChange(t *testing.T) {
 	}
 	apply(index.Batch{Upserts: notes})
 	existing := map[string]bool{}
-	all, _, err := store.Notes().NoteList(ctx, vault.NoteQuery{State: vault.StatusIndexed, Scope: vault.ScopeAll, Limit: 1000})
+	all, _, err := store.Browse().NoteList(ctx, vault.NoteQuery{State: vault.StatusIndexed, Scope: vault.ScopeAll, Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}

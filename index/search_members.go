@@ -1,23 +1,11 @@
 package index
 
 import (
-	"context"
 	"strconv"
 	"sync"
 
 	"github.com/vaultask/vaultask/index/markdown"
 )
-
-// graphVersionMeta counts the commits that may change what a graph walk
-// reads: every write but those that touch vectors only (see write). A
-// walk reads it in its own snapshot, so what it remembers under one count
-// is what every snapshot at that count holds.
-const graphVersionMeta = "graph_version"
-
-// bumpGraphVersion counts one more commit that may change the graph.
-func bumpGraphVersion(ctx context.Context, e execer) error {
-	return countMeta(ctx, e, graphVersionMeta)
-}
 
 // topicMembersSQL reads the notes each topic note of ?1 (a JSON list of
 // doc_ids) clips, under scope ?2 (1: open only), each once: the sibling

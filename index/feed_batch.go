@@ -1,9 +1,9 @@
 package index
 
 import (
-	"path"
+	"crypto/sha256"
+	"encoding/hex"
 	"slices"
-	"strings"
 
 	"github.com/vaultask/vaultask/vault"
 )
@@ -95,12 +95,26 @@ func (r ApplyResult) Written() bool {
 	return r.Added+r.Changed+r.Touched+r.Deleted > 0
 }
 
-// noteName is the lower-cased basename without its .md extension: what a bare
-// [[wikilink]] names.
-func noteName(vaultPath string) string {
-	base := path.Base(vaultPath)
-	if ext := path.Ext(base); strings.EqualFold(ext, ".md") {
-		base = base[:len(base)-len(ext)]
-	}
-	return strings.ToLower(base)
+// applier carries one Apply transaction. affected collects the link keys
+// (names, path keys, aliases) whose resolution may have changed, linked the
+// notes whose link text may have (see refreshLinkText).
+type applier struct {
+	s        *Store
+	tx       *writeTx
+	q        *stmtCache // the transaction's statements, each prepared once
+	affected map[string]bool
+	linked   map[string]bool
+	resolved map[string]string // w.resolve's answers
+
+	preludesChanged bool // refreshTopics re-queued chunks for embedding
+}
+
+func newApplier(s *Store, tx *writeTx) *applier {
+	return &applier{s: s, tx: tx, q: newTxStmts(tx.Tx), affected: map[string]bool{}, linked: map[string]bool{}, resolved: map[string]string{}}
+}
+
+// contentHash is what Plan and upsert compare a note's text by.
+func contentHash(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(sum[:])
 }

@@ -6,12 +6,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	gocmp "github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+
+	gocmp "github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/vaultask/vaultask/index/markdown"
 	"github.com/vaultask/vaultask/vault"
@@ -53,7 +54,7 @@ func TestGraphReadsMatchReference(t *testing.T) {
 	for _, scope := range []vault.Scope{vault.ScopeAll, vault.ScopeOpen, vault.Scope(7)} {
 		reached := 0
 		for _, start := range starts {
-			got, err := s.Notes().Neighbours(ctx, start, scope)
+			got, err := s.Browse().Neighbours(ctx, start, scope)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,13 +2,13 @@ package index
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/vaultask/vaultask/vault"
 	"maps"
+
+	"github.com/vaultask/vaultask/index/vectorset"
+	"github.com/vaultask/vaultask/vault"
 )
 
 // Apply writes a batch in one transaction: deletes, then upserts (each note's
@@ -163,24 +163,6 @@ const (
 	outcomeAdded
 )
 
-// applier carries one Apply transaction. affected collects the link keys
-// (names, path keys, aliases) whose resolution may have changed, linked the
-// notes whose link text may have (see refreshLinkText).
-type applier struct {
-	s        *Store
-	tx       *writeTx
-	q        *stmtCache // the transaction's statements, each prepared once
-	affected map[string]bool
-	linked   map[string]bool
-	resolved map[string]string // w.resolve's answers
-
-	preludesChanged bool // refreshTopics re-queued chunks for embedding
-}
-
-func newApplier(s *Store, tx *writeTx) *applier {
-	return &applier{s: s, tx: tx, q: newTxStmts(tx.Tx), affected: map[string]bool{}, linked: map[string]bool{}, resolved: map[string]string{}}
-}
-
 // markTargets marks the notes docID links to: their link text holds what
 // docID says about them, under docID's sensitivity.
 func (w *applier) markTargets(ctx context.Context, docID string) error {
@@ -250,11 +232,6 @@ func (w *applier) deleteDoc(ctx context.Context, docID string) (bool, error) {
 	return n > 0, nil
 }
 
-func contentHash(text string) string {
-	sum := sha256.Sum256([]byte(text))
-	return hex.EncodeToString(sum[:])
-}
-
 // upsert writes n as its outcome says, and returns the sensitivity the
 // note had before ("" when it is new).
 func (w *applier) upsert(ctx context.Context, n vault.NoteInput, force bool) (_ outcome, was string, err error) {
@@ -301,4 +278,19 @@ func (w *applier) upsert(ctx context.Context, n vault.NoteInput, force bool) (_ 
 		return outcomeChanged, was, nil
 	}
 	return outcomeAdded, "", nil
+}
+
+// deleteVectors removes the vectors of a note's chunks in every space.
+func (w *applier) deleteVectors(ctx context.Context, docID string) error {
+	type gone struct{ space, chunk int64 }
+	deleted, err := queryAll(ctx, w.q, func(g *gone) []any { return []any{&g.space, &g.chunk} },
+		`DELETE FROM vectors WHERE space IN (SELECT id FROM spaces) AND chunk IN (SELECT rowid FROM chunks WHERE doc_id = ?)
+		RETURNING space, chunk`, docID)
+	if err != nil {
+		return fmt.Errorf("delete vectors: %w", err)
+	}
+	for _, g := range deleted {
+		w.tx.recordVector(spaceChange{g.space, vectorset.Change{ID: g.chunk, Dropped: true}})
+	}
+	return nil
 }

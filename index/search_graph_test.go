@@ -50,7 +50,7 @@ func TestNeighboursUnderEachScope(t *testing.T) {
 	s := graphVault(t)
 	ctx := context.Background()
 
-	all, err := s.Notes().Neighbours(ctx, []string{"recipes/bread.md"}, vault.ScopeAll)
+	all, err := s.Browse().Neighbours(ctx, []string{"recipes/bread.md"}, vault.ScopeAll)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestNeighboursUnderEachScope(t *testing.T) {
 		t.Fatalf("ScopeAll neighbours (-want +got):\n%s", diff)
 	}
 
-	open, err := s.Notes().Neighbours(ctx, []string{"recipes/bread.md"}, vault.ScopeOpen)
+	open, err := s.Browse().Neighbours(ctx, []string{"recipes/bread.md"}, vault.ScopeOpen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestNeighboursUnderEachScope(t *testing.T) {
 	}
 
 	// A personal start has no neighbours under ScopeOpen.
-	if got, err := s.Notes().Neighbours(ctx, []string{"private/grandma.md"}, vault.ScopeOpen); err != nil || len(got) != 0 {
+	if got, err := s.Browse().Neighbours(ctx, []string{"private/grandma.md"}, vault.ScopeOpen); err != nil || len(got) != 0 {
 		t.Fatalf("personal start under ScopeOpen: %v, %v", hops(got), err)
 	}
 }
@@ -96,7 +96,7 @@ func TestNeighboursUnderEachScope(t *testing.T) {
 // the open note it names under ScopeOpen.
 func TestNeighboursBacklinkThroughShadowedName(t *testing.T) {
 	s := graphVault(t)
-	got, err := s.Notes().Neighbours(context.Background(), []string{"notes/more/ideas.md"}, vault.ScopeOpen)
+	got, err := s.Browse().Neighbours(context.Background(), []string{"notes/more/ideas.md"}, vault.ScopeOpen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestNeighboursBacklinkThroughShadowedName(t *testing.T) {
 	if diff := cmp.Diff(want, hops(got)); diff != "" {
 		t.Fatalf("(-want +got):\n%s", diff)
 	}
-	got, err = s.Notes().Neighbours(context.Background(), []string{"notes/more/ideas.md"}, vault.ScopeAll)
+	got, err = s.Browse().Neighbours(context.Background(), []string{"notes/more/ideas.md"}, vault.ScopeAll)
 	if err != nil || len(got) != 0 {
 		t.Fatalf("ScopeAll: the link resolves to the personal namesake: %v %v", hops(got), err)
 	}
@@ -136,7 +136,7 @@ func TestNeighboursResolveShadowedLinksAmongOpenNotes(t *testing.T) {
 		{"archive/private/ideas.md", vault.ScopeAll, []hop{}},
 		{"archive/private/ideas.md", vault.ScopeOpen, []hop{{"archive/private/ideas.md", "backlink", "", "Start.md"}}},
 	} {
-		got, err := s.Notes().Neighbours(ctx, []string{c.start}, c.scope)
+		got, err := s.Browse().Neighbours(ctx, []string{c.start}, c.scope)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,11 +153,11 @@ func TestNeighboursNeverThroughPersonalTopic(t *testing.T) {
 		note("99 topics/Private health.md", "<!-- begin:clippings -->\n[[Run]] [[Swim]]\n<!-- end:clippings -->\n"),
 		note("Run.md", "run"), note("Swim.md", "swim"),
 	))
-	got, err := s.Notes().Neighbours(context.Background(), []string{"run.md"}, vault.ScopeOpen)
+	got, err := s.Browse().Neighbours(context.Background(), []string{"run.md"}, vault.ScopeOpen)
 	if err != nil || len(got) != 0 {
 		t.Fatalf("siblings through a personal topic note: %v %v", hops(got), err)
 	}
-	got, err = s.Notes().Neighbours(context.Background(), []string{"run.md"}, vault.ScopeAll)
+	got, err = s.Browse().Neighbours(context.Background(), []string{"run.md"}, vault.ScopeAll)
 	if err != nil || len(got) != 2 {
 		t.Fatalf("ScopeAll: %v %v", hops(got), err)
 	}
@@ -166,7 +166,7 @@ func TestNeighboursNeverThroughPersonalTopic(t *testing.T) {
 func TestDeletedNoteIsNoNeighbour(t *testing.T) {
 	s := graphVault(t)
 	mustApply(t, s, Batch{Deletes: []string{"Recipes/Starter.md", "Journal.md"}})
-	got, err := s.Notes().Neighbours(context.Background(), []string{"recipes/bread.md"}, vault.ScopeAll)
+	got, err := s.Browse().Neighbours(context.Background(), []string{"recipes/bread.md"}, vault.ScopeAll)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +319,7 @@ func BenchmarkNeighbours(b *testing.B) {
 	ids := []string{"n001.md", "n050.md", "n100.md", "n150.md"}
 	b.ResetTimer()
 	for range b.N {
-		if _, err := s.Notes().Neighbours(context.Background(), ids, vault.ScopeOpen); err != nil {
+		if _, err := s.Browse().Neighbours(context.Background(), ids, vault.ScopeOpen); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -418,7 +418,7 @@ func TestConcurrentWalksOnFewConnections(t *testing.T) {
 				_, _, err = s.Search().NearestChunks(ctx, ids, s.queryOf(nil), scope)
 			}
 			if err == nil {
-				_, err = s.Notes().Neighbours(ctx, []string{"recipes/starter.md"}, scope)
+				_, err = s.Browse().Neighbours(ctx, []string{"recipes/starter.md"}, scope)
 			}
 			errs <- err
 		}()

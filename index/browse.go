@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -12,26 +13,17 @@ import (
 	"github.com/vaultask/vaultask/vault"
 )
 
-// Notes is the index as a reader browses it (the MCP tools and resources,
-// through mcp.Notes): a note by name, its text, its neighbours, the topics
-// and the list of notes. Every method applies the scope inside its
-// queries.
-type Notes struct{ db *Store }
-
-// Notes returns the index as a reader browses it.
-func (s *Store) Notes() *Notes { return &Notes{db: s} }
-
 // ResolveNote finds the note ref names among the notes scope may see: its
 // vault path in any case, with or without ".md", else as a [[wikilink]]
 // resolves (a path's end, a basename, an alias). Other notes of the same
 // name that scope may see come back as alternatives, best first. Under
 // ScopeOpen a personal note is never the answer nor an alternative, so a
 // refusal says nothing about it.
-func (n *Notes) ResolveNote(ctx context.Context, ref string, scope vault.Scope) (vault.Doc, []vault.Doc, error) {
+func (b *Browse) ResolveNote(ctx context.Context, ref string, scope vault.Scope) (vault.Doc, []vault.Doc, error) {
 	ref = strings.TrimSpace(ref)
 	var best vault.Doc
 	var alts []vault.Doc
-	err := n.db.read(ctx, "resolve note", func(tx *sql.Tx) error {
+	err := b.db.read(ctx, "resolve note", func(tx *sql.Tx) error {
 		key := vault.LinkKey(ref)
 		if key == "" {
 			return vault.ErrNoNote
@@ -85,9 +77,9 @@ func (n *Notes) ResolveNote(ctx context.Context, ref string, scope vault.Scope) 
 // otherwise): limit bytes from offset (limit <= 0: to the end), cut at
 // UTF-8 boundaries. Notes indexed before the index kept whole texts are read
 // back from their chunks, without the frontmatter.
-func (n *Notes) ReadNote(ctx context.Context, docID string, scope vault.Scope, offset, limit int) (vault.NoteText, error) {
+func (b *Browse) ReadNote(ctx context.Context, docID string, scope vault.Scope, offset, limit int) (vault.NoteText, error) {
 	var out vault.NoteText
-	err := n.db.read(ctx, "read note", func(tx *sql.Tx) error {
+	err := b.db.read(ctx, "read note", func(tx *sql.Tx) error {
 		docs, err := readDocs(ctx, tx, []string{docID}, scope)
 		if err != nil {
 			return err
@@ -130,12 +122,12 @@ func runeStart(s string, i int) int {
 
 // Topics lists the topic notes scope may see, each with the members scope
 // may see, by path.
-func (n *Notes) Topics(ctx context.Context, scope vault.Scope) ([]vault.Topic, error) {
+func (b *Browse) Topics(ctx context.Context, scope vault.Scope) ([]vault.Topic, error) {
 	type row struct {
 		d vault.Doc
 		n int
 	}
-	rows, err := queryAll(ctx, n.db.reader, func(r *row) []any { return append(docFields(&r.d), &r.n) },
+	rows, err := queryAll(ctx, b.db.reader, func(r *row) []any { return append(docFields(&r.d), &r.n) },
 		`SELECT `+docColumns+`, (SELECT count(DISTINCT e.dst) FROM edges e JOIN docs m ON m.doc_id = e.dst
 			WHERE e.src = d.doc_id AND e.kind = 'topic' AND (? = 0 OR m.sensitivity = 'open'))
 		FROM docs d WHERE substr(d.path, 1, length(?)) = ? AND (? = 0 OR d.sensitivity = 'open')
@@ -152,7 +144,7 @@ func (n *Notes) Topics(ctx context.Context, scope vault.Scope) ([]vault.Topic, e
 
 // NoteList lists the notes q selects, by path, and how many there are in
 // all before the paging (q.After, q.Offset, q.Limit).
-func (n *Notes) NoteList(ctx context.Context, q vault.NoteQuery) ([]vault.NoteEntry, int, error) {
+func (b *Browse) NoteList(ctx context.Context, q vault.NoteQuery) ([]vault.NoteEntry, int, error) {
 	switch q.State {
 	case "", vault.StatusIndexed, vault.StatusPending, vault.StatusIncomplete, vault.StatusSkipped:
 	default:
@@ -175,7 +167,7 @@ func (n *Notes) NoteList(ctx context.Context, q vault.NoteQuery) ([]vault.NoteEn
 		WHERE (?1 = '' OR ?1 = n.state) AND ?2 = 0 AND lower(n.path) LIKE ?3 ESCAPE '\'`
 	var total int
 	var out []vault.NoteEntry
-	err := n.db.read(ctx, "note list", func(tx *sql.Tx) error {
+	err := b.db.read(ctx, "note list", func(tx *sql.Tx) error {
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM (`+listing+`)`, q.State, open, pattern).Scan(&total); err != nil {
 			return err
 		}
@@ -201,4 +193,76 @@ func (n *Notes) NoteList(ctx context.Context, q vault.NoteQuery) ([]vault.NoteEn
 		return nil
 	})
 	return out, total, err
+}
+
+// Paths lists every indexed note's path, sorted.
+func (b *Browse) Paths(ctx context.Context) ([]string, error) {
+	out, err := queryAll(ctx, b.db.reader, one[string], `SELECT path FROM docs ORDER BY path`)
+	if err != nil {
+		return nil, fmt.Errorf("list paths: %w", err)
+	}
+	return out, nil
+}
+
+// Neighbours returns the notes one hop from each of docIDs: its topic notes,
+// the notes it clips when it is a topic note (members), the other notes its
+// topic notes clip (siblings), the notes it links to and the notes that link
+// to it. Everything on the way is read under scope (see Hops), and the hops
+// and their notes in one snapshot. Each note's neighbours come in a stable
+// order: by relation, then path.
+func (b *Browse) Neighbours(ctx context.Context, docIDs []string, scope vault.Scope) ([]vault.Neighbour, error) {
+	if len(docIDs) == 0 {
+		return nil, nil
+	}
+	var out []vault.Neighbour
+	err := b.db.read(ctx, "neighbours", func(tx *sql.Tx) error {
+		hops, err := b.db.readHops(ctx, tx, docIDs, scope)
+		if err != nil || len(hops) == 0 {
+			return err
+		}
+		var ids []string
+		seen := map[string]bool{}
+		for _, h := range hops {
+			if !seen[h.To] {
+				seen[h.To] = true
+				ids = append(ids, h.To)
+			}
+		}
+		docs, err := readDocs(ctx, tx, ids, scope)
+		if err != nil {
+			return err
+		}
+		byID := make(map[string]vault.Doc, len(docs))
+		for _, d := range docs {
+			byID[d.DocID] = d
+		}
+		for _, h := range hops {
+			if d, ok := byID[h.To]; ok {
+				out = append(out, vault.Neighbour{From: h.From, Relation: h.Relation, Via: h.Via, Doc: d})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sortNeighbours(out)
+	return out, nil
+}
+
+// sortNeighbours orders each start's neighbours by relation, then path.
+func sortNeighbours(out []vault.Neighbour) {
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.From != b.From {
+			return a.From < b.From
+		}
+		if a.Relation != b.Relation {
+			return relationOrder[a.Relation] < relationOrder[b.Relation]
+		}
+		if a.Doc.Path != b.Doc.Path {
+			return a.Doc.Path < b.Doc.Path
+		}
+		return a.Via < b.Via
+	})
 }

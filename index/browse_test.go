@@ -41,7 +41,7 @@ func TestResolveNote(t *testing.T) {
 		// A personal note neither answers nor shows as an alternative.
 		{"Bread", vault.ScopeOpen, "Old/Bread.md", []string{"Recipes/Bread.md"}},
 	} {
-		d, alts, err := s.Notes().ResolveNote(ctx, tc.ref, tc.scope)
+		d, alts, err := s.Browse().ResolveNote(ctx, tc.ref, tc.scope)
 		if err != nil || d.Path != tc.want {
 			t.Errorf("ResolveNote(%q, %v) = %q, %v; want %q", tc.ref, tc.scope, d.Path, err, tc.want)
 			continue
@@ -57,7 +57,7 @@ func TestResolveNote(t *testing.T) {
 	// A path names its folder: a personal note's path does not fall back to
 	// a namesake elsewhere.
 	for _, ref := range []string{"Diary/Secret", "secret", "Diary/Secret.md", "Diary/Bread", "nothing", ""} {
-		if d, alts, err := s.Notes().ResolveNote(ctx, ref, vault.ScopeOpen); !errors.Is(err, vault.ErrNoNote) || len(alts) != 0 {
+		if d, alts, err := s.Browse().ResolveNote(ctx, ref, vault.ScopeOpen); !errors.Is(err, vault.ErrNoNote) || len(alts) != 0 {
 			t.Errorf("ResolveNote(%q, open) = %q, %v, %v; want ErrNoNote", ref, d.Path, alts, err)
 		}
 	}
@@ -66,7 +66,7 @@ func TestResolveNote(t *testing.T) {
 func TestReadNote(t *testing.T) {
 	s := notesVault(t)
 	ctx := context.Background()
-	n, err := s.Notes().ReadNote(ctx, "recipes/bread.md", vault.ScopeAll, 0, 0)
+	n, err := s.Browse().ReadNote(ctx, "recipes/bread.md", vault.ScopeAll, 0, 0)
 	want := "---\naliases: [Loaf]\n---\n# Bread\n\nKnead it. Ünïcödé text.\n"
 	if err != nil || n.Text != want || n.Length != len(want) || n.Title != "Bread" {
 		t.Fatalf("ReadNote = %+v, %v", n, err)
@@ -74,7 +74,7 @@ func TestReadNote(t *testing.T) {
 	// Pages end at UTF-8 boundaries and add up to the whole.
 	var got strings.Builder
 	for off := 0; off < len(want); {
-		page, err := s.Notes().ReadNote(ctx, "recipes/bread.md", vault.ScopeAll, off, 7)
+		page, err := s.Browse().ReadNote(ctx, "recipes/bread.md", vault.ScopeAll, off, 7)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,7 +87,7 @@ func TestReadNote(t *testing.T) {
 	if got.String() != want {
 		t.Fatalf("pages joined = %q", got.String())
 	}
-	if _, err := s.Notes().ReadNote(ctx, "diary/secret.md", vault.ScopeOpen, 0, 0); !errors.Is(err, vault.ErrNoNote) {
+	if _, err := s.Browse().ReadNote(ctx, "diary/secret.md", vault.ScopeOpen, 0, 0); !errors.Is(err, vault.ErrNoNote) {
 		t.Fatalf("personal note under ScopeOpen: %v, want ErrNoNote", err)
 	}
 }
@@ -96,12 +96,12 @@ func TestTopicsAndMembers(t *testing.T) {
 	s := notesVault(t)
 	ctx := context.Background()
 	for scope, want := range map[vault.Scope]int{vault.ScopeAll: 2, vault.ScopeOpen: 1} {
-		ts, err := s.Notes().Topics(ctx, scope)
+		ts, err := s.Browse().Topics(ctx, scope)
 		if err != nil || len(ts) != 1 || ts[0].Path != "99 topics/Baking.md" || ts[0].Members != want {
 			t.Errorf("Topics(%v) = %+v, %v; want Baking with %d members", scope, ts, err, want)
 		}
 	}
-	nb, err := s.Notes().Neighbours(ctx, []string{"99 topics/baking.md"}, vault.ScopeOpen)
+	nb, err := s.Browse().Neighbours(ctx, []string{"99 topics/baking.md"}, vault.ScopeOpen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestNoteList(t *testing.T) {
 	}, nil); err != nil {
 		t.Fatal(err)
 	}
-	all, total, err := s.Notes().NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll})
+	all, total, err := s.Browse().NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll})
 	if err != nil || total != 7 || len(all) != 7 {
 		t.Fatalf("NoteList() = %d of %d, %v", len(all), total, err)
 	}
@@ -139,11 +139,11 @@ func TestNoteList(t *testing.T) {
 	if e := byPath["Half.md"]; e.State != vault.StatusIncomplete || e.Reason != "1 missing chunks: h:x" || e.Since.IsZero() {
 		t.Errorf("incomplete entry = %+v", e)
 	}
-	page, total, err := s.Notes().NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll, State: vault.StatusIndexed, Path: "BREAD", Offset: 1, Limit: 1})
+	page, total, err := s.Browse().NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll, State: vault.StatusIndexed, Path: "BREAD", Offset: 1, Limit: 1})
 	if err != nil || total != 3 || len(page) != 1 || page[0].Path != "Old/Bread.md" {
 		t.Errorf("indexed, path bread, second page = %+v of %d, %v", page, total, err)
 	}
-	open, total, err := s.Notes().NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeOpen})
+	open, total, err := s.Browse().NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeOpen})
 	if err != nil || total != 3 || len(open) != 3 {
 		t.Fatalf("open scope: %d of %d, %v", len(open), total, err)
 	}
@@ -152,10 +152,10 @@ func TestNoteList(t *testing.T) {
 			t.Errorf("open scope lists %+v", e)
 		}
 	}
-	if _, _, err := s.Notes().NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll, State: "broken"}); err == nil {
+	if _, _, err := s.Browse().NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll, State: "broken"}); err == nil {
 		t.Error("an unknown state is accepted")
 	}
-	if got, _, _ := s.Notes().NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll, Path: "100%_"}); len(got) != 0 {
+	if got, _, _ := s.Browse().NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll, Path: "100%_"}); len(got) != 0 {
 		t.Errorf("LIKE wildcards in the path filter match %v", got)
 	}
 }
@@ -165,7 +165,7 @@ func TestNoteList(t *testing.T) {
 func TestNoteListAfter(t *testing.T) {
 	s := notesVault(t)
 	ctx := context.Background()
-	all, _, err := s.Notes().NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll, State: vault.StatusIndexed})
+	all, _, err := s.Browse().NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll, State: vault.StatusIndexed})
 	if err != nil || len(all) < 3 {
 		t.Fatalf("NoteList() = %+v, %v", all, err)
 	}
@@ -174,7 +174,7 @@ func TestNoteListAfter(t *testing.T) {
 		paths = append(paths, e.Path)
 	}
 	for i, after := range paths {
-		page, total, err := s.Notes().NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll, State: vault.StatusIndexed, After: after, Limit: 2})
+		page, total, err := s.Browse().NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll, State: vault.StatusIndexed, After: after, Limit: 2})
 		var got []string
 		for _, e := range page {
 			got = append(got, e.Path)
@@ -183,7 +183,7 @@ func TestNoteListAfter(t *testing.T) {
 			t.Errorf("after %q: %d in all, %v; page (-want +got):\n%s", after, total, err, diff)
 		}
 	}
-	open, _, err := s.Notes().NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeOpen, State: vault.StatusIndexed, After: paths[0]})
+	open, _, err := s.Browse().NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeOpen, State: vault.StatusIndexed, After: paths[0]})
 	if err != nil || len(open) == 0 {
 		t.Fatalf("open notes after %q: %d, %v; want some", paths[0], len(open), err)
 	}

@@ -390,7 +390,7 @@ func TestMalformedOverrideFailsClosed(t *testing.T) {
 			t.Errorf("no warning naming %s:\n%s", p, logs.String())
 		}
 	}
-	entries, _, err := s.Notes().NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll, Path: "Spelled"})
+	entries, _, err := s.Browse().NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll, Path: "Spelled"})
 	if err != nil || len(entries) != 1 || entries[0].Sensitivity != vault.SensitivityPersonal || !strings.Contains(entries[0].Reason, "treated as personal") {
 		t.Errorf("status of the misspelt override: %+v, %v", entries, err)
 	}
@@ -406,7 +406,7 @@ func TestHostileNoteIndexedAsPlainText(t *testing.T) {
 	if err != nil || len(hits) != 1 {
 		t.Fatalf("search in the hostile note: %v, %v", paths(hits), err)
 	}
-	entries, _, err := s.Notes().NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll, Path: "Hostile"})
+	entries, _, err := s.Browse().NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll, Path: "Hostile"})
 	if err != nil || len(entries) != 1 || !strings.Contains(entries[0].Reason, "indexed as plain text") {
 		t.Fatalf("status of the hostile note: %+v, %v", entries, err)
 	}
@@ -510,7 +510,7 @@ func TestIgnoredFrontmatterOverrideWarns(t *testing.T) {
 			t.Errorf("%d warnings naming %s and saying %q, want 1:\n%s", n, p, why, logs.String())
 		}
 	}
-	listed, _, err := s.Notes().NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeOpen, Path: "Notes/"})
+	listed, _, err := s.Browse().NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeOpen, Path: "Notes/"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -541,7 +541,7 @@ func TestIgnoredOverrideFollowsTheKey(t *testing.T) {
 	))
 	s.Close()
 	s = mustOpen(t, Options{Path: path, FrontmatterKey: "visibility"})
-	listed, _, err := s.Notes().NoteList(context.Background(), vault.NoteQuery{Scope: vault.ScopeAll})
+	listed, _, err := s.Browse().NoteList(context.Background(), vault.NoteQuery{Scope: vault.ScopeAll})
 	if err != nil || len(listed) != 2 {
 		t.Fatalf("NoteList = %d notes, %v; want both", len(listed), err)
 	}

@@ -86,9 +86,6 @@ func (f *Feed) AdoptCheckpoint(ctx context.Context, source string, formerly func
 	return from, nil
 }
 
-// lastRunMeta holds when the last full index or reconcile run completed.
-const lastRunMeta = "last_run"
-
 // MarkRun records the time of a completed full index or reconcile run.
 func (f *Feed) MarkRun(ctx context.Context, at time.Time) error {
 	return f.db.write(ctx, "mark run", func(tx *writeTx) error {

@@ -67,15 +67,6 @@ func (f *Feed) Plan(ctx context.Context, listing []vault.NoteInput) (Plan, error
 	return p, nil
 }
 
-// Paths lists every indexed note's path, sorted.
-func (n *Notes) Paths(ctx context.Context) ([]string, error) {
-	out, err := queryAll(ctx, n.db.reader, one[string], `SELECT path FROM docs ORDER BY path`)
-	if err != nil {
-		return nil, fmt.Errorf("list paths: %w", err)
-	}
-	return out, nil
-}
-
 // RecentRevs maps the source id (CouchDB _id) of the n notes written last to
 // the revision indexed: a source that does not know those revisions is not
 // the database they came from.

@@ -4,22 +4,15 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
+
 	"github.com/vaultask/vaultask/index/markdown"
 	"github.com/vaultask/vaultask/vault"
-	"slices"
-	"sort"
 )
 
 const docColumns = `d.doc_id, d.path, d.title, d.content_hash, d.sensitivity`
-
-// idList passes a set of ids as one JSON parameter, read with json_each, so
-// a query takes any number of them.
-func idList[T any](ids []T) string {
-	b, _ := json.Marshal(ids) // strings and integers always marshal
-	return string(b)
-}
 
 // Docs returns the notes among docIDs that scope may see, in doc_id order.
 func (s *Search) Docs(ctx context.Context, docIDs []string, scope vault.Scope) ([]vault.Doc, error) {
@@ -28,11 +21,6 @@ func (s *Search) Docs(ctx context.Context, docIDs []string, scope vault.Scope) (
 		return nil, fmt.Errorf("read docs: %w", err)
 	}
 	return docs, nil
-}
-
-type rowQuerier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
 func readDocs(ctx context.Context, q rowQuerier, docIDs []string, scope vault.Scope) ([]vault.Doc, error) {
@@ -47,52 +35,6 @@ func readDocs(ctx context.Context, q rowQuerier, docIDs []string, scope vault.Sc
 // docFields points Scan at the docColumns of a Doc.
 func docFields(d *vault.Doc) []any {
 	return []any{&d.DocID, &d.Path, &d.Title, &d.ContentHash, &d.Sensitivity}
-}
-
-// Neighbours returns the notes one hop from each of docIDs: its topic notes,
-// the notes it clips when it is a topic note (members), the other notes its
-// topic notes clip (siblings), the notes it links to and the notes that link
-// to it. Everything on the way is read under scope (see Hops), and the hops
-// and their notes in one snapshot. Each note's neighbours come in a stable
-// order: by relation, then path.
-func (n *Notes) Neighbours(ctx context.Context, docIDs []string, scope vault.Scope) ([]vault.Neighbour, error) {
-	if len(docIDs) == 0 {
-		return nil, nil
-	}
-	var out []vault.Neighbour
-	err := n.db.read(ctx, "neighbours", func(tx *sql.Tx) error {
-		hops, err := n.db.readHops(ctx, tx, docIDs, scope)
-		if err != nil || len(hops) == 0 {
-			return err
-		}
-		var ids []string
-		seen := map[string]bool{}
-		for _, h := range hops {
-			if !seen[h.To] {
-				seen[h.To] = true
-				ids = append(ids, h.To)
-			}
-		}
-		docs, err := readDocs(ctx, tx, ids, scope)
-		if err != nil {
-			return err
-		}
-		byID := make(map[string]vault.Doc, len(docs))
-		for _, d := range docs {
-			byID[d.DocID] = d
-		}
-		for _, h := range hops {
-			if d, ok := byID[h.To]; ok {
-				out = append(out, vault.Neighbour{From: h.From, Relation: h.Relation, Via: h.Via, Doc: d})
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	sortNeighbours(out)
-	return out, nil
 }
 
 // Hops returns the hops Neighbours follows from each of docIDs, by doc id,
@@ -287,19 +229,42 @@ var hopsSQL = `WITH
 // relationOrder orders a note's neighbours by relation.
 var relationOrder = map[vault.Relation]int{vault.RelationTopic: 0, vault.RelationMember: 1, vault.RelationSibling: 2, vault.RelationLink: 3, vault.RelationBacklink: 4}
 
-// sortNeighbours orders each start's neighbours by relation, then path.
-func sortNeighbours(out []vault.Neighbour) {
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.From != b.From {
-			return a.From < b.From
+// ResolveLinks resolves wikilink texts as written between [[ and ]]
+// ("Folder/Note#Heading|shown text") to the notes scope may see, by
+// Obsidian's rules as Apply resolves links. Under ScopeOpen a personal note
+// is never a candidate, so a link to one resolves to an open namesake or to
+// nothing. Texts that resolve to no note are absent from the map.
+func (s *Search) ResolveLinks(ctx context.Context, links []string, scope vault.Scope) (map[string]vault.Doc, error) {
+	out := map[string]vault.Doc{}
+	err := s.db.read(ctx, "resolve links", func(tx *sql.Tx) error {
+		ids := map[string]string{}
+		for _, l := range links {
+			key := vault.LinkKey(l)
+			if key == "" {
+				continue
+			}
+			id, err := resolveIn(ctx, tx, key, scope)
+			if err != nil {
+				return err
+			}
+			if id != "" {
+				ids[l] = id
+			}
 		}
-		if a.Relation != b.Relation {
-			return relationOrder[a.Relation] < relationOrder[b.Relation]
+		docs, err := readDocs(ctx, tx, slices.Sorted(maps.Values(ids)), scope)
+		if err != nil {
+			return err
 		}
-		if a.Doc.Path != b.Doc.Path {
-			return a.Doc.Path < b.Doc.Path
+		byID := map[string]vault.Doc{}
+		for _, d := range docs {
+			byID[d.DocID] = d
 		}
-		return a.Via < b.Via
+		for l, id := range ids {
+			if d, ok := byID[id]; ok {
+				out[l] = d
+			}
+		}
+		return nil
 	})
+	return out, err
 }

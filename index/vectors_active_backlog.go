@@ -13,8 +13,8 @@ import (
 )
 
 // While the index re-embeds into a new space, searches use the active one
-// until the switch (spaces.go), and the backlog fills the new one: a note
-// written meanwhile would have a vector in neither for as long as the
+// until the switch (vectors_spaces.go), and the backlog fills the new one: a
+// note written meanwhile would have a vector in neither for as long as the
 // re-embedding lasts (the new space reaches it last), found by full text
 // alone. ActiveBacklog and PutActiveVectors give it its vector in the
 // active space too, with the old model, when the caller has it.

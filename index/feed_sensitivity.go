@@ -10,6 +10,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/vaultask/vaultask/index/markdown"
+	"github.com/vaultask/vaultask/index/vectorset"
 	"github.com/vaultask/vaultask/vault"
 )
 
@@ -278,4 +279,20 @@ func (s *Store) reclassifyFirst(ctx context.Context, opts Options) error {
 		return fmt.Errorf("%w: the index at %s was classified with other personal paths or another frontmatter key than this command's, and reclassifying it failed: %w", errClassificationStale, s.path, err)
 	}
 	return w.Close()
+}
+
+// vectorsSensitivity records that the chunks of note docID with a vector,
+// in any space, are now open or not: the vector sets filter on it.
+func (w *applier) vectorsSensitivity(ctx context.Context, docID string, open bool) error {
+	type held struct{ space, chunk int64 }
+	vs, err := queryAll(ctx, w.q, func(h *held) []any { return []any{&h.space, &h.chunk} },
+		`SELECT v.space, v.chunk FROM vectors v
+		WHERE v.space IN (SELECT id FROM spaces) AND v.chunk IN (SELECT rowid FROM chunks WHERE doc_id = ?)`, docID)
+	if err != nil {
+		return err
+	}
+	for _, v := range vs {
+		w.tx.recordVector(spaceChange{v.space, vectorset.Change{ID: v.chunk, Open: open}})
+	}
+	return nil
 }
