@@ -73,7 +73,7 @@ func spaceDistances(cfg config.Config) map[string]rag.Distances {
 		out[model] = rag.Distances{
 			ConfidentGap: distance(cfg.Retrieval.ConfidentVectorGap, d.ConfidentGap),
 			FTSMargin:    distance(cfg.Retrieval.ConfidentFTSMargin, d.FTSMargin),
-			FuseByScore:  cfg.Retrieval.FusionBy == "score" || cfg.Retrieval.FusionBy == config.Auto && d.FuseByScore,
+			FuseByScore:  cfg.Retrieval.FusionBy == "score",
 			VectorWeight: distance(cfg.Retrieval.VectorWeight, d.VectorWeight),
 		}
 	}
