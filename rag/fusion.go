@@ -32,6 +32,11 @@ type fusionOptions struct {
 	// known language; 0 keeps every vote whole.
 	Language   string
 	ForeignCut float64
+	// ByScore fuses by scores instead (fuseScores), VectorWeight the
+	// vector score's weight in a convex combination with the full-text
+	// score's.
+	ByScore      bool
+	VectorWeight float64
 }
 
 // fuseRanks merges the vector and full-text rankings by reciprocal rank fusion,

@@ -14,6 +14,11 @@ type Settings struct {
 	FusionTopK int
 	// NoteFusion fuses per note rather than per chunk (see fuseRanks).
 	NoteFusion bool
+	// FuseByScore fuses the two searches by a convex combination of their
+	// normalised scores, VectorWeight the vector score's weight
+	// (fuseScores), instead of by their ranks.
+	FuseByScore  bool
+	VectorWeight float64
 	// FTSWeight weighs the full-text ranking in the fusion; 0 means 1.
 	FTSWeight float64
 	// FTSFields weigh a full-text match by its field (see
@@ -72,6 +77,10 @@ type Settings struct {
 // text must lead by to outvote its vector search (ConfidentFTSMargin).
 type Distances struct {
 	ConfidentGap, FTSMargin float64
+	// FuseByScore fuses by scores, VectorWeight the model's vector weight
+	// in that fusion.
+	FuseByScore  bool
+	VectorWeight float64
 }
 
 // forSpace is s for a question searched in space: its model's distances
@@ -79,6 +88,7 @@ type Distances struct {
 func (s Settings) forSpace(space vault.EmbeddingSpace) Settings {
 	if d, ok := s.SpaceDistances[space.Model]; ok {
 		s.ConfidentVectorGap, s.ConfidentFTSMargin = d.ConfidentGap, d.FTSMargin
+		s.FuseByScore, s.VectorWeight = d.FuseByScore, d.VectorWeight
 	}
 	return s
 }

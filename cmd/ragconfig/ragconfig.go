@@ -21,6 +21,8 @@ func Settings(cfg config.Config) rag.Settings {
 		FTSTopK:          r.FTSTopK,
 		FusionTopK:       r.FusionTopK,
 		NoteFusion:       r.Fusion == "note",
+		FuseByScore:      own.FuseByScore,
+		VectorWeight:     own.VectorWeight,
 		FTSWeight:        r.FTSWeight,
 		MaxChunksPerDoc:  r.MaxChunksPerDoc,
 		GraphEnabled:     r.GraphEnabled,
@@ -71,6 +73,8 @@ func spaceDistances(cfg config.Config) map[string]rag.Distances {
 		out[model] = rag.Distances{
 			ConfidentGap: distance(cfg.Retrieval.ConfidentVectorGap, d.ConfidentGap),
 			FTSMargin:    distance(cfg.Retrieval.ConfidentFTSMargin, d.FTSMargin),
+			FuseByScore:  cfg.Retrieval.FusionBy == "score",
+			VectorWeight: distance(cfg.Retrieval.VectorWeight, d.VectorWeight),
 		}
 	}
 	return out

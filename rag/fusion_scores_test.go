@@ -1,0 +1,70 @@
+package rag
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vaultask/vaultask/vault"
+)
+
+// Fused by scores, a note the vector search places a close second keeps its
+// place above notes that full text ranks higher by a hair, where rank
+// fusion (which sees only the order of each list) lets them through: the
+// far paraphrase of issue 42.
+func TestFuseScoresKeepsHowFarApartTheScoresAre(t *testing.T) {
+	t.Parallel()
+	// The vector search: a.md first, b.md a close second, then far.
+	vector := []vault.Chunk{chunk(1, "a.md", 0, 0.20), chunk(2, "b.md", 0, 0.21), chunk(3, "c.md", 0, 0.50), chunk(4, "d.md", 0, 0.52)}
+	// Full text: c and d hold one word of the question each, barely ahead of b.
+	fts := []vault.Chunk{chunk(3, "c.md", 0, -10.0), chunk(4, "d.md", 0, -9.9), chunk(2, "b.md", 0, -9.8), chunk(5, "e.md", 0, -2)}
+	byScore := fuseScores(vector, fts, fusionOptions{ByScore: true, VectorWeight: 0.6})
+	byRank := fuseRanks(vector, fts, fusionOptions{})
+	if got := rows(byScore); !cmp.Equal(got[:2], []int64{2, 1}) {
+		t.Errorf("by score: rows %v, want b.md (2) then a.md (1) first", got)
+	}
+	if got := rows(byRank); got[0] != 3 {
+		t.Fatalf("premise: rank fusion puts c.md (3) first, got %v", got)
+	}
+	// Min-max normalised, b's vector score is (0.52-0.21)/(0.52-0.20) and
+	// its full-text score (9.8-2)/(10-2).
+	if want := 0.6*(0.52-0.21)/(0.52-0.20) + 0.4*(9.8-2)/(10-2); !near(byScore[0].Score, want) {
+		t.Errorf("b.md's score %v, want %v", byScore[0].Score, want)
+	}
+	if byScore[0].VectorRank != 2 || byScore[0].FTSRank != 3 || !byScore[0].HasDistance {
+		t.Errorf("b.md's ranks %d, %d (distance %v): want 2, 3 with its distance", byScore[0].VectorRank, byScore[0].FTSRank, byScore[0].HasDistance)
+	}
+}
+
+// A chunk not embedded yet takes its full-text score for its vector score
+// when there is a vector list, so a note just written is not halved; a
+// Swedish question's vote for an English note is cut by ForeignCut.
+func TestFuseScoresImputesAndCutsForeignVotes(t *testing.T) {
+	t.Parallel()
+	fresh := chunk(9, "new.md", 0, -10)
+	fresh.Embedded = false
+	vector := []vault.Chunk{chunk(1, "a.md", 0, 0.2), chunk(2, "b.md", 0, 0.6)}
+	fts := []vault.Chunk{fresh, chunk(2, "b.md", 0, -1)}
+	got := fuseScores(vector, fts, fusionOptions{ByScore: true, VectorWeight: 0.6})
+	if rows(got)[0] != 9 || !near(got[0].Score, 1) {
+		t.Errorf("the fresh chunk: rows %v, score %v; want it first with 1 (both arms' best)", rows(got), got[0].Score)
+	}
+
+	sv := chunk(1, "sv.md", 0, 0.3)
+	en := chunk(2, "en.md", 0, 0.2)
+	sv.Body = "Hur du återställer en anteckning från versionshistoriken i Sync."
+	en.Body = "How to restore a note from the version history of the sync service."
+	f := fusionOptions{ByScore: true, VectorWeight: 0.6, Language: "sv", ForeignCut: 1}
+	got = fuseScores([]vault.Chunk{en, sv, chunk(3, "far.md", 0, 0.6)}, nil, f)
+	if rows(got)[0] != 1 {
+		t.Errorf("a Swedish question: rows %v, want sv.md (1) above the nearer English note", rows(got))
+	}
+}
+
+func rows(hits []Hit) []int64 {
+	out := make([]int64, len(hits))
+	for i, h := range hits {
+		out[i] = h.Chunk.RowID
+	}
+	return out
+}
