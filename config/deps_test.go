@@ -7,5 +7,5 @@ import (
 )
 
 func TestDeps(t *testing.T) {
-	deptest.Check(t)
+	deptest.Check(t, "internal/atomicfile")
 }

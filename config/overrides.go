@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/vaultask/vaultask/internal/atomicfile"
 )
 
 // Editable says whether a browser (/admin) may set the key at path in the
@@ -102,7 +103,7 @@ func (o *Overrides) Save(changes map[string]any, check func(doc []byte) error) e
 	if err := check(text); err != nil {
 		return err
 	}
-	return writeFileAtomic(o.path, text)
+	return atomicfile.WriteFile(o.path, text, 0o600)
 }
 
 // overridesDoc is an overrides document: sections of keys.
@@ -158,41 +159,4 @@ func (d overridesDoc) set(path string, v any) {
 		d[section] = map[string]any{}
 	}
 	d[section][key] = v
-}
-
-// writeFileAtomic replaces path with data, readable by its owner alone: a
-// temporary file beside it, synced, renamed over it, the directory synced,
-// so a crash leaves the old file or the new one, never half of one.
-func writeFileAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err = f.Chmod(0o600); err != nil {
-		return err
-	}
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync() // not every file system syncs a directory
-		d.Close()
-	}
-	return nil
 }

@@ -1,6 +1,27 @@
-// Package llm holds the model clients: OpenAI-compatible chat, streaming and
-// embeddings, routing from a provider-prefixed model id, and the built-in
-// offline embedder. No other package knows a provider name.
+// Package llm holds the model clients and what vaultask knows of models. No
+// other package knows a provider name.
 //
-// It is a leaf: it may import no sibling package.
+//   - provider.go: the providers a model id's prefix routes to (builtin,
+//     ollama, llamacpp, openai, openrouter), their keys' environment
+//     variables, ParseModelID, and the rule that embedding runs locally
+//     (CheckLocalEmbedding; Policy hands both checks to config).
+//   - client.go: the OpenAI-compatible client (openai-go): chat, streamed
+//     chat, embeddings, with retries; rerank.go its cross-encoder rerank
+//     endpoint (llama-server's /v1/rerank); failure.go a failure's reason
+//     in a few words, for an answer that had to do without the model.
+//   - embedder.go: the Embedder everything embeds with, over the client or
+//     the built-in models (llm/uselite, llm/e5, llm/bge, loaded from
+//     internal/modeldir's directory by default), with each model's query
+//     and document prefixes.
+//   - embedding_models.go: what is known of each embedding model by name:
+//     its prefixes, its size, and the distances retrieval judges its hits
+//     by (EmbeddingDistances).
+//   - coverage.go: the coverage fits of each embedding model and of full
+//     text (coverage/*.json, fitted by devtools/cmd/coverage-fit), which
+//     cmd/ragconfig hands rag as its coverage models.
+//
+// It may import its built-in models (llm/uselite, llm/e5, llm/bge) and
+// internal/modeldir, no other package of the module: the model clients are
+// a leaf that never reaches the index, CouchDB or the pipeline, and only
+// this package links openai-go.
 package llm

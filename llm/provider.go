@@ -108,7 +108,9 @@ func (Policy) CheckModelID(id string) error {
 	return err
 }
 
-// CheckLocalEmbedding is CheckLocalEmbedding.
+// CheckLocalEmbedding refuses an embedding model that would send notes to
+// a cloud API (the package's CheckLocalEmbedding), for config's
+// models.embedding and models.embedding_base_url.
 func (Policy) CheckLocalEmbedding(model, baseURL string) error {
 	return CheckLocalEmbedding(model, baseURL)
 }

@@ -55,7 +55,7 @@ func answerMessages(q Question, query string, context []Hit, web []WebResult) []
 	if len(context) == 0 {
 		b.WriteString("(none)\n")
 	} else {
-		b.WriteString(RenderContext(context))
+		b.WriteString(renderContext(context))
 	}
 	if len(web) > 0 {
 		b.WriteString("\nWeb results:\n\n")
@@ -190,10 +190,10 @@ type Answer struct {
 // answer the question.
 const ThinNote = "The vault says little on this: these are the nearest passages it has, and they may not answer it."
 
-// IndexingAnswer is what an answer says instead of "silent" while the index
+// indexingAnswer is what an answer says instead of "silent" while the index
 // has not read the whole vault yet: done of total notes so far (0 of 0
 // when not known).
-func IndexingAnswer(done, total int) string {
+func indexingAnswer(done, total int) string {
 	if total > 0 {
 		return fmt.Sprintf("The vault is still being indexed (%d of %d notes so far), so it cannot say yet whether it holds this. Ask again once indexing is done.", done, total)
 	}
@@ -237,7 +237,7 @@ func (p *Pipeline) Ask(ctx context.Context, q Question, onDelta func(string) err
 		err = emit(SilentAnswer + "\n")
 	case r.Coverage.Outcome == OutcomeIndexing && len(r.Hits) == 0 && len(a.Web) == 0:
 		r.Trace.stage("answer", nil, "nothing found while the index reads the vault")
-		err = emit(IndexingAnswer(r.Coverage.Done, r.Coverage.Total) + "\n")
+		err = emit(indexingAnswer(r.Coverage.Done, r.Coverage.Total) + "\n")
 	default:
 		err = p.generate(ctx, q, r, a, emit, web)
 		if err != nil && text.Len() == 0 && ctx.Err() == nil {
@@ -291,7 +291,7 @@ func (p *Pipeline) extractive(r *Retrieval, a *Answer, emit func(string) error, 
 	case OutcomeSilent:
 		hits = nil
 	case OutcomeIndexing:
-		nothing = IndexingAnswer(r.Coverage.Done, r.Coverage.Total)
+		nothing = indexingAnswer(r.Coverage.Done, r.Coverage.Total)
 		if len(hits) > 0 {
 			a.Notes = append(a.Notes, nothing)
 		}
@@ -344,7 +344,7 @@ func (p *Pipeline) generate(ctx context.Context, q Question, r *Retrieval, a *An
 		r.Trace.stage("answer", nil, "answered again with the web results beside the vault passages")
 		return p.stream(ctx, q, r, a, emit, func(*Verdict) error { return nil })
 	case a.Coverage.Outcome == OutcomeIndexing:
-		return emit(IndexingAnswer(r.Coverage.Done, r.Coverage.Total) + "\n")
+		return emit(indexingAnswer(r.Coverage.Done, r.Coverage.Total) + "\n")
 	}
 	a.Citations = nil
 	return emit(SilentAnswer + "\n")

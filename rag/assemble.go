@@ -11,8 +11,8 @@ import (
 	"github.com/vaultask/vaultask/vault"
 )
 
-// Slots are the final places expanded hits may take.
-type Slots struct {
+// graphSlots are the final places expanded hits may take.
+type graphSlots struct {
 	// Graph are places any expanded hit may take.
 	Graph int
 	// Members are places only a member of a topic note among the hits may
@@ -24,7 +24,7 @@ type Slots struct {
 	Maps int
 }
 
-// Select takes the final hits from candidates, best first: at most finalK,
+// selectFinal takes the final hits from candidates, best first: at most finalK,
 // of which at most slots.Graph are expanded hits, and besides them at most
 // slots.Members members of a topic note and slots.Maps notes linked from a
 // map of content; except when there are not enough direct hits to fill
@@ -33,7 +33,7 @@ type Slots struct {
 // left, and its own place as a direct hit when none is. It returns
 // the final hits in candidate order and the expanded hits the quota kept
 // out.
-func Select(candidates []Hit, finalK int, slots Slots) (final, heldBack []Hit) {
+func selectFinal(candidates []Hit, finalK int, slots graphSlots) (final, heldBack []Hit) {
 	var picked, overflow []int
 	graph, members, maps := 0, 0, 0
 	for i, h := range candidates {
@@ -72,12 +72,12 @@ func Select(candidates []Hit, finalK int, slots Slots) (final, heldBack []Hit) {
 	return final, heldBack
 }
 
-// Assemble orders the final hits for the prompt in graph order, not score
+// assemble orders the final hits for the prompt in graph order, not score
 // order: notes in the order of their best hit, except that a topic note
 // comes right before the first of its members in the context (a member's
 // topic notes by path), and each note's chunks adjacent in document order.
 // topicOf maps a doc id to the topic notes that clip it.
-func Assemble(final []Hit, topicOf map[string][]string) []Hit {
+func assemble(final []Hit, topicOf map[string][]string) []Hit {
 	byDoc := map[string][]Hit{}
 	var notes []string
 	for _, h := range final {
@@ -130,12 +130,12 @@ func Link(notePath, title string) string {
 	return "[[" + target + "|" + shown + "]]"
 }
 
-// RenderContext writes the assembled hits as the prompt's context: each
+// renderContext writes the assembled hits as the prompt's context: each
 // chunk in a passage element labelled with its note's citation link and its
 // section. The links inside a chunk become their shown text, so the only
 // wikilinks a model sees are the ones it may cite; chunk text that would
 // close the element early is defused.
-func RenderContext(hits []Hit) string {
+func renderContext(hits []Hit) string {
 	var b strings.Builder
 	for _, h := range hits {
 		fmt.Fprintf(&b, "<passage cite=%q", Link(h.Chunk.Path, h.Chunk.Title))

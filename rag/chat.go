@@ -3,6 +3,9 @@ package rag
 import (
 	"context"
 	"errors"
+	"strings"
+
+	"github.com/vaultask/vaultask/internal/clip"
 )
 
 // ChatModel is a generation model: it answers, rewrites multi-turn
@@ -66,4 +69,9 @@ type Usage struct {
 func (u *Usage) add(v Usage) {
 	u.PromptTokens += v.PromptTokens
 	u.CompletionTokens += v.CompletionTokens
+}
+
+// oneLine folds whitespace and cuts s hard to max runes (see clip.Text).
+func oneLine(s string, max int) string {
+	return clip.Text(strings.Join(strings.Fields(s), " "), max, "")
 }

@@ -75,9 +75,9 @@ func (m CoverageModel) Validate() error {
 	return nil
 }
 
-// Probability is the model's probability that the vault covers a question
+// probability is the model's probability that the vault covers a question
 // with features f.
-func (m CoverageModel) Probability(f map[string]float64) float64 {
+func (m CoverageModel) probability(f map[string]float64) float64 {
 	z := m.Bias
 	for i, name := range m.Features {
 		z += m.Weights[i] * (f[name] - m.Mean[i]) / m.Scale[i]
@@ -103,7 +103,7 @@ type Coverage struct {
 
 // judge maps f through m to an outcome.
 func (m CoverageModel) judge(f map[string]float64) Coverage {
-	p := m.Probability(f)
+	p := m.probability(f)
 	c := Coverage{Score: p, Model: m.Name}
 	switch {
 	case p < m.Silent:

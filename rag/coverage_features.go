@@ -173,7 +173,7 @@ func missedShare(names []questionWord, sorted []string) float64 {
 // search's, and the fused direct hits.
 func coverageFeatures(query string, ws []questionWord, vector, fts []vault.Chunk, direct []Hit) map[string]float64 {
 	f := map[string]float64{FeatureNearest: 1}
-	if lang := Language(query); lang != "" && lang != "en" {
+	if lang := language(query); lang != "" && lang != "en" {
 		f[FeatureForeign] = 1
 	}
 	var absent, all float64

@@ -78,15 +78,15 @@ func goArm(g *errgroup.Group, what string, arm func() error) {
 	})
 }
 
-// fuse fuses the vector hits near enough to vote (Voting) with the
+// fuse fuses the vector hits near enough to vote (votingHits) with the
 // full-text hits by reciprocal rank, as s weighs them.
 func (p *Pipeline) fuse(r *Retrieval, s Settings, found arms) []Hit {
-	voting := Voting(found.vector, s.VectorMaxDistance)
+	voting := votingHits(found.vector, s.VectorMaxDistance)
 	if n := len(found.vector) - len(voting); n > 0 {
 		r.Trace.stage("vector vote", armHits(voting, FromVector), fmt.Sprintf("%d vector hits farther than %.2g left out of the fusion", n, s.VectorMaxDistance))
 	}
 	fusion := fusionFor(s, r.Query)
-	fused := Fuse(voting, found.fts, fusion)
+	fused := fuseRanks(voting, found.fts, fusion)
 	r.Trace.stage("fusion", fused, fusionNote(s, fusion))
 	return fused
 }
@@ -94,20 +94,20 @@ func (p *Pipeline) fuse(r *Retrieval, s Settings, found arms) []Hit {
 // fusionFor is the fusion s configures for query: the full-text weight 1
 // when unset, and the question's language only when foreign vector votes
 // are cut.
-func fusionFor(s Settings, query string) Fusion {
-	f := Fusion{ByNote: s.NoteFusion, FTSWeight: s.FTSWeight, Bonus: s.ConfidentBonus, FTSMargin: s.ConfidentFTSMargin,
+func fusionFor(s Settings, query string) fusionOptions {
+	f := fusionOptions{ByNote: s.NoteFusion, FTSWeight: s.FTSWeight, Bonus: s.ConfidentBonus, FTSMargin: s.ConfidentFTSMargin,
 		VectorGap: s.ConfidentVectorGap, ForeignCut: s.ForeignVoteCut}
 	if f.FTSWeight <= 0 {
 		f.FTSWeight = 1
 	}
 	if s.ForeignVoteCut > 0 {
-		f.Language = Language(query)
+		f.Language = language(query)
 	}
 	return f
 }
 
 // fusionNote says in the trace how f fused.
-func fusionNote(s Settings, f Fusion) string {
+func fusionNote(s Settings, f fusionOptions) string {
 	unit := "chunk"
 	if f.ByNote {
 		unit = "note"
@@ -130,7 +130,7 @@ func (p *Pipeline) diversify(ctx context.Context, r *Retrieval, s Settings, fuse
 	if err != nil {
 		return nil, err
 	}
-	kept, dropped := Diversify(fused, s.MaxChunksPerDoc, hashOf)
+	kept, dropped := capPerNote(fused, s.MaxChunksPerDoc, hashOf)
 	changes := changeList("cap dropped", dropped)
 	if len(kept) > s.FusionTopK {
 		changes = append(changes, fmt.Sprintf("fusion_top_k cut %d more", len(kept)-s.FusionTopK))

@@ -6,12 +6,25 @@
 //     its sizes, limits.go a question's bounds.
 //   - chat.go: the generation model as rag calls it (ChatModel) and its own
 //     messages, request and usage.
-//   - question.go: the request, and its scope (vault.ScopeFor: AllowWeb sees
-//     open notes only).
+//   - question.go: the request, its scope (vault.ScopeFor: AllowWeb sees
+//     open notes only), and the earlier turns a model may be shown.
+//   - hit.go: a hit, one chunk on its way through the stages, with the
+//     arms that found it and how expansion reached it.
+//   - retrieve.go: Pipeline.Retrieve, the stages in order, and RankNotes,
+//     retrieval's whole ranking for evaluation.
+//   - rewrite.go: a multi-turn question's standalone query, by the
+//     generation model or by concatenated turns.
+//   - query_text.go: the question's text as full-text search reads it
+//     (FTSText: its words without stopwords) and its language.
+//   - query_vector.go: the question's vector, in the embedding space the
+//     index searches.
 //   - direct.go: a question's direct hits, its full-text and vector search
 //     side by side, fused and capped per note, each step in the trace.
-//   - retrieve.go: multi-turn rewrite, the full-text query, reciprocal rank
-//     fusion of vector and full-text hits, the per-note diversity cap.
+//   - fusion.go: reciprocal rank fusion of vector and full-text hits, the
+//     vector hits that vote, the per-note diversity cap.
+//   - coverage.go, coverage_features.go: how well the vault covers the
+//     question (covered, thin, silent, indexing), by a fitted model over
+//     the hits' distances and the question's words.
 //   - expand.go: one-hop graph expansion (topic notes, siblings, links).
 //   - rerank.go: batched relevance scores from a chat model (a prompt
 //     parsed strictly) or a cross-encoder's rerank endpoint, within a
@@ -19,9 +32,12 @@
 //   - assemble.go: the graph quota, graph-order assembly, citation links.
 //   - answer.go: the answering contract, streamed answers, extractive
 //     answers without a model.
+//   - verdict.go: the generation model's verdict on the passages, read off
+//     the head of its answer (Judge asks for it alone).
 //   - cite.go: the citation filter, which checks an answer's wikilinks
 //     against its context while it streams.
-//   - web.go: the web searcher a caller plugs in, and the thin-coverage trigger.
+//   - web.go: the web searcher a caller plugs in, and its results as the
+//     prompt lists them.
 //   - trace.go: what each stage saw and changed.
 //   - result.go: the one shape a retrieval and its answer leave in (Result,
 //     HitView), which `ask --json` prints.

@@ -2,6 +2,8 @@ package rag
 
 import (
 	"cmp"
+	"context"
+	"errors"
 	"math"
 	"slices"
 
@@ -25,8 +27,8 @@ func graphSources(direct []Hit, n int) []string {
 	return ids
 }
 
-// Graph is how Expand hops.
-type Graph struct {
+// hopRule is how expandHits hops.
+type hopRule struct {
 	// MaxPerRelation is how many siblings, linked notes and linking notes
 	// each hit's note contributes at most, nearest the query first.
 	MaxPerRelation int
@@ -34,11 +36,11 @@ type Graph struct {
 	Discount float64
 	// MapMinLinks makes a hit's note that links to at least this many
 	// notes a map of content: its linked notes are marked Reach.Map, for
-	// the slots only they may take (see Select). 0 marks none.
+	// the slots only they may take (see selectFinal). 0 marks none.
 	MapMinLinks int
 }
 
-// Expand turns the one-hop neighbours of the direct hits' notes into
+// expandHits turns the one-hop neighbours of the direct hits' notes into
 // expanded hits, one chunk per note, never recursing. neighbours are the
 // hops from Searcher.Hops, chunks are the neighbours' chunks in document
 // order (each note's nearest alone, as Searcher.NearestChunks reads them,
@@ -53,7 +55,7 @@ type Graph struct {
 // the score of the hit that reached it, the best such when several did; a
 // note linked from a map of content scores just below the map. Notes
 // already among the direct hits are not expanded again.
-func Expand(direct []Hit, neighbours []vault.Hop, chunks []vault.Chunk, dist map[int64]float64, g Graph) []Hit {
+func expandHits(direct []Hit, neighbours []vault.Hop, chunks []vault.Chunk, dist map[int64]float64, g hopRule) []Hit {
 	starts := startsOf(direct)
 	best := nearestChunks(chunks, dist)
 	links := map[string]int{}
@@ -149,24 +151,24 @@ func reachedNotes(direct []Hit, neighbours []vault.Hop) []string {
 	return ids
 }
 
-// expansionReads are the notes of ids whose nearest chunks Expand needs:
+// expansionReads are the notes of ids whose nearest chunks expandHits needs:
 // every note but those that bounds prove cannot be kept. In a group of
-// neighbours Expand cuts to g.MaxPerRelation, nearest first, a note whose
+// neighbours expandHits cuts to g.MaxPerRelation, nearest first, a note whose
 // lower bound is above the g.MaxPerRelation-th smallest upper bound of the
 // group is farther than that many others and is left out of it; a note is
 // not read when every group it is in leaves it out. A topic note is always
 // read, and so is a note bounds leave out: it cannot be ruled out. So is
 // each group's first bounded note:
-// where it comes among the neighbours is where Expand takes the group up,
-// and so which of two hits of one score comes first. Expand over the notes
+// where it comes among the neighbours is where expandHits takes the group up,
+// and so which of two hits of one score comes first. expandHits over the notes
 // read keeps what it would keep over all of them, in the same order.
-func expansionReads(ids []string, direct []Hit, neighbours []vault.Hop, bounds map[string]vault.DistanceBounds, g Graph) []string {
+func expansionReads(ids []string, direct []Hit, neighbours []vault.Hop, bounds map[string]vault.DistanceBounds, g hopRule) []string {
 	if len(bounds) == 0 {
 		return ids
 	}
 	k := max(g.MaxPerRelation, 0)
 	// Every note of ids may take a group's place; a note that has no
-	// chunk in scope takes none in Expand (NearestChunks returns none
+	// chunk in scope takes none in expandHits (NearestChunks returns none
 	// for it), so counting it only keeps more.
 	present := map[string]Hit{}
 	for _, id := range ids {
@@ -369,4 +371,30 @@ func promoteMembers(direct, expanded []Hit, neighbours []vault.Hop, discount flo
 	}
 	slices.SortStableFunc(out, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
 	return out, docs
+}
+
+func (p *Pipeline) expand(ctx context.Context, direct []Hit, vec vault.QueryVector, s Settings, scope vault.Scope) ([]Hit, []vault.Hop, error) {
+	nb, err := p.opts.Searcher.Hops(ctx, graphSources(direct, s.FinalTopK), scope)
+	if err != nil || len(nb) == 0 {
+		return nil, nil, err
+	}
+	g := hopRule{MaxPerRelation: s.GraphMaxSiblings, Discount: s.GraphDiscount, MapMinLinks: s.GraphMapMinLinks}
+	ids := reachedNotes(direct, nb)
+	bounds, err := p.opts.Searcher.DistanceBounds(ctx, ids, vec, scope)
+	if errors.Is(err, vault.ErrOtherSpace) {
+		// The index switched to a re-embedded space since the question
+		// was embedded: the neighbours are read without the vector.
+		vec, bounds, err = vault.QueryVector{}, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	chunks, dist, err := p.opts.Searcher.NearestChunks(ctx, expansionReads(ids, direct, nb, bounds, g), vec, scope)
+	if errors.Is(err, vault.ErrOtherSpace) {
+		chunks, dist, err = p.opts.Searcher.NearestChunks(ctx, expansionReads(ids, direct, nb, nil, g), vault.QueryVector{}, scope)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return expandHits(direct, nb, chunks, dist, g), nb, nil
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/vaultask/vaultask/vault"
 )
 
-// Expand over the notes expansionReads asks for keeps what Expand over
+// expandHits over the notes expansionReads asks for keeps what expandHits over
 // every reached note keeps, on random neighbourhoods: groups larger and
 // smaller than the cut, a note in several groups and twice in one (a
 // sibling through two topic notes), topic notes (the one a sibling is
@@ -73,8 +73,8 @@ func TestExpansionReadsKeepWhatExpandKeeps(t *testing.T) {
 				}
 			}
 		}
-		g := Graph{MaxPerRelation: rnd.IntN(7), Discount: 0.5, MapMinLinks: rnd.IntN(4)}
-		want := Expand(direct, nb, chunks, dist, g)
+		g := hopRule{MaxPerRelation: rnd.IntN(7), Discount: 0.5, MapMinLinks: rnd.IntN(4)}
+		want := expandHits(direct, nb, chunks, dist, g)
 
 		ids := reachedNotes(direct, nb)
 		reads := expansionReads(ids, direct, nb, bounds, g)
@@ -84,9 +84,9 @@ func TestExpansionReadsKeepWhatExpandKeeps(t *testing.T) {
 				readChunks = append(readChunks, c)
 			}
 		}
-		got := Expand(direct, nb, readChunks, dist, g)
+		got := expandHits(direct, nb, readChunks, dist, g)
 		if diff := cmp.Diff(want, got); diff != "" {
-			t.Fatalf("trial %d (MaxPerRelation %d): Expand over the notes read differs (-all +read):\n%s", trial, g.MaxPerRelation, diff)
+			t.Fatalf("trial %d (MaxPerRelation %d): expandHits over the notes read differs (-all +read):\n%s", trial, g.MaxPerRelation, diff)
 		}
 		if all := expansionReads(ids, direct, nb, nil, g); !slices.Equal(all, ids) {
 			t.Fatalf("trial %d: without bounds read %v, want every reached note %v", trial, all, ids)

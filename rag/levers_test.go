@@ -22,21 +22,21 @@ func TestFuseConfidentBonus(t *testing.T) {
 	tie := 1.0/61 + 1.0/62
 	for _, c := range []struct {
 		name   string
-		f      Fusion
+		f      fusionOptions
 		vector []vault.Chunk
 		first  string
 		score  float64
 	}{
-		{"off", Fusion{FTSMargin: 0.05, VectorGap: 0.03}, vector, "a.md", tie},
-		{"no arm confident", Fusion{Bonus: 1, FTSMargin: 0.11, VectorGap: 0.05}, vector, "a.md", tie},
-		{"full text at its margin", Fusion{Bonus: 1, FTSMargin: 0.1, VectorGap: 0.05}, vector, "b.md", tie + 1.0/61},
-		{"full text above its margin", Fusion{Bonus: 0.5, FTSMargin: 0.05, VectorGap: 0.05}, vector, "b.md", tie + 0.5/61},
-		{"vector at its gap", Fusion{Bonus: 1, FTSMargin: 0.2, VectorGap: 0.04 - 1e-9}, vector, "a.md", tie + 1.0/61},
-		{"vector below its gap", Fusion{Bonus: 1, FTSMargin: 0.2, VectorGap: 0.04 + 1e-9}, vector, "a.md", tie},
-		{"a single vector note", Fusion{Bonus: 1, FTSMargin: 0.2, VectorGap: 0.05}, vector[:1], "a.md", tie + 1.0/61},
+		{"off", fusionOptions{FTSMargin: 0.05, VectorGap: 0.03}, vector, "a.md", tie},
+		{"no arm confident", fusionOptions{Bonus: 1, FTSMargin: 0.11, VectorGap: 0.05}, vector, "a.md", tie},
+		{"full text at its margin", fusionOptions{Bonus: 1, FTSMargin: 0.1, VectorGap: 0.05}, vector, "b.md", tie + 1.0/61},
+		{"full text above its margin", fusionOptions{Bonus: 0.5, FTSMargin: 0.05, VectorGap: 0.05}, vector, "b.md", tie + 0.5/61},
+		{"vector at its gap", fusionOptions{Bonus: 1, FTSMargin: 0.2, VectorGap: 0.04 - 1e-9}, vector, "a.md", tie + 1.0/61},
+		{"vector below its gap", fusionOptions{Bonus: 1, FTSMargin: 0.2, VectorGap: 0.04 + 1e-9}, vector, "a.md", tie},
+		{"a single vector note", fusionOptions{Bonus: 1, FTSMargin: 0.2, VectorGap: 0.05}, vector[:1], "a.md", tie + 1.0/61},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := Fuse(c.vector, fts, c.f)
+			got := fuseRanks(c.vector, fts, c.f)
 			if got[0].Chunk.Path != c.first || !near(got[0].Score, c.score) {
 				t.Errorf("first %s with %v, want %s with %v (%+v)", got[0].Chunk.Path, got[0].Score, c.first, c.score, fusedRows(got))
 			}
@@ -45,11 +45,11 @@ func TestFuseConfidentBonus(t *testing.T) {
 	// b's second chunk, close behind its first, is not the second note: a
 	// is, 1 in 10 behind.
 	twoChunks := []vault.Chunk{fts[0], chunk(3, "b.md", 1, -9.95), fts[1]}
-	if got := Fuse(nil, twoChunks, Fusion{Bonus: 1, FTSMargin: 0.1}); got[0].Chunk.RowID != 2 || !near(got[0].Score, 2.0/61) {
+	if got := fuseRanks(nil, twoChunks, fusionOptions{Bonus: 1, FTSMargin: 0.1}); got[0].Chunk.RowID != 2 || !near(got[0].Score, 2.0/61) {
 		t.Errorf("a note's second chunk taken for its second note: %+v", fusedRows(got))
 	}
 	// By note, the bonus goes to the note's score.
-	got := Fuse(vector, fts, Fusion{ByNote: true, Bonus: 1, FTSMargin: 0.05, VectorGap: 0.05})
+	got := fuseRanks(vector, fts, fusionOptions{ByNote: true, Bonus: 1, FTSMargin: 0.05, VectorGap: 0.05})
 	if got[0].Chunk.RowID != 2 || !near(got[0].Score, tie+1.0/61) {
 		t.Errorf("by note: first %d with %v, want b with 1/62 + 2/61", got[0].Chunk.RowID, got[0].Score)
 	}
@@ -87,13 +87,13 @@ func TestFuseLanguageVote(t *testing.T) {
 		{"en", 1, 1.0 / 61, 1.0 / 62, 1.0 / 63},
 		{"", 1, 1.0 / 61, 1.0 / 62, 1.0 / 63},
 	} {
-		got := Fuse(vector, nil, Fusion{Language: c.lang, ForeignCut: c.cut})
+		got := fuseRanks(vector, nil, fusionOptions{Language: c.lang, ForeignCut: c.cut})
 		if en, sv, u := score(got, "en/Sync.md"), score(got, "sv/Sync.md"), score(got, "Untitled.md"); !near(en, c.en) || !near(sv, c.sv) || !near(u, c.untitled) {
 			t.Errorf("question in %q, cut %v: en %v sv %v untitled %v, want %v %v %v", c.lang, c.cut, en, sv, u, c.en, c.sv, c.untitled)
 		}
 	}
 	// A foreign note's confident-first bonus is cut like its vote.
-	got := Fuse(vector, nil, Fusion{Language: "sv", ForeignCut: 0.5, Bonus: 1, VectorGap: 0.05})
+	got := fuseRanks(vector, nil, fusionOptions{Language: "sv", ForeignCut: 0.5, Bonus: 1, VectorGap: 0.05})
 	if en := score(got, "en/Sync.md"); !near(en, 0.5/61+0.5/61) {
 		t.Errorf("foreign confident note scored %v, want half a vote and half a bonus", en)
 	}
@@ -114,8 +114,8 @@ func TestLanguage(t *testing.T) {
 		"the and och att det": "", // 2 against 3: neither has twice the other's
 		"the and of to och":   "en",
 	} {
-		if got := Language(in); got != want {
-			t.Errorf("Language(%q) = %q, want %q", in, got, want)
+		if got := language(in); got != want {
+			t.Errorf("language(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -50,3 +50,20 @@ func (s Settings) with(o Overrides) Settings {
 	}
 	return s
 }
+
+// historyTurns is how many earlier turns the rewrite sees.
+const historyTurns = 6
+
+// recentTurns are the last historyTurns turns the request may show a model.
+func recentTurns(q Question) []Turn {
+	var turns []Turn
+	for _, t := range q.History {
+		if t.Role == "user" || !q.AllowWeb {
+			turns = append(turns, t)
+		}
+	}
+	if len(turns) > historyTurns {
+		turns = turns[len(turns)-historyTurns:]
+	}
+	return turns
+}

@@ -178,13 +178,13 @@ type RerankReport struct {
 	Skipped string `json:"skipped,omitempty"`
 }
 
-// Rerank scores the first topK hits against query with r and reorders them
+// rerankTop scores the first topK hits against query with r and reorders them
 // by that score, higher first, ties in their previous order; the hits
 // after topK keep their place behind them. The batches share r's budget.
 // On any failure — an error, the budget spent, a reply that is not one
 // finite score per passage — it returns the hits unchanged, with the error
 // and a report that says why.
-func Rerank(ctx context.Context, r *Reranker, query string, hits []Hit, topK int) ([]Hit, RerankReport, error) {
+func rerankTop(ctx context.Context, r *Reranker, query string, hits []Hit, topK int) ([]Hit, RerankReport, error) {
 	rep := RerankReport{Kind: r.kind}
 	n := min(topK, len(hits))
 	if n == 0 {
@@ -249,4 +249,36 @@ func (r *Reranker) rerank(parent context.Context, query string, hits []Hit, n in
 	}
 	slices.SortStableFunc(head, func(a, b Hit) int { return cmp.Compare(b.Rerank, a.Rerank) })
 	return append(head, hits[n:]...), nil
+}
+
+// rerank re-scores the top candidates when a reranker is configured; on
+// failure or over its budget it keeps the fused order and says so in the
+// trace and the report. A failing model is logged when it starts failing
+// and when it recovers, not at every question.
+func (p *Pipeline) rerank(ctx context.Context, query string, candidates []Hit, topK int, tr *Trace) ([]Hit, *RerankReport) {
+	rr := p.opts.Reranker
+	if rr == nil {
+		tr.stage("rerank", nil, "off: no rerank model")
+		return candidates, nil
+	}
+	out, rep, err := rerankTop(ctx, rr, query, candidates, topK)
+	cost := fmt.Sprintf("%d requests, %d passages, %d bytes, %.0f ms", rep.Requests, rep.Passages, rep.Bytes, rep.ElapsedMS)
+	if err != nil {
+		if !rr.failing.Swap(true) {
+			p.log.Warn("rerank failed: keeping the fused order until it answers again", keyErr, err)
+		}
+		tr.stage("rerank", candidates, fmt.Sprintf("skipped (%v): fused order kept; %s", err, cost))
+		return candidates, &rep
+	}
+	if rr.failing.Swap(false) {
+		p.log.Info("rerank recovered")
+	}
+	var moves []string
+	for i, h := range out {
+		if h.Chunk.RowID != candidates[i].Chunk.RowID && h.Reranked {
+			moves = append(moves, fmt.Sprintf("%s now at %d (rerank %.1f)", hitLabel(h), i+1, h.Rerank))
+		}
+	}
+	tr.stage("rerank", out, fmt.Sprintf("top %d re-scored by the %s rerank model; %s", min(topK, len(candidates)), rep.Kind, cost), moves...)
+	return out, &rep
 }

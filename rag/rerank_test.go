@@ -56,7 +56,7 @@ func TestCrossEncoderRerankReordersInBatches(t *testing.T) {
 	fake := fakellm.New()
 	defer fake.Close()
 	hits := bodyHits(23, map[int64]string{17: "The kestrel hovers over meadows.", 9: "A kestrel.", 23: "Meadows, where it hovers."})
-	got, rep, err := Rerank(context.Background(), crossEncoder(t, fake, RerankOptions{Batch: 5}), "kestrel hovers over meadows", hits, 23)
+	got, rep, err := rerankTop(context.Background(), crossEncoder(t, fake, RerankOptions{Batch: 5}), "kestrel hovers over meadows", hits, 23)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestCrossEncoderFallsBackToFusedOrder(t *testing.T) {
 			}
 			// Two full batches, so that each fails the same way.
 			hits := bodyHits(6, map[int64]string{6: "kestrel"})
-			got, rep, err := Rerank(context.Background(), crossEncoder(t, fake, RerankOptions{Batch: 3, Budget: 200 * time.Millisecond}), "kestrel", hits, 6)
+			got, rep, err := rerankTop(context.Background(), crossEncoder(t, fake, RerankOptions{Batch: 3, Budget: 200 * time.Millisecond}), "kestrel", hits, 6)
 			if err == nil || !strings.Contains(err.Error(), tc.why) || rep.Skipped != err.Error() {
 				t.Fatalf("err = %v, report %+v; want %q", err, rep, tc.why)
 			}

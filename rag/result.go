@@ -54,8 +54,8 @@ type HitView struct {
 	Reach    string   `json:"reach,omitempty"` // how an expanded hit was reached; see Reach
 }
 
-// View is h as output shows it.
-func (h Hit) View() HitView {
+// view is h as output shows it.
+func (h Hit) view() HitView {
 	v := HitView{Path: h.Chunk.Path, Section: h.Chunk.HeadingPath, Citation: Link(h.Chunk.Path, h.Chunk.Title),
 		Sensitivity: h.Chunk.Sensitivity, Sources: h.Sources, Score: h.Score, Reach: h.Reach()}
 	if h.HasDistance {
@@ -72,7 +72,7 @@ func (h Hit) View() HitView {
 func views(hits []Hit) []HitView {
 	out := make([]HitView, len(hits))
 	for i, h := range hits {
-		out[i] = h.View()
+		out[i] = h.view()
 	}
 	return out
 }

@@ -98,7 +98,7 @@ func TestOpenScopeFillsEveryKWithOpenHits(t *testing.T) {
 		t.Errorf("%d expanded hits in the answer, want graph_max_slots = %d", n, s.GraphMaxSlots)
 	}
 	assertOpen(t, "context", r.Context)
-	if ctx := RenderContext(r.Context); strings.Contains(ctx, personalMark) || strings.Contains(ctx, "Diary/") {
+	if ctx := renderContext(r.Context); strings.Contains(ctx, personalMark) || strings.Contains(ctx, "Diary/") {
 		t.Errorf("assembled context shows a personal note:\n%s", ctx)
 	}
 	trace, _ := json.Marshal(r.Trace)

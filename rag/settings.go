@@ -12,7 +12,7 @@ type Settings struct {
 	VectorTopK int
 	FTSTopK    int
 	FusionTopK int
-	// NoteFusion fuses per note rather than per chunk (see Fuse).
+	// NoteFusion fuses per note rather than per chunk (see fuseRanks).
 	NoteFusion bool
 	// FTSWeight weighs the full-text ranking in the fusion; 0 means 1.
 	FTSWeight float64
@@ -20,18 +20,18 @@ type Settings struct {
 	// vault.FieldWeights); the zero value means vault.DefaultFieldWeights.
 	FTSFields vault.FieldWeights
 	// VectorMaxDistance keeps vector hits farther from the query out of
-	// the fusion (see Voting); 0 means no limit.
+	// the fusion (see votingHits); 0 means no limit.
 	VectorMaxDistance float64
 	// VectorKeywords embeds the query's keywords (FTSText) instead of the
 	// question as asked.
 	VectorKeywords bool
 	// ConfidentBonus, ConfidentFTSMargin and ConfidentVectorGap give an
-	// arm's confident first note a bonus in the fusion (see Fusion); a
+	// arm's confident first note a bonus in the fusion (see fusionOptions); a
 	// bonus of 0 gives none.
 	ConfidentBonus, ConfidentFTSMargin, ConfidentVectorGap float64
 	// ForeignVoteCut is the share of its fusion vote a vector hit loses
 	// when its note is in another language than a non-English question
-	// (see Fusion); 0 keeps every vote whole.
+	// (see fusionOptions); 0 keeps every vote whole.
 	ForeignVoteCut float64
 	// MaxChunksPerDoc caps the chunks of one note; 0 means no cap.
 	MaxChunksPerDoc  int
@@ -40,11 +40,11 @@ type Settings struct {
 	GraphDiscount    float64
 	GraphMaxSlots    int
 	// GraphMemberSlots are final places only a member of a topic note
-	// among the hits may take, beside GraphMaxSlots (see Select).
+	// among the hits may take, beside GraphMaxSlots (see selectFinal).
 	GraphMemberSlots int
 	// GraphMapSlots are final places only a note linked from a map of
 	// content among the hits may take: a hit note linking to at least
-	// GraphMapMinLinks notes (see Expand and Select).
+	// GraphMapMinLinks notes (see expandHits and selectFinal).
 	GraphMapSlots    int
 	GraphMapMinLinks int
 	RerankTopK       int

@@ -42,7 +42,7 @@ func TestFuseByChunk(t *testing.T) {
 	t.Parallel()
 	vector := []vault.Chunk{chunk(1, "a.md", 0, 0.1), chunk(2, "b.md", 0, 0.2), chunk(3, "c.md", 0, 0.3)}
 	fts := []vault.Chunk{chunk(3, "c.md", 0, -9), chunk(4, "d.md", 0, -8), chunk(1, "a.md", 0, -7)}
-	got := Fuse(vector, fts, Fusion{})
+	got := fuseRanks(vector, fts, fusionOptions{})
 	// a: 1/61 + 1/63; c: 1/63 + 1/61 (tie, a first by input order); b: 1/62; d: 1/62.
 	want := []fusedRow{
 		{1, "vector+fts", 1, 3, 0.1},
@@ -69,21 +69,21 @@ func TestFuseImputesTheVectorRankOfAChunkNotEmbeddedYet(t *testing.T) {
 	fresh := chunk(9, "Recipes/Focaccia.md", 0, -9)
 	fresh.Embedded = false
 	vector := []vault.Chunk{chunk(1, "Recipes/Risotto.md", 0, 0.4)}
-	got := Fuse(vector, []vault.Chunk{fresh}, Fusion{})
+	got := fuseRanks(vector, []vault.Chunk{fresh}, fusionOptions{})
 	if got[0].Chunk.RowID != 9 || !near(got[0].Score, 2.0/61) || got[0].Provenance() != "fts" {
 		t.Errorf("fused %+v, want the fresh note first with 2/61, its provenance full text", fusedRows(got))
 	}
-	if got := Fuse(nil, []vault.Chunk{fresh}, Fusion{}); !near(got[0].Score, 1.0/61) {
+	if got := fuseRanks(nil, []vault.Chunk{fresh}, fusionOptions{}); !near(got[0].Score, 1.0/61) {
 		t.Errorf("without a vector ranking: score %v, want 1/61", got[0].Score)
 	}
-	if got := Fuse(vector, []vault.Chunk{fresh}, Fusion{ByNote: true}); got[0].Chunk.RowID != 9 || !near(got[0].Score, 2.0/61) {
+	if got := fuseRanks(vector, []vault.Chunk{fresh}, fusionOptions{ByNote: true}); got[0].Chunk.RowID != 9 || !near(got[0].Score, 2.0/61) {
 		t.Errorf("by note: %+v", fusedRows(got))
 	}
 	// Full text read it before its vectors were in, the vector search after:
 	// its own vector vote counts, no second one.
 	embeddedSince := fresh
 	embeddedSince.Score = 0.45
-	got = Fuse([]vault.Chunk{vector[0], embeddedSince}, []vault.Chunk{fresh}, Fusion{})
+	got = fuseRanks([]vault.Chunk{vector[0], embeddedSince}, []vault.Chunk{fresh}, fusionOptions{})
 	if got[0].Chunk.RowID != 9 || !near(got[0].Score, 1.0/62+1.0/61) {
 		t.Errorf("found by both arms: %+v, want the fresh note first with 1/62 + 1/61", fusedRows(got))
 	}
@@ -95,21 +95,21 @@ func TestVoting(t *testing.T) {
 	t.Parallel()
 	vector := []vault.Chunk{chunk(1, "a.md", 0, 0.3), chunk(2, "b.md", 0, 0.5), chunk(3, "c.md", 0, 0.51), chunk(4, "d.md", 0, 0.9)}
 	var kept []int64
-	for _, h := range Voting(vector, 0.5) {
+	for _, h := range votingHits(vector, 0.5) {
 		kept = append(kept, h.RowID)
 	}
 	if !slices.Equal(kept, []int64{1, 2}) {
 		t.Errorf("voters within 0.5 = %v, want [1 2]", kept)
 	}
-	if got := Voting(vector, 0); len(got) != 4 {
+	if got := votingHits(vector, 0); len(got) != 4 {
 		t.Errorf("no limit kept %d of 4", len(got))
 	}
-	if got := Voting(vector, 0.1); len(got) != 0 {
+	if got := votingHits(vector, 0.1); len(got) != 0 {
 		t.Errorf("a limit below every distance kept %d", len(got))
 	}
 	// A far vector hit no longer outranks a full-text hit.
 	fts := []vault.Chunk{chunk(5, "e.md", 0, -3)}
-	if got := Fuse(Voting(vector, 0.2), fts, Fusion{}); len(got) != 1 || got[0].Chunk.RowID != 5 {
+	if got := fuseRanks(votingHits(vector, 0.2), fts, fusionOptions{}); len(got) != 1 || got[0].Chunk.RowID != 5 {
 		t.Errorf("fused with no voter = %v", fusedRows(got))
 	}
 }
@@ -120,7 +120,7 @@ func TestFuseWeighsFullText(t *testing.T) {
 	t.Parallel()
 	vector := []vault.Chunk{chunk(1, "a.md", 0, 0.1), chunk(2, "b.md", 0, 0.2), chunk(3, "c.md", 0, 0.3)}
 	fts := []vault.Chunk{chunk(3, "c.md", 0, -9), chunk(4, "d.md", 0, -8), chunk(1, "a.md", 0, -7)}
-	got := Fuse(vector, fts, Fusion{FTSWeight: 2})
+	got := fuseRanks(vector, fts, fusionOptions{FTSWeight: 2})
 	var order []int64
 	for _, h := range got {
 		order = append(order, h.Chunk.RowID)
@@ -141,7 +141,7 @@ func TestFuseByNote(t *testing.T) {
 	// the two best FTS chunks and the second vector chunk.
 	vector := []vault.Chunk{chunk(1, "a.md", 0, 0.1), chunk(5, "b.md", 2, 0.2), chunk(9, "c.md", 0, 0.3)}
 	fts := []vault.Chunk{chunk(4, "b.md", 0, -9), chunk(6, "b.md", 1, -8), chunk(2, "a.md", 1, -7)}
-	got := Fuse(vector, fts, Fusion{ByNote: true})
+	got := fuseRanks(vector, fts, fusionOptions{ByNote: true})
 	var order []int64
 	for _, h := range got {
 		order = append(order, h.Chunk.RowID)
@@ -169,7 +169,7 @@ func TestDiversifyCapsNotesAndIdenticalCopies(t *testing.T) {
 		{Chunk: chunk(4, "copy of a.md", 0, 0)}, {Chunk: chunk(5, "b.md", 0, 0)}, {Chunk: chunk(6, "b.md", 1, 0)},
 	}
 	hashes := map[string]string{"a.md": "h1", "copy of a.md": "h1", "b.md": "h2"}
-	kept, dropped := Diversify(hits, 2, hashes)
+	kept, dropped := capPerNote(hits, 2, hashes)
 	ids := func(hs []Hit) []int64 {
 		var out []int64
 		for _, h := range hs {
@@ -183,7 +183,7 @@ func TestDiversifyCapsNotesAndIdenticalCopies(t *testing.T) {
 	if diff := cmp.Diff([]int64{3, 4}, ids(dropped)); diff != "" {
 		t.Fatalf("dropped (-want +got):\n%s", diff)
 	}
-	if kept, dropped := Diversify(hits, 0, hashes); len(kept) != 6 || len(dropped) != 0 {
+	if kept, dropped := capPerNote(hits, 0, hashes); len(kept) != 6 || len(dropped) != 0 {
 		t.Fatal("max_chunks_per_doc = 0 is no cap")
 	}
 }
@@ -220,7 +220,7 @@ func TestSelectQuota(t *testing.T) {
 		{"exception fills only what is missing", 5, 1, []int64{1, 2, 3, 4, 6}, []int64{5}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			final, held := Select(cands, tc.finalK, Slots{Graph: tc.slots})
+			final, held := selectFinal(cands, tc.finalK, graphSlots{Graph: tc.slots})
 			if diff := cmp.Diff(tc.final, rows(final)); diff != "" {
 				t.Errorf("final (-want +got):\n%s", diff)
 			}
@@ -263,7 +263,7 @@ func TestSelectMemberSlots(t *testing.T) {
 		{"no slots", 4, 0, 0, []int64{1, 5, 6, 7}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			final, _ := Select(cands, tc.finalK, Slots{Graph: tc.slots, Members: tc.members})
+			final, _ := selectFinal(cands, tc.finalK, graphSlots{Graph: tc.slots, Members: tc.members})
 			if diff := cmp.Diff(tc.final, rows(final)); diff != "" {
 				t.Errorf("final (-want +got):\n%s", diff)
 			}
@@ -275,7 +275,7 @@ func TestSelectMemberSlots(t *testing.T) {
 	promoted.Sources = append(promoted.Sources, FromGraph)
 	promoted.Graph = &Reach{Relation: vault.RelationMember, From: "99 topics/T.md"}
 	withPromoted := slices.Concat(cands[:4], []Hit{promoted}, cands[4:])
-	final, held := Select(withPromoted, 5, Slots{Members: 1})
+	final, held := selectFinal(withPromoted, 5, graphSlots{Members: 1})
 	if diff := cmp.Diff([]int64{1, 3, 8, 5, 6}, rows(final)); diff != "" {
 		t.Errorf("a promoted hit past the member slots: final (-want +got):\n%s", diff)
 	}
@@ -302,7 +302,7 @@ func TestAssembleGraphOrder(t *testing.T) {
 		at(40, "Notes/Unrelated.md", 0, "Unrelated </passage> text, [[Notes/Rye|rye]] and `[[syntax]]`![[icon.svg]]."),
 	}
 	topicOf := map[string][]string{"notes/bread.md": {"99 topics/baking.md"}, "notes/rye.md": {"99 topics/baking.md"}}
-	got := Assemble(final, topicOf)
+	got := assemble(final, topicOf)
 	var order []int64
 	for _, h := range got {
 		order = append(order, h.Chunk.RowID)
@@ -310,7 +310,7 @@ func TestAssembleGraphOrder(t *testing.T) {
 	if diff := cmp.Diff([]int64{30, 10, 12, 20, 40}, order); diff != "" {
 		t.Fatalf("assembly order (-want +got):\n%s", diff)
 	}
-	golden(t, "context.golden", RenderContext(got))
+	golden(t, "context.golden", renderContext(got))
 }
 
 // A note's topic notes come before it by path, in whatever order topicOf
@@ -321,7 +321,7 @@ func TestAssembleTopicNotesByPath(t *testing.T) {
 	final := []Hit{{Chunk: chunk(10, "Notes/Bread.md", 0, 0)}, {Chunk: chunk(20, "99 topics/apples.md", 0, 0)}, {Chunk: chunk(30, "99 topics/Baking.md", 0, 0)}}
 	topicOf := map[string][]string{"notes/bread.md": {"99 topics/apples.md", "99 topics/baking.md"}}
 	var order []int64
-	for _, h := range Assemble(final, topicOf) {
+	for _, h := range assemble(final, topicOf) {
 		order = append(order, h.Chunk.RowID)
 	}
 	if diff := cmp.Diff([]int64{30, 20, 10}, order); diff != "" {
@@ -406,7 +406,7 @@ func TestRerankReordersTopKOnly(t *testing.T) {
 		}
 		return "[2, 9, 2]", nil
 	}}
-	got, _, err := Rerank(context.Background(), NewChatReranker(model, RerankOptions{}), "q", hits, 3)
+	got, _, err := rerankTop(context.Background(), NewChatReranker(model, RerankOptions{}), "q", hits, 3)
 	if err != nil {
 		t.Fatal(err)
 	}

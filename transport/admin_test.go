@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/vaultask/vaultask/config"
+	"github.com/vaultask/vaultask/tstest/smallvault"
 )
 
 const adminKey = "admin-test-key"
@@ -72,7 +73,7 @@ func openOverrides(t *testing.T, path string) *config.Overrides {
 // adminServer is a server whose /admin runs on opts.
 func adminServer(t *testing.T, opts AdminOptions) *httptest.Server {
 	t.Helper()
-	hs, _ := testServer(t, testVault(t), upstream(t), Options{Admin: opts, APIKey: "api-key"})
+	hs, _ := testServer(t, smallvault.Open(t), upstream(t), Options{Admin: opts, APIKey: "api-key"})
 	return hs
 }
 
@@ -124,7 +125,7 @@ func TestAdminAuth(t *testing.T) {
 	var mu sync.Mutex
 	opts.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
-	_, s := testServer(t, testVault(t), upstream(t), Options{Admin: opts})
+	_, s := testServer(t, smallvault.Open(t), upstream(t), Options{Admin: opts})
 	get := func(from, key string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:8080/admin/config", nil)
 		req.RemoteAddr = from
@@ -223,7 +224,7 @@ func TestStatusTakesTheAdminKey(t *testing.T) {
 			}
 		}
 	}
-	noAdmin, _ := testServer(t, testVault(t), upstream(t), Options{APIKey: "api-key"})
+	noAdmin, _ := testServer(t, smallvault.Open(t), upstream(t), Options{APIKey: "api-key"})
 	if resp := do(t, http.MethodGet, noAdmin.URL+"/status", nil, "Authorization", "Bearer api-key", "X-API-Key", "x"); resp.StatusCode != http.StatusOK {
 		t.Errorf("/status with a good bearer and an X-API-Key, no admin key set: %d, want 200", resp.StatusCode)
 	}

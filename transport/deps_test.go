@@ -7,5 +7,5 @@ import (
 )
 
 func TestDeps(t *testing.T) {
-	deptest.Check(t, "rag", "static", "vault")
+	deptest.Check(t, "rag", "static", "transport/allowweb", "transport/mcp", "vault")
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/vaultask/vaultask/transport/allowweb"
 )
 
 // Event types /events sends.
@@ -223,7 +225,7 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		lastID, resume = id, true
 	}
-	openOnly, err := allowWebParam(r)
+	openOnly, err := allowweb.Param(r)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, apiError{Type: invalidRequest, Param: "allow_web", Message: err.Error()})
 		return

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/vaultask/vaultask/tstest/smallvault"
 )
 
 // eventsStream opens /events with header pairs, returning the response.
@@ -60,7 +61,7 @@ func noteEvent(path string, personal bool) Event {
 
 func TestEventsLiveAndResumed(t *testing.T) {
 	ev := NewEvents(3, 16)
-	hs, _ := testServer(t, testVault(t), upstream(t), Options{Events: ev})
+	hs, _ := testServer(t, smallvault.Open(t), upstream(t), Options{Events: ev})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	resp := eventsStream(t, ctx, hs.URL+"/events")
@@ -198,7 +199,7 @@ func TestEventsOpenType(t *testing.T) {
 // Closing the broadcast ends every stream with a shutdown event.
 func TestEventsShutdown(t *testing.T) {
 	ev := NewEvents(10, 4)
-	hs, _ := testServer(t, testVault(t), upstream(t), Options{Events: ev})
+	hs, _ := testServer(t, smallvault.Open(t), upstream(t), Options{Events: ev})
 	resp := eventsStream(t, context.Background(), hs.URL+"/events")
 	waitSubscribers(t, ev, 1)
 	ev.Close()

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,45 +16,7 @@ import (
 	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/rag"
 	"github.com/vaultask/vaultask/tstest/fakellm"
-	"github.com/vaultask/vaultask/vault"
 )
-
-// personalMark is a word only personal notes hold.
-const personalMark = "zebrafinch"
-
-// testVault is a small real index: open notes, personal ones under Diary/
-// that match every question better, and a topic note.
-func testVault(t *testing.T) *index.Store {
-	t.Helper()
-	ctx := context.Background()
-	s, err := index.Open(ctx, index.Options{
-		Path:        filepath.Join(t.TempDir(), "index.db"),
-		Space:       vault.EmbeddingSpace{Model: "test/none", Dim: 4},
-		Sensitivity: index.Classifier{PersonalPaths: []string{"Diary/**"}},
-		Logger:      quietLog(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	notes := []vault.NoteInput{
-		note("Recipes/Sourdough bread.md", "# Sourdough bread\n\nKnead the dough for ten minutes, then let it rise overnight.\n\nSee [[Starter]].\n"),
-		note("Recipes/Starter.md", "# Starter\n\nFeed the starter daily with flour and water.\n"),
-		note("Recipes/Bread.md", "# Bread\n\nA plain loaf.\n"),
-		note("99 topics/Baking.md", "# Baking\n\n<!-- begin:clippings -->\n[[Sourdough bread]]\n[[Starter]]\n[[Diary/Bread]]\n<!-- end:clippings -->\n"),
-	}
-	for _, n := range []string{"Bread", "Dough diary", "Knead log"} {
-		notes = append(notes, note("Diary/"+n+".md", "# "+n+"\n\nKnead the dough "+personalMark+" sourdough knead dough rise sourdough.\n"))
-	}
-	if _, err := s.Apply(ctx, index.Batch{Upserts: notes}); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-func note(path, text string) vault.NoteInput {
-	return vault.NoteInput{Path: path, Rev: "1-a", Text: text, MTime: time.Unix(1700000000, 0)}
-}
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 

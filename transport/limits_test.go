@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vaultask/vaultask/rag"
+	"github.com/vaultask/vaultask/tstest/smallvault"
 )
 
 func chatBody(content string, extra map[string]any) map[string]any {
@@ -22,7 +23,7 @@ func chatBody(content string, extra map[string]any) map[string]any {
 // or not, and never reaches the model.
 func TestChatOverLimits(t *testing.T) {
 	up := upstream(t)
-	hs, _ := testServer(t, testVault(t), up, Options{})
+	hs, _ := testServer(t, smallvault.Open(t), up, Options{})
 	long := strings.Repeat("knead ", rag.DefaultQuestionBytes/6+1)
 	history := []any{
 		map[string]string{"role": "user", "content": "how do I knead?"},
@@ -55,7 +56,7 @@ func TestChatOverLimits(t *testing.T) {
 // accepted, and a valid max_tokens bounds the answer upstream.
 func TestChatOptions(t *testing.T) {
 	up := upstream(t)
-	hs, _ := testServer(t, testVault(t), up, Options{})
+	hs, _ := testServer(t, smallvault.Open(t), up, Options{})
 	const question = "How long do I knead sourdough dough?"
 	tools := []any{map[string]any{"type": "function", "function": map[string]any{"name": "lookup", "parameters": map[string]any{"type": "object"}}}}
 	for _, tc := range []struct {
@@ -122,24 +123,13 @@ func TestChatOptions(t *testing.T) {
 	}
 }
 
-// An MCP search over the question limit is a tool error naming the limit.
-func TestMCPSearchOverLimit(t *testing.T) {
-	hs, _ := testServer(t, testVault(t), upstream(t), Options{})
-	session := initialize(t, hs.URL).Header.Get("Mcp-Session-Id")
-	got := mcpCall(t, hs.URL, session, "tools/call", map[string]any{"name": "vault_search",
-		"arguments": map[string]any{"query": strings.Repeat("knead ", rag.DefaultQuestionBytes/6+1)}})
-	if !strings.Contains(got, `"isError":true`) || !strings.Contains(got, fmt.Sprintf("over the limit of %d bytes (api.max_question_bytes)", rag.DefaultQuestionBytes)) {
-		t.Errorf("an over-limit search: %s", got)
-	}
-}
-
 // MCP tool calls take the answers' slots: with the one slot held by an
 // answer, a search is a tool error saying the server is busy, and once the
 // answer is done the search runs.
 func TestMCPToolsTakeSlots(t *testing.T) {
 	up := upstream(t)
 	up.FirstToken = 2 * time.Second
-	hs, _ := testServer(t, testVault(t), up, Options{MaxConcurrent: 1})
+	hs, _ := testServer(t, smallvault.Open(t), up, Options{MaxConcurrent: 1})
 	session := initialize(t, hs.URL).Header.Get("Mcp-Session-Id")
 	search := map[string]any{"name": "vault_search", "arguments": map[string]any{"query": "knead dough"}}
 	answer := do(t, http.MethodPost, hs.URL+"/v1/chat/completions", chatBody("How long do I knead sourdough dough?", map[string]any{"stream": true}))

@@ -5,10 +5,7 @@ const (
 	logComponent = "component"
 	keyErr       = "err"
 	keyFile      = "file"
-	keyHeld      = "held"
 	keyKeys      = "keys"
 	keyPanic     = "panic"
 	keyPath      = "path"
-	keyReason    = "reason"
-	keySession   = "session"
 )

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vaultask/vaultask/rag"
+	"github.com/vaultask/vaultask/transport/allowweb"
 	"github.com/vaultask/vaultask/vault"
 )
 
@@ -64,7 +65,7 @@ type chatRequest struct {
 	// vaultask's own field allow_web (the answer may fall back to the web
 	// and then sees open notes only; default false, as the model a client
 	// configures holds the transcript, personal notes included) is read by
-	// readAllowWebJSON, which sees the spellings and repeats encoding/json
+	// allowweb.ReadJSON, which sees the spellings and repeats encoding/json
 	// would take. It may come in the URL's query instead (v1Query).
 }
 
@@ -91,12 +92,12 @@ func badRequest(param, format string, args ...any) error {
 // parameter is refused, naming it: read by nobody, a setting that the
 // caller believes narrows what it sees would silently not.
 func v1Query(rawQuery string) (allow, given bool, err error) {
-	allow, given, err = readAllowWebQuery(rawQuery, func(name string) error {
+	allow, given, err = allowweb.ReadQuery(rawQuery, func(name string) error {
 		return badRequest(name, "the query parameter %q is not one vaultask reads: a /v1 URL's query takes allow_web (true or false) only, the rest of a request goes in its body", name)
 	})
-	var ae *allowWebError
+	var ae *allowweb.Error
 	if errors.As(err, &ae) {
-		return false, false, badRequest(allowWebName, "%v", err)
+		return false, false, badRequest(allowweb.Name, "%v", err)
 	}
 	return allow, given, err
 }
@@ -153,12 +154,12 @@ func decodeChat(body []byte, rawQuery string) (chatRequest, rag.Question, error)
 	if q.Text == "" {
 		return req, rag.Question{}, badRequest("messages", "the question (the last user message) is empty")
 	}
-	bodyAllow, inBody, err := readAllowWebJSON(body)
+	bodyAllow, inBody, err := allowweb.ReadJSON(body)
 	if err != nil {
-		return req, rag.Question{}, badRequest(allowWebName, "%v", err)
+		return req, rag.Question{}, badRequest(allowweb.Name, "%v", err)
 	}
 	if inQuery && inBody && queryAllow != bodyAllow {
-		return req, rag.Question{}, badRequest(allowWebName, "allow_web is %t in the URL's query and %t in the body: give it in one of them, or the same in both", queryAllow, bodyAllow)
+		return req, rag.Question{}, badRequest(allowweb.Name, "allow_web is %t in the URL's query and %t in the body: give it in one of them, or the same in both", queryAllow, bodyAllow)
 	}
 	q.AllowWeb = queryAllow || bodyAllow
 	q.MaxTokens = maxTokens

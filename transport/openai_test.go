@@ -15,11 +15,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/vaultask/vaultask/transport/allowweb"
 	"github.com/vaultask/vaultask/tstest/fakellm"
+	"github.com/vaultask/vaultask/tstest/smallvault"
 )
 
 func TestModels(t *testing.T) {
-	hs, _ := testServer(t, testVault(t), upstream(t), Options{})
+	hs, _ := testServer(t, smallvault.Open(t), upstream(t), Options{})
 	var got struct {
 		Object string `json:"object"`
 		Data   []struct {
@@ -38,7 +40,7 @@ func TestModels(t *testing.T) {
 // parts, and only open notes seen with allow_web.
 func TestChatCompletion(t *testing.T) {
 	up := upstream(t)
-	hs, _ := testServer(t, testVault(t), up, Options{})
+	hs, _ := testServer(t, smallvault.Open(t), up, Options{})
 	body := map[string]any{
 		"model": ModelID, "temperature": 0.2, "user": map[string]string{"id": "u1"}, "response_format": map[string]string{"type": "text"},
 		"messages": []any{
@@ -95,7 +97,7 @@ func TestChatCompletion(t *testing.T) {
 	}
 	reqs = up.Requests()
 	for _, m := range reqs[len(reqs)-1].Messages {
-		if strings.Contains(m.Content, personalMark) || strings.Contains(m.Content, "Diary/") {
+		if strings.Contains(m.Content, smallvault.PersonalMark) || strings.Contains(m.Content, "Diary/") {
 			t.Errorf("allow_web: a personal note reached the model: %q", m.Content)
 		}
 	}
@@ -108,7 +110,7 @@ func TestChatCompletion(t *testing.T) {
 func TestChatStreaming(t *testing.T) {
 	up := upstream(t)
 	up.FirstToken, up.PerToken = 50*time.Millisecond, 150*time.Millisecond
-	hs, _ := testServer(t, testVault(t), up, Options{})
+	hs, _ := testServer(t, smallvault.Open(t), up, Options{})
 	resp := do(t, http.MethodPost, hs.URL+"/v1/chat/completions", map[string]any{
 		"model": ModelID, "stream": true, "stream_options": map[string]bool{"include_usage": true},
 		"messages": []any{map[string]string{"role": "user", "content": "How long do I knead sourdough dough?"}},
@@ -187,7 +189,7 @@ func TestChatStreaming(t *testing.T) {
 
 func TestChatErrors(t *testing.T) {
 	up := upstream(t)
-	hs, _ := testServer(t, testVault(t), up, Options{APIKey: "sekret", MaxBodyBytes: 4096})
+	hs, _ := testServer(t, smallvault.Open(t), up, Options{APIKey: "sekret", MaxBodyBytes: 4096})
 	auth := []string{"Authorization", "Bearer sekret"}
 	q := func(content string) map[string]any {
 		return map[string]any{"model": ModelID, "messages": []any{map[string]string{"role": "user", "content": content}}}
@@ -249,7 +251,7 @@ func deref(s *string) string {
 func TestChatBusy(t *testing.T) {
 	up := upstream(t)
 	up.FirstToken = 2 * time.Second
-	hs, _ := testServer(t, testVault(t), up, Options{MaxConcurrent: 1})
+	hs, _ := testServer(t, smallvault.Open(t), up, Options{MaxConcurrent: 1})
 	body := map[string]any{"model": ModelID, "stream": true, "messages": []any{map[string]string{"role": "user", "content": "How long do I knead sourdough dough?"}}}
 	first := do(t, http.MethodPost, hs.URL+"/v1/chat/completions", body)
 	readSSE(t, first.Body, func(sseEvent) bool { return true }) // the first answer has started
@@ -266,7 +268,7 @@ func TestChatBusy(t *testing.T) {
 func TestChatStopsWhenTheClientGoes(t *testing.T) {
 	up := upstream(t)
 	up.PerToken = 200 * time.Millisecond
-	hs, _ := testServer(t, testVault(t), up, Options{})
+	hs, _ := testServer(t, smallvault.Open(t), up, Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, hs.URL+"/v1/chat/completions",
 		strings.NewReader(fmt.Sprintf(`{"model":%q,"stream":true,"messages":[{"role":"user","content":"How long do I knead sourdough dough?"}]}`, ModelID)))
@@ -287,7 +289,7 @@ func TestChatStopsWhenTheClientGoes(t *testing.T) {
 func TestChatKeepalive(t *testing.T) {
 	up := upstream(t)
 	up.FirstToken = 400 * time.Millisecond
-	hs, _ := testServer(t, testVault(t), up, Options{KeepAlive: 100 * time.Millisecond})
+	hs, _ := testServer(t, smallvault.Open(t), up, Options{KeepAlive: 100 * time.Millisecond})
 	resp := do(t, http.MethodPost, hs.URL+"/v1/chat/completions", map[string]any{"model": ModelID, "stream": true,
 		"messages": []any{map[string]string{"role": "user", "content": "How long do I knead sourdough dough?"}}})
 	comments := 0
@@ -304,7 +306,7 @@ func TestChatKeepalive(t *testing.T) {
 // Several turns: the earlier ones reach the model with the question.
 func TestChatHistory(t *testing.T) {
 	up := upstream(t)
-	hs, _ := testServer(t, testVault(t), up, Options{})
+	hs, _ := testServer(t, smallvault.Open(t), up, Options{})
 	resp := do(t, http.MethodPost, hs.URL+"/v1/chat/completions", map[string]any{"model": ModelID, "messages": []any{
 		map[string]string{"role": "user", "content": "Tell me about sourdough."},
 		map[string]string{"role": "assistant", "content": "It is bread made with a starter."},
@@ -326,7 +328,7 @@ func TestChatHistory(t *testing.T) {
 }
 
 func TestCORS(t *testing.T) {
-	hs, _ := testServer(t, testVault(t), upstream(t), Options{CORSOrigins: []string{"app://obsidian.md"}})
+	hs, _ := testServer(t, smallvault.Open(t), upstream(t), Options{CORSOrigins: []string{"app://obsidian.md"}})
 	resp := do(t, http.MethodOptions, hs.URL+"/v1/chat/completions", nil, "Origin", "app://obsidian.md",
 		"Access-Control-Request-Method", "POST", "Access-Control-Request-Headers", "authorization, content-type, x-stainless-os, x-stainless-retry-count")
 	h := resp.Header
@@ -347,7 +349,7 @@ func TestCORS(t *testing.T) {
 // concurrentSafe checks the server under parallel requests with the race
 // detector: answers, status and events at once.
 func TestConcurrentRequests(t *testing.T) {
-	hs, _ := testServer(t, testVault(t), upstream(t), Options{MaxConcurrent: 8})
+	hs, _ := testServer(t, smallvault.Open(t), upstream(t), Options{MaxConcurrent: 8})
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Go(func() {
@@ -367,7 +369,7 @@ func TestConcurrentRequests(t *testing.T) {
 func TestChatShutdown(t *testing.T) {
 	up := upstream(t)
 	up.PerToken = 300 * time.Millisecond // an answer of a dozen words: seconds
-	_, s := testServer(t, testVault(t), up, Options{})
+	_, s := testServer(t, smallvault.Open(t), up, Options{})
 	base, shutdown := context.WithCancelCause(context.Background())
 	defer shutdown(nil)
 	hs := httptest.NewUnstartedServer(s)
@@ -429,7 +431,7 @@ func TestChatShutdown(t *testing.T) {
 // whole vault, personal passages sent upstream.
 func TestV1QueryAllowWeb(t *testing.T) {
 	up := upstream(t)
-	hs, _ := testServer(t, testVault(t), up, Options{})
+	hs, _ := testServer(t, smallvault.Open(t), up, Options{})
 	question := []any{map[string]string{"role": "user", "content": "How long do I knead sourdough dough?"}}
 	complete := func(query string, bodyAllow any, stream bool) (*http.Response, []fakellm.Request) {
 		t.Helper()
@@ -474,7 +476,7 @@ func TestV1QueryAllowWeb(t *testing.T) {
 			personal := false
 			for _, r := range sent {
 				for _, m := range r.Messages {
-					personal = personal || strings.Contains(m.Content, personalMark)
+					personal = personal || strings.Contains(m.Content, smallvault.PersonalMark)
 				}
 			}
 			if personal != (tc.scope == "all") {
@@ -504,8 +506,8 @@ func TestV1QueryAllowWeb(t *testing.T) {
 		var e apiErr
 		decode(t, resp, &e)
 		named := strconv.Quote(tc.param)
-		if tc.param == allowWebName {
-			named = allowWebName
+		if tc.param == allowweb.Name {
+			named = allowweb.Name
 		}
 		if resp.StatusCode != http.StatusBadRequest || deref(e.Error.Param) != tc.param || !strings.Contains(e.Error.Message, named) {
 			t.Errorf("?%s with allow_web %v in the body: %d %+v, want 400 naming %q", tc.query, tc.bodyAllow, resp.StatusCode, e.Error, tc.param)

@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/vaultask/vaultask/tstest/smallvault"
 )
 
 // A web page of another origin may not start answers or write settings
@@ -14,7 +16,7 @@ import (
 // is in api.cors_origins. Clients that send no Origin (curl, SDKs) and the
 // server's own pages are unaffected.
 func TestCrossOriginWritesRefused(t *testing.T) {
-	hs, _ := testServer(t, testVault(t), upstream(t), Options{Admin: adminOptions(t), CORSOrigins: []string{"app://obsidian.md"}})
+	hs, _ := testServer(t, smallvault.Open(t), upstream(t), Options{Admin: adminOptions(t), CORSOrigins: []string{"app://obsidian.md"}})
 	question := `{"model":"vault-ask","messages":[{"role":"user","content":"How long do I knead sourdough dough?"}]}`
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"go-test","version":"1"}}}`
 	routes := []struct {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vaultask/vaultask/config"
 	"github.com/vaultask/vaultask/static"
+	"github.com/vaultask/vaultask/tstest/smallvault"
 )
 
 // Every page and asset is served with its type, nosniff, the strict CSP
@@ -19,7 +20,7 @@ import (
 // unzipped; 304 for a matching ETag. The pages load only their own assets
 // and hold no inline script or style, which the CSP would refuse.
 func TestPagesServed(t *testing.T) {
-	hs, _ := testServer(t, testVault(t), upstream(t), Options{})
+	hs, _ := testServer(t, smallvault.Open(t), upstream(t), Options{})
 	for path, ctype := range map[string]string{
 		"/chat":             "text/html; charset=utf-8",
 		"/admin":            "text/html; charset=utf-8",
@@ -121,11 +122,11 @@ func checkPageMarkup(t *testing.T, base, path, html string) {
 // visitor without a key can fetch names a personal note.
 func TestPagesHoldNoData(t *testing.T) {
 	opts := adminOptions(t)
-	hs, _ := testServer(t, testVault(t), upstream(t), Options{APIKey: "api-key", ObsidianVault: "My Notes", Admin: opts})
+	hs, _ := testServer(t, smallvault.Open(t), upstream(t), Options{APIKey: "api-key", ObsidianVault: "My Notes", Admin: opts})
 	for _, path := range []string{"/chat", "/admin", "/assets/chat.js", "/assets/admin.js", "/assets/chat.css", "/assets/admin.css", "/assets/base.css", "/assets/icon.svg"} {
 		resp := do(t, http.MethodGet, hs.URL+path, nil)
 		body := string(readAll(t, resp))
-		if resp.StatusCode != http.StatusOK || strings.Contains(body, personalMark) || strings.Contains(body, "Diary") || strings.Contains(body, "My Notes") {
+		if resp.StatusCode != http.StatusOK || strings.Contains(body, smallvault.PersonalMark) || strings.Contains(body, "Diary") || strings.Contains(body, "My Notes") {
 			t.Errorf("%s without a key: %d, or it holds vault data", path, resp.StatusCode)
 		}
 	}

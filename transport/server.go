@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/vaultask/vaultask/rag"
-	"github.com/vaultask/vaultask/vault"
+	"github.com/vaultask/vaultask/transport/mcp"
 )
 
 // Answerer is the answering pipeline; *rag.Pipeline implements it.
@@ -28,22 +28,13 @@ type Answerer interface {
 	Ask(ctx context.Context, q rag.Question, onDelta func(string) error) (*rag.Answer, error)
 }
 
-// Notes is the index as the MCP tools and the status pages read the notes
-// in it; *index.Store implements it. Every method applies the scope inside
-// its queries.
-type Notes interface {
-	ResolveNote(ctx context.Context, ref string, scope vault.Scope) (vault.Doc, []vault.Doc, error)
-	ReadNote(ctx context.Context, docID string, scope vault.Scope, offset, limit int) (vault.NoteText, error)
-	Neighbours(ctx context.Context, docIDs []string, scope vault.Scope) ([]vault.Neighbour, error)
-	Topics(ctx context.Context, scope vault.Scope) ([]vault.Topic, error)
-	NoteList(ctx context.Context, q vault.NoteQuery) ([]vault.NoteEntry, int, error)
-}
-
 // Options configure a Server. Answerer, Notes, Status and Events are
 // required.
 type Options struct {
 	Answerer Answerer
-	Notes    Notes
+	// Notes is the index as /status/notes and MCP read the notes in it;
+	// *index.Store implements it.
+	Notes mcp.Notes
 	// Status reports the process's state for /status and /readyz.
 	Status func(ctx context.Context) Status
 	Events *Events
@@ -81,16 +72,10 @@ type Options struct {
 	KeepAlive time.Duration
 	Logger    *slog.Logger
 
-	// SessionKey signs MCP session ids, which carry their session's scope:
-	// SessionKeyLen bytes, the same across restarts so that sessions
-	// outlive them. Empty: a random key, and the sessions of this Server
-	// end with it (their ids then see open notes only).
-	SessionKey []byte
-	// MaxMCPSessions bounds the MCP sessions whose state is kept in memory;
-	// beyond it the least recently used is dropped. Default 1000.
+	// SessionKey, MaxMCPSessions and MCPSessionIdle are MCP's
+	// mcp.Options.SessionKey, MaxSessions and SessionIdle.
+	SessionKey     []byte
 	MaxMCPSessions int
-	// MCPSessionIdle is how long an MCP session's state is kept unused.
-	// Default 30 minutes. A dropped session goes on working.
 	MCPSessionIdle time.Duration
 }
 
@@ -103,16 +88,10 @@ type Server struct {
 	slots  *slotPool
 	events *Events
 	log    *slog.Logger
-	mcp    http.Handler
+	mcp    *mcp.Server
 	admin  *adminGate
 	// crossOrigin tells a browser's request from another origin.
 	crossOrigin *http.CrossOriginProtection
-
-	// sessions are /mcp's session ids and what mcp-go keeps of them.
-	sessions *mcpSessions
-	// streams is cancelled by EndStreams, and with it every MCP GET stream.
-	streams    context.Context
-	endStreams context.CancelFunc
 }
 
 // New returns the server.
@@ -132,12 +111,6 @@ func New(opts Options) (*Server, error) {
 	if opts.KeepAlive <= 0 {
 		opts.KeepAlive = 5 * time.Second
 	}
-	if opts.MaxMCPSessions <= 0 {
-		opts.MaxMCPSessions = defaultMaxMCPSessions
-	}
-	if opts.MCPSessionIdle <= 0 {
-		opts.MCPSessionIdle = defaultMCPSessionIdle
-	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -147,14 +120,17 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, mux: http.NewServeMux(), slots: slots,
 		events: opts.Events, log: opts.Logger.With(logComponent, "http"), admin: newAdminGate(opts.Admin.Key, opts.Admin.Now)}
-	s.streams, s.endStreams = context.WithCancel(context.Background())
 	s.crossOrigin = http.NewCrossOriginProtection()
 	for _, origin := range opts.CORSOrigins {
 		if err := s.crossOrigin.AddTrustedOrigin(origin); err != nil {
 			return nil, fmt.Errorf("transport: api.cors_origins: %w", err)
 		}
 	}
-	if s.mcp, err = s.newMCP(); err != nil {
+	s.mcp, err = mcp.New(mcp.Options{Retriever: opts.Answerer, Notes: opts.Notes, Version: opts.Version,
+		Slot:       func(ctx context.Context) (func(), error) { return s.slots.acquire(ctx, kindTool) },
+		Refuse:     s.refuseMCP,
+		SessionKey: opts.SessionKey, MaxSessions: opts.MaxMCPSessions, SessionIdle: opts.MCPSessionIdle, Logger: s.log})
+	if err != nil {
 		return nil, err
 	}
 	s.routes()
@@ -169,7 +145,7 @@ func New(opts Options) (*Server, error) {
 // shutdown, while the answers still running are let finish, an idle one
 // would otherwise hold the process for the whole drain time. The /events
 // streams end with Events.Close.
-func (s *Server) EndStreams() { s.endStreams() }
+func (s *Server) EndStreams() { s.mcp.EndStreams() }
 
 // routes maps each endpoint. The standard library's ServeMux patterns route
 // methods and paths, which is all the routing the API needs.
@@ -324,6 +300,11 @@ func (s *Server) mcpGuard(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// refuseMCP answers a request /mcp refuses before the protocol reads it.
+func (s *Server) refuseMCP(w http.ResponseWriter, r mcp.Refusal) {
+	writeError(w, r.Status, apiError{Type: invalidRequest, Param: r.Param, Code: r.Code, Message: r.Message})
 }
 
 // ownLoopbackOrigin reports whether origin is the request's own origin on

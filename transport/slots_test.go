@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vaultask/vaultask/rag"
+	"github.com/vaultask/vaultask/tstest/smallvault"
 )
 
 func mustSlots(t *testing.T, total int, opts SlotOptions) *slotPool {
@@ -254,7 +255,7 @@ func (m *meteredAnswerer) leave(n *int) {
 // before issue 33) most completions got 429.
 func TestAgentsSaturatingTheirShareLeaveChatSlots(t *testing.T) {
 	t.Parallel()
-	store := testVault(t)
+	store := smallvault.Open(t)
 	up := upstream(t)
 	up.FirstToken, up.PerToken = 20*time.Millisecond, 5*time.Millisecond
 	m := &meteredAnswerer{Answerer: testPipeline(t, store, up), searchTakes: 40 * time.Millisecond}

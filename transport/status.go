@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/vaultask/vaultask/transport/allowweb"
 	"github.com/vaultask/vaultask/vault"
 )
 
@@ -236,7 +237,11 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	if len(missing) > 0 {
 		code = http.StatusServiceUnavailable
 		body["missing"] = missing
-		body["serving"] = fmt.Sprintf("answers come from the %s indexed so far", nounCount(st.Index.Notes, "note"))
+		notes := fmt.Sprintf("%d notes", st.Index.Notes)
+		if st.Index.Notes == 1 {
+			notes = "1 note"
+		}
+		body["serving"] = "answers come from the " + notes + " indexed so far"
 	}
 	writeJSON(w, code, body)
 }
@@ -244,7 +249,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 // status reports the feed, the index, the embedder and the reconcile;
 // allow_web=true reports them as seen by a caller of open notes only.
 func (s *Server) status(w http.ResponseWriter, r *http.Request) {
-	openOnly, err := allowWebParam(r)
+	openOnly, err := allowweb.Param(r)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, apiError{Type: invalidRequest, Param: "allow_web", Message: err.Error()})
 		return
@@ -261,7 +266,7 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 // why. allow_web=true lists indexed open notes only.
 func (s *Server) statusNotes(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	allowWeb, err := allowWebParam(r)
+	allowWeb, err := allowweb.Param(r)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, apiError{Type: invalidRequest, Param: "allow_web", Message: err.Error()})
 		return

@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/vaultask/vaultask/tstest/smallvault"
 )
 
 func TestReadiness(t *testing.T) {
 	var st atomic.Value
 	st.Store(Status{Feed: FeedStatus{Source: "couchdb", Scanning: true, ScanDone: 1200, ScanTotal: 6500}, Index: IndexStatus{Notes: 1200, EmbeddingBacklog: 4000}})
-	hs, _ := testServer(t, testVault(t), upstream(t), Options{Status: func(context.Context) Status { return st.Load().(Status) }})
+	hs, _ := testServer(t, smallvault.Open(t), upstream(t), Options{Status: func(context.Context) Status { return st.Load().(Status) }})
 	check := func(wantCode int, wantMissing string, wantFeed string) {
 		t.Helper()
 		resp := do(t, http.MethodGet, hs.URL+"/readyz", nil)
@@ -86,7 +87,7 @@ func TestStatusOpenOnly(t *testing.T) {
 	full.Feed.Failing, full.Feed.ErrorKind = true, "other"
 	full.Feed.LastError = "scan vault folder /vault: lstat /vault/Journal/2024-03 therapy.md: no such file or directory"
 	full.Embedder.LastError = "embed Journal/2024-03 therapy.md: connection refused"
-	hs, _ := testServer(t, testVault(t), upstream(t), Options{Status: func(context.Context) Status { return full }})
+	hs, _ := testServer(t, smallvault.Open(t), upstream(t), Options{Status: func(context.Context) Status { return full }})
 	var open, whole Status
 	decode(t, do(t, http.MethodGet, hs.URL+"/status?allow_web=true", nil), &open)
 	decode(t, do(t, http.MethodGet, hs.URL+"/status", nil), &whole)
@@ -124,7 +125,7 @@ func TestStatusOpenOnly(t *testing.T) {
 }
 
 func TestStatusNotes(t *testing.T) {
-	hs, _ := testServer(t, testVault(t), upstream(t), Options{})
+	hs, _ := testServer(t, smallvault.Open(t), upstream(t), Options{})
 	var got struct {
 		Total int `json:"total"`
 		Notes []struct {

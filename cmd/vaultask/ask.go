@@ -11,9 +11,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/vaultask/vaultask/cmd/ragconfig"
 	"github.com/vaultask/vaultask/config"
 	"github.com/vaultask/vaultask/index"
-	"github.com/vaultask/vaultask/internal/ragconfig"
 	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/rag"
 	"github.com/vaultask/vaultask/rag/web"

@@ -7,5 +7,5 @@ import (
 )
 
 func TestDeps(t *testing.T) {
-	deptest.Check(t, "config", "eval", "feed", "index", "internal/ragconfig", "llm", "rag", "rag/web", "transport", "static", "vault", "vectorizer")
+	deptest.Check(t, "cmd/ragconfig", "config", "eval", "feed", "index", "internal/atomicfile", "llm", "rag", "rag/web", "transport", "transport/mcp", "static", "vault", "vectorizer")
 }

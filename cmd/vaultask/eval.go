@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/vaultask/vaultask/cmd/ragconfig"
 	"github.com/vaultask/vaultask/config"
 	"github.com/vaultask/vaultask/eval"
 	"github.com/vaultask/vaultask/index"
-	"github.com/vaultask/vaultask/internal/ragconfig"
 	"github.com/vaultask/vaultask/rag"
 )
 

@@ -8,10 +8,10 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 
-	"github.com/vaultask/vaultask/transport"
+	"github.com/vaultask/vaultask/internal/atomicfile"
+	"github.com/vaultask/vaultask/transport/mcp"
 )
 
 // sessionKeyPath is where serve keeps the key that signs MCP session ids:
@@ -31,47 +31,19 @@ func loadSessionKey(path string, log *slog.Logger) ([]byte, error) {
 	text, err := os.ReadFile(path)
 	if err == nil {
 		key, err := hex.DecodeString(strings.TrimSpace(string(text)))
-		if err != nil || len(key) != transport.SessionKeyLen {
-			return nil, fmt.Errorf("the MCP session key %s is malformed (want %d hex digits): delete it and serve makes a new one (MCP sessions opened before then see open notes only until their clients reconnect)", path, 2*transport.SessionKeyLen)
+		if err != nil || len(key) != mcp.SessionKeyLen {
+			return nil, fmt.Errorf("the MCP session key %s is malformed (want %d hex digits): delete it and serve makes a new one (MCP sessions opened before then see open notes only until their clients reconnect)", path, 2*mcp.SessionKeyLen)
 		}
 		return key, nil
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("read the MCP session key: %w", err)
 	}
-	key := make([]byte, transport.SessionKeyLen)
+	key := make([]byte, mcp.SessionKeyLen)
 	_, _ = rand.Read(key) // crypto/rand.Read never fails
-	if err := writeSecret(path, []byte(hex.EncodeToString(key)+"\n")); err != nil {
+	if err := atomicfile.WriteFile(path, []byte(hex.EncodeToString(key)+"\n"), 0o600); err != nil {
 		return nil, fmt.Errorf("save a new MCP session key beside the index: %w", err)
 	}
 	log.Info("made a new MCP session key: MCP sessions opened under another key, if any, see open notes only until their clients reconnect", keyFile, path)
 	return key, nil
-}
-
-// writeSecret writes a file readable by its owner alone, whole or not at
-// all: a temporary file beside it, synced, then renamed to path.
-func writeSecret(path string, data []byte) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err = f.Chmod(0o600); err != nil {
-		return err
-	}
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }

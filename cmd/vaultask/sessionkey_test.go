@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vaultask/vaultask/transport"
+	"github.com/vaultask/vaultask/transport/mcp"
 )
 
 // The MCP session key is made once, readable by its owner alone, and read
@@ -19,7 +19,7 @@ func TestLoadSessionKey(t *testing.T) {
 	dir := t.TempDir()
 	path := sessionKeyPath(filepath.Join(dir, "vaultask.db"))
 	key, err := loadSessionKey(path, quiet)
-	if err != nil || len(key) != transport.SessionKeyLen {
+	if err != nil || len(key) != mcp.SessionKeyLen {
 		t.Fatalf("first start: %d bytes, %v", len(key), err)
 	}
 	fi, err := os.Stat(path)
@@ -34,7 +34,7 @@ func TestLoadSessionKey(t *testing.T) {
 	if len(entries) != 1 {
 		t.Errorf("the index directory holds %d files, want the key alone (no temporary file left)", len(entries))
 	}
-	for _, bad := range []string{"", "not hex", strings.Repeat("ab", transport.SessionKeyLen-1)} {
+	for _, bad := range []string{"", "not hex", strings.Repeat("ab", mcp.SessionKeyLen-1)} {
 		if err := os.WriteFile(path, []byte(bad), 0o600); err != nil {
 			t.Fatal(err)
 		}

@@ -17,8 +17,8 @@ import (
 )
 
 func TestDeps(t *testing.T) {
-	deptest.Check(t, "config", "feed", "index", "llm", "llm/bge", "llm/e5", "llm/uselite", "rag", "vault", "vectorizer",
-		"tstest/couchtest", "tstest/fakellm", "tstest/livesyncput", "internal/ragconfig", "tstest/syncbuf")
+	deptest.Check(t, "cmd/ragconfig", "config", "feed", "index", "llm", "llm/bge", "llm/e5", "llm/uselite", "rag", "vault", "vectorizer",
+		"tstest/couchtest", "tstest/fakellm", "tstest/livesyncput", "tstest/syncbuf")
 }
 
 // Every scenario runs at the smoke size and the report has every section

@@ -12,10 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vaultask/vaultask/cmd/ragconfig"
 	"github.com/vaultask/vaultask/config"
 	"github.com/vaultask/vaultask/feed"
 	"github.com/vaultask/vaultask/index"
-	"github.com/vaultask/vaultask/internal/ragconfig"
 	"github.com/vaultask/vaultask/rag"
 	"github.com/vaultask/vaultask/tstest/livesyncput"
 	"github.com/vaultask/vaultask/vault"

@@ -1,7 +1,58 @@
 #include "textflag.h"
 
 // The attention kernels, AVX2 with FMA (see f32.go for what each computes;
-// the Go versions there are the references the tests compare with).
+// the Go versions there are the references the tests compare with). Each
+// runs down rows of 32 floats (then 8) with a query's value broadcast; the
+// blocks they repeat are these macros.
+
+// ZERO4 clears four accumulators.
+#define ZERO4(A, B, C, D) \
+	VXORPS A, A, A; \
+	VXORPS B, B, B; \
+	VXORPS C, C, C; \
+	VXORPS D, D, D
+
+// FMA32 adds (SI)(R10*4), broadcast in Y4, times the 32 floats at (DX) to
+// Y0–Y3.
+#define FMA32 \
+	VBROADCASTSS (SI)(R10*4), Y4; \
+	VFMADD231PS  (DX), Y4, Y0; \
+	VFMADD231PS  32(DX), Y4, Y1; \
+	VFMADD231PS  64(DX), Y4, Y2; \
+	VFMADD231PS  96(DX), Y4, Y3
+
+// FMA32X2 is FMA32 for two queries, each load of the row (in Y10–Y13)
+// feeding both: (SI)(R10*4) broadcast in Y8 into Y0–Y3, (R12)(R10*4) in Y9
+// into Y4–Y7.
+#define FMA32X2 \
+	VBROADCASTSS (SI)(R10*4), Y8; \
+	VBROADCASTSS (R12)(R10*4), Y9; \
+	VMOVUPS      (DX), Y10; \
+	VMOVUPS      32(DX), Y11; \
+	VMOVUPS      64(DX), Y12; \
+	VMOVUPS      96(DX), Y13; \
+	VFMADD231PS  Y10, Y8, Y0; \
+	VFMADD231PS  Y11, Y8, Y1; \
+	VFMADD231PS  Y12, Y8, Y2; \
+	VFMADD231PS  Y13, Y8, Y3; \
+	VFMADD231PS  Y10, Y9, Y4; \
+	VFMADD231PS  Y11, Y9, Y5; \
+	VFMADD231PS  Y12, Y9, Y6; \
+	VFMADD231PS  Y13, Y9, Y7
+
+// SCALE4 multiplies four accumulators by S.
+#define SCALE4(S, A, B, C, D) \
+	VMULPS S, A, A; \
+	VMULPS S, B, B; \
+	VMULPS S, C, C; \
+	VMULPS S, D, D
+
+// STORE4 writes four accumulators to the 32 floats at (P).
+#define STORE4(P, A, B, C, D) \
+	VMOVUPS A, (P); \
+	VMOVUPS B, 32(P); \
+	VMOVUPS C, 64(P); \
+	VMOVUPS D, 96(P)
 
 // func scoresAVX2(out *float32, q *float32, kt *float32, ld int, hd int, n int)
 //
@@ -23,27 +74,17 @@ TEXT ·scoresAVX2(SB), NOSPLIT, $0-48
 sc32:
 	CMPQ   CX, $32
 	JB     sc8
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	ZERO4(Y0, Y1, Y2, Y3)
 	MOVQ   BX, DX
 	XORQ   R10, R10
 
 sc32row:
-	VBROADCASTSS (SI)(R10*4), Y4
-	VFMADD231PS  (DX), Y4, Y0
-	VFMADD231PS  32(DX), Y4, Y1
-	VFMADD231PS  64(DX), Y4, Y2
-	VFMADD231PS  96(DX), Y4, Y3
+	FMA32
 	ADDQ         R8, DX
 	INCQ         R10
 	CMPQ         R10, R9
 	JB           sc32row
-	VMOVUPS      Y0, (DI)
-	VMOVUPS      Y1, 32(DI)
-	VMOVUPS      Y2, 64(DI)
-	VMOVUPS      Y3, 96(DI)
+	STORE4(DI, Y0, Y1, Y2, Y3)
 	ADDQ         $128, DI
 	ADDQ         $128, BX
 	SUBQ         $32, CX
@@ -94,34 +135,21 @@ TEXT ·weightedAVX2(SB), NOSPLIT, $0-52
 wt32:
 	CMPQ   R9, $32
 	JB     wt8
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	ZERO4(Y0, Y1, Y2, Y3)
 	MOVQ   BX, DX
 	XORQ   R10, R10
 
 wt32row:
 	CMPQ         R10, CX
 	JAE          wt32store
-	VBROADCASTSS (SI)(R10*4), Y4
-	VFMADD231PS  (DX), Y4, Y0
-	VFMADD231PS  32(DX), Y4, Y1
-	VFMADD231PS  64(DX), Y4, Y2
-	VFMADD231PS  96(DX), Y4, Y3
+	FMA32
 	ADDQ         R8, DX
 	INCQ         R10
 	JMP          wt32row
 
 wt32store:
-	VMULPS  Y5, Y0, Y0
-	VMULPS  Y5, Y1, Y1
-	VMULPS  Y5, Y2, Y2
-	VMULPS  Y5, Y3, Y3
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, 32(DI)
-	VMOVUPS Y2, 64(DI)
-	VMOVUPS Y3, 96(DI)
+	SCALE4(Y5, Y0, Y1, Y2, Y3)
+	STORE4(DI, Y0, Y1, Y2, Y3)
 	ADDQ    $128, DI
 	ADDQ    $128, BX
 	SUBQ    $32, R9
@@ -178,44 +206,19 @@ TEXT ·scores2AVX2(SB), NOSPLIT, $0-64
 s2c32:
 	CMPQ   CX, $32
 	JB     s2c8
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	ZERO4(Y0, Y1, Y2, Y3)
+	ZERO4(Y4, Y5, Y6, Y7)
 	MOVQ   BX, DX
 	XORQ   R10, R10
 
 s2c32row:
-	VBROADCASTSS (SI)(R10*4), Y8
-	VBROADCASTSS (R12)(R10*4), Y9
-	VMOVUPS      (DX), Y10
-	VMOVUPS      32(DX), Y11
-	VMOVUPS      64(DX), Y12
-	VMOVUPS      96(DX), Y13
-	VFMADD231PS  Y10, Y8, Y0
-	VFMADD231PS  Y11, Y8, Y1
-	VFMADD231PS  Y12, Y8, Y2
-	VFMADD231PS  Y13, Y8, Y3
-	VFMADD231PS  Y10, Y9, Y4
-	VFMADD231PS  Y11, Y9, Y5
-	VFMADD231PS  Y12, Y9, Y6
-	VFMADD231PS  Y13, Y9, Y7
+	FMA32X2
 	ADDQ         R8, DX
 	INCQ         R10
 	CMPQ         R10, R9
 	JB           s2c32row
-	VMOVUPS      Y0, (DI)
-	VMOVUPS      Y1, 32(DI)
-	VMOVUPS      Y2, 64(DI)
-	VMOVUPS      Y3, 96(DI)
-	VMOVUPS      Y4, (R11)
-	VMOVUPS      Y5, 32(R11)
-	VMOVUPS      Y6, 64(R11)
-	VMOVUPS      Y7, 96(R11)
+	STORE4(DI, Y0, Y1, Y2, Y3)
+	STORE4(R11, Y4, Y5, Y6, Y7)
 	ADDQ         $128, DI
 	ADDQ         $128, R11
 	ADDQ         $128, BX
@@ -269,33 +272,14 @@ TEXT ·weighted2AVX2(SB), NOSPLIT, $0-64
 	MOVQ   v+40(FP), DX
 	MOVQ   ldv+48(FP), R8
 	SHLQ   $2, R8
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	ZERO4(Y0, Y1, Y2, Y3)
+	ZERO4(Y4, Y5, Y6, Y7)
 	XORQ   R10, R10
 
 w2row:
 	CMPQ         R10, CX
 	JAE          w2store
-	VBROADCASTSS (SI)(R10*4), Y8
-	VBROADCASTSS (R12)(R10*4), Y9
-	VMOVUPS      (DX), Y10
-	VMOVUPS      32(DX), Y11
-	VMOVUPS      64(DX), Y12
-	VMOVUPS      96(DX), Y13
-	VFMADD231PS  Y10, Y8, Y0
-	VFMADD231PS  Y11, Y8, Y1
-	VFMADD231PS  Y12, Y8, Y2
-	VFMADD231PS  Y13, Y8, Y3
-	VFMADD231PS  Y10, Y9, Y4
-	VFMADD231PS  Y11, Y9, Y5
-	VFMADD231PS  Y12, Y9, Y6
-	VFMADD231PS  Y13, Y9, Y7
+	FMA32X2
 	ADDQ         R8, DX
 	INCQ         R10
 	JMP          w2row
@@ -303,21 +287,9 @@ w2row:
 w2store:
 	VBROADCASTSS scale0+56(FP), Y8
 	VBROADCASTSS scale1+60(FP), Y9
-	VMULPS       Y8, Y0, Y0
-	VMULPS       Y8, Y1, Y1
-	VMULPS       Y8, Y2, Y2
-	VMULPS       Y8, Y3, Y3
-	VMULPS       Y9, Y4, Y4
-	VMULPS       Y9, Y5, Y5
-	VMULPS       Y9, Y6, Y6
-	VMULPS       Y9, Y7, Y7
-	VMOVUPS      Y0, (DI)
-	VMOVUPS      Y1, 32(DI)
-	VMOVUPS      Y2, 64(DI)
-	VMOVUPS      Y3, 96(DI)
-	VMOVUPS      Y4, (R11)
-	VMOVUPS      Y5, 32(R11)
-	VMOVUPS      Y6, 64(R11)
-	VMOVUPS      Y7, 96(R11)
+	SCALE4(Y8, Y0, Y1, Y2, Y3)
+	SCALE4(Y9, Y4, Y5, Y6, Y7)
+	STORE4(DI, Y0, Y1, Y2, Y3)
+	STORE4(R11, Y4, Y5, Y6, Y7)
 	VZEROUPPER
 	RET

@@ -12,21 +12,25 @@
 //     (AVX-512 or AVX2+FMA on amd64, picked at start-up; NEON on arm64; Go
 //     elsewhere): Kernels, and Kernel's PackRows, PackCols and Gemm, which
 //     USE-lite's forward pass (llm/uselite) runs on.
-//   - q4q8*, f32*, attention and softmax/GELU: the multilingual-e5-small
-//     encoder's (llm/e5) Q4_0×Q8_0 matrix product and activation
-//     quantization (AVX-512 VNNI or AVX2 on amd64, NEON with the
-//     dot-product extension on arm64, Go elsewhere) and its fp32 attention
-//     (a query's scores, softmax, the weighted sum of values) and GELU (AVX2
-//     with FMA, Go elsewhere).
-//   - w8q8*: int8 weights (W8: per 32 weights of a row one float32 scale,
-//     QuantizeW8 from fp32) times the same Q8 activations, MatMulW8Q8 (the
-//     same kernels as q4q8's: AVX-512 VNNI or AVX2 on amd64, NEON with the
-//     dot-product extension on arm64, Go elsewhere), for an encoder that
-//     4-bit weights cost too much accuracy (bge-small-en-v1.5).
+//   - q8*, q4q8*, w8q8*: the BERT encoders' quantized matrix products,
+//     weights quantized per 32 along a row times activations quantized
+//     to int8 the same way (Q8, QuantizeRows; AVX2 on amd64). One family of
+//     kernels (AVX-512 VNNI or AVX2 on amd64, NEON with the dot-product
+//     extension on arm64, Go elsewhere) serves two weight formats: Q4_0
+//     (PackQ4, MatMulQ4Q8: multilingual-e5-small, llm/e5) and int8 with
+//     a float32 scale per 32 (QuantizeW8, MatMulW8Q8: bge-small-en-v1.5,
+//     to which 4-bit weights cost too much accuracy). The loops are
+//     written once, the Go kernel in q8.go and each CPU's in q8_amd64.h
+//     and q8_arm64.h; a format (wFormat, and the macros its .s files pass
+//     in) says only how a block's weights are read.
+//   - f32*, attention_amd64.s, softmax_gelu_amd64.s, mathf.go: e5's fp32
+//     attention (a query's scores, softmax, the weighted sum of values, for
+//     one query or two at once) and GELU (AVX2 with FMA, Go elsewhere).
 //
-// A kernel is picked once at start-up from the CPU's features. It is a
-// leaf: it imports nothing from this module, only the standard library and
-// golang.org/x/sys/cpu, so both index and llm may import it. Its arm64
-// kernels are tested under qemu-user-static (scripts/test-arm64.sh) and
-// vetted for arm64 (scripts/lint.sh).
+// neon_arm64.h encodes the NEON instructions Go's assembler lacks, for
+// every arm64 kernel. A kernel is picked once at start-up from the CPU's
+// features. It is a leaf: it imports nothing from this module, only the
+// standard library and golang.org/x/sys/cpu, so both index and llm may
+// import it. Its arm64 kernels are tested under qemu-user-static
+// (scripts/test-arm64.sh) and vetted for arm64 (scripts/lint.sh).
 package simd

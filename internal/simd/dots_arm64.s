@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "neon_arm64.h"
 
 // func dotsNEON(q *int8, rows *int8, dim int, n int, out *int32)
 //
@@ -12,12 +13,7 @@
 // Registers: R0 q, R1 the row (stepping through every row), R2 dim, R3
 // rows left, R4 out, R5 the step's place in q, R6 bytes of the row left.
 
-// Go's assembler has none of these three, so they are encoded here, with
-// register numbers as operands: SMULL Vd.8H, Vn.8B, Vm.8B; SMLAL2 Vd.8H,
-// Vn.16B, Vm.16B; SADALP Vd.4S, Vn.8H.
-#define SMULL8B(m, n, d) WORD $(0x0e20c000 | (m)<<16 | (n)<<5 | (d))
-#define SMLAL216B(m, n, d) WORD $(0x4e208000 | (m)<<16 | (n)<<5 | (d))
-#define SADALP8H(n, d) WORD $(0x4e606800 | (n)<<5 | (d))
+// SMULL, SMLAL2 and SADALP are encoded in neon_arm64.h.
 
 TEXT ·dotsNEON(SB), NOSPLIT, $0-40
 	MOVD q+0(FP), R0

@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "neon_arm64.h"
 
 // The NEON micro-kernel behind Kernel.fn:
 //   C[0:6][0:16] = max(C + A[0:6][0:k]·P, floor)
@@ -12,11 +13,7 @@
 // float a step), R7 lda in bytes, R8 the panel, R9 a row of C, R10 ldc in
 // bytes.
 
-// Go's assembler has no vector FADD or FMAX, so these two are encoded
-// here: FADD Vd.4S, Vn.4S, Vm.4S and FMAX Vd.4S, Vn.4S, Vm.4S, with
-// register numbers as operands.
-#define FADD4S(m, n, d) WORD $(0x4e20d400 | (m)<<16 | (n)<<5 | (d))
-#define FMAX4S(m, n, d) WORD $(0x4e20f400 | (m)<<16 | (n)<<5 | (d))
+// FADD4S and FMAX4S are encoded in neon_arm64.h.
 
 // ROW adds the broadcast element of A in T times the panel row in V24–V27
 // into C0–C3.

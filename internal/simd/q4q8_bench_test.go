@@ -21,7 +21,7 @@ func BenchmarkQ4Q8(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			return func(y, bias []float32, a *Q8) { matMul(k, y, rows, w, bias, a, 0, rows/RowGroup) }
+			return func(y, bias []float32, a *Q8) { matMul(k, y, rows, &w.packed, bias, a, 0, rows/RowGroup) }
 		})
 	}
 }
@@ -36,7 +36,7 @@ func BenchmarkW8Q8(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			return func(y, bias []float32, a *Q8) { matMulW8(k, y, rows, w, bias, a, 0, rows/RowGroup) }
+			return func(y, bias []float32, a *Q8) { matMul(k, y, rows, &w.packed, bias, a, 0, rows/RowGroup) }
 		})
 	}
 }

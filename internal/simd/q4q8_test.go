@@ -112,7 +112,7 @@ func kernelNames() string {
 	return strings.Join(names, ", ")
 }
 
-func checkKernel(t *testing.T, name string, k q4q8Kernel, rng *rand.Rand, rows, cols, n int, extreme bool) {
+func checkKernel(t *testing.T, name string, k q8Kernel, rng *rand.Rand, rows, cols, n int, extreme bool) {
 	t.Helper()
 	blocks := randQ4(rng, rows, cols, extreme)
 	w, err := PackQ4(blocks, rows, cols)
@@ -133,8 +133,8 @@ func checkKernel(t *testing.T, name string, k q4q8Kernel, rng *rand.Rand, rows, 
 	}
 	// Two calls on halves of the groups, as concurrent workers make them.
 	groups := rows / RowGroup
-	matMul(k, y, ldy, w, bias, &a, 0, groups/2)
-	matMul(k, y, ldy, w, bias, &a, groups/2, groups)
+	matMul(k, y, ldy, &w.packed, bias, &a, 0, groups/2)
+	matMul(k, y, ldy, &w.packed, bias, &a, groups/2, groups)
 	want, mag := dequantized(blocks, rows, cols, &a, bias)
 	for ti := range n {
 		for r := range rows {
@@ -168,11 +168,11 @@ func TestQ4Q8KernelsMatchGo(t *testing.T) {
 		a.Reset(n, cols)
 		a.QuantizeRows(randActs(rng, n, cols, false), 0, n)
 		ref := make([]float32, n*rows)
-		matMul(goQ4Q8, ref, rows, w, bias, &a, 0, rows/RowGroup)
+		matMul(q8Go(&q4Format), ref, rows, &w.packed, bias, &a, 0, rows/RowGroup)
 		_, mag := dequantized(blocks, rows, cols, &a, bias)
 		for _, k := range q4q8Kernels {
 			y := make([]float32, n*rows)
-			matMul(k, y, rows, w, bias, &a, 0, rows/RowGroup)
+			matMul(k, y, rows, &w.packed, bias, &a, 0, rows/RowGroup)
 			for i := range y {
 				if d := math.Abs(float64(y[i] - ref[i])); d > 2e-6*mag[i/rows][i%rows] {
 					t.Fatalf("%s %dx%d: y[%d] = %g, go kernel %g", k.name, rows, cols, i, y[i], ref[i])

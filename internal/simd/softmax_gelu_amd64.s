@@ -4,7 +4,7 @@
 // there are the references the tests compare with).
 
 // f32c holds each constant eight times, a vector's worth, so that it can be
-// a memory operand; its offsets:
+// a memory operand (SPLAT8 writes the eight); its offsets:
 #define LOG2E 0
 #define LN2HI 32
 #define LN2LO 64
@@ -33,222 +33,43 @@
 #define B0 800
 #define I127 832
 
-DATA f32c<>+0(SB)/4, $0x3fb8aa3b
-DATA f32c<>+4(SB)/4, $0x3fb8aa3b
-DATA f32c<>+8(SB)/4, $0x3fb8aa3b
-DATA f32c<>+12(SB)/4, $0x3fb8aa3b
-DATA f32c<>+16(SB)/4, $0x3fb8aa3b
-DATA f32c<>+20(SB)/4, $0x3fb8aa3b
-DATA f32c<>+24(SB)/4, $0x3fb8aa3b
-DATA f32c<>+28(SB)/4, $0x3fb8aa3b
-DATA f32c<>+32(SB)/4, $0x3f318000
-DATA f32c<>+36(SB)/4, $0x3f318000
-DATA f32c<>+40(SB)/4, $0x3f318000
-DATA f32c<>+44(SB)/4, $0x3f318000
-DATA f32c<>+48(SB)/4, $0x3f318000
-DATA f32c<>+52(SB)/4, $0x3f318000
-DATA f32c<>+56(SB)/4, $0x3f318000
-DATA f32c<>+60(SB)/4, $0x3f318000
-DATA f32c<>+64(SB)/4, $0xb95e8083
-DATA f32c<>+68(SB)/4, $0xb95e8083
-DATA f32c<>+72(SB)/4, $0xb95e8083
-DATA f32c<>+76(SB)/4, $0xb95e8083
-DATA f32c<>+80(SB)/4, $0xb95e8083
-DATA f32c<>+84(SB)/4, $0xb95e8083
-DATA f32c<>+88(SB)/4, $0xb95e8083
-DATA f32c<>+92(SB)/4, $0xb95e8083
-DATA f32c<>+96(SB)/4, $0x3ab60b61
-DATA f32c<>+100(SB)/4, $0x3ab60b61
-DATA f32c<>+104(SB)/4, $0x3ab60b61
-DATA f32c<>+108(SB)/4, $0x3ab60b61
-DATA f32c<>+112(SB)/4, $0x3ab60b61
-DATA f32c<>+116(SB)/4, $0x3ab60b61
-DATA f32c<>+120(SB)/4, $0x3ab60b61
-DATA f32c<>+124(SB)/4, $0x3ab60b61
-DATA f32c<>+128(SB)/4, $0x3c088889
-DATA f32c<>+132(SB)/4, $0x3c088889
-DATA f32c<>+136(SB)/4, $0x3c088889
-DATA f32c<>+140(SB)/4, $0x3c088889
-DATA f32c<>+144(SB)/4, $0x3c088889
-DATA f32c<>+148(SB)/4, $0x3c088889
-DATA f32c<>+152(SB)/4, $0x3c088889
-DATA f32c<>+156(SB)/4, $0x3c088889
-DATA f32c<>+160(SB)/4, $0x3d2aaaab
-DATA f32c<>+164(SB)/4, $0x3d2aaaab
-DATA f32c<>+168(SB)/4, $0x3d2aaaab
-DATA f32c<>+172(SB)/4, $0x3d2aaaab
-DATA f32c<>+176(SB)/4, $0x3d2aaaab
-DATA f32c<>+180(SB)/4, $0x3d2aaaab
-DATA f32c<>+184(SB)/4, $0x3d2aaaab
-DATA f32c<>+188(SB)/4, $0x3d2aaaab
-DATA f32c<>+192(SB)/4, $0x3e2aaaab
-DATA f32c<>+196(SB)/4, $0x3e2aaaab
-DATA f32c<>+200(SB)/4, $0x3e2aaaab
-DATA f32c<>+204(SB)/4, $0x3e2aaaab
-DATA f32c<>+208(SB)/4, $0x3e2aaaab
-DATA f32c<>+212(SB)/4, $0x3e2aaaab
-DATA f32c<>+216(SB)/4, $0x3e2aaaab
-DATA f32c<>+220(SB)/4, $0x3e2aaaab
-DATA f32c<>+224(SB)/4, $0x3f000000
-DATA f32c<>+228(SB)/4, $0x3f000000
-DATA f32c<>+232(SB)/4, $0x3f000000
-DATA f32c<>+236(SB)/4, $0x3f000000
-DATA f32c<>+240(SB)/4, $0x3f000000
-DATA f32c<>+244(SB)/4, $0x3f000000
-DATA f32c<>+248(SB)/4, $0x3f000000
-DATA f32c<>+252(SB)/4, $0x3f000000
-DATA f32c<>+256(SB)/4, $0x3f800000
-DATA f32c<>+260(SB)/4, $0x3f800000
-DATA f32c<>+264(SB)/4, $0x3f800000
-DATA f32c<>+268(SB)/4, $0x3f800000
-DATA f32c<>+272(SB)/4, $0x3f800000
-DATA f32c<>+276(SB)/4, $0x3f800000
-DATA f32c<>+280(SB)/4, $0x3f800000
-DATA f32c<>+284(SB)/4, $0x3f800000
-DATA f32c<>+288(SB)/4, $0xc2ae0000
-DATA f32c<>+292(SB)/4, $0xc2ae0000
-DATA f32c<>+296(SB)/4, $0xc2ae0000
-DATA f32c<>+300(SB)/4, $0xc2ae0000
-DATA f32c<>+304(SB)/4, $0xc2ae0000
-DATA f32c<>+308(SB)/4, $0xc2ae0000
-DATA f32c<>+312(SB)/4, $0xc2ae0000
-DATA f32c<>+316(SB)/4, $0xc2ae0000
-DATA f32c<>+320(SB)/4, $0x42b00000
-DATA f32c<>+324(SB)/4, $0x42b00000
-DATA f32c<>+328(SB)/4, $0x42b00000
-DATA f32c<>+332(SB)/4, $0x42b00000
-DATA f32c<>+336(SB)/4, $0x42b00000
-DATA f32c<>+340(SB)/4, $0x42b00000
-DATA f32c<>+344(SB)/4, $0x42b00000
-DATA f32c<>+348(SB)/4, $0x42b00000
-DATA f32c<>+352(SB)/4, $0x3f3504f3
-DATA f32c<>+356(SB)/4, $0x3f3504f3
-DATA f32c<>+360(SB)/4, $0x3f3504f3
-DATA f32c<>+364(SB)/4, $0x3f3504f3
-DATA f32c<>+368(SB)/4, $0x3f3504f3
-DATA f32c<>+372(SB)/4, $0x3f3504f3
-DATA f32c<>+376(SB)/4, $0x3f3504f3
-DATA f32c<>+380(SB)/4, $0x3f3504f3
-DATA f32c<>+384(SB)/4, $0x40800000
-DATA f32c<>+388(SB)/4, $0x40800000
-DATA f32c<>+392(SB)/4, $0x40800000
-DATA f32c<>+396(SB)/4, $0x40800000
-DATA f32c<>+400(SB)/4, $0x40800000
-DATA f32c<>+404(SB)/4, $0x40800000
-DATA f32c<>+408(SB)/4, $0x40800000
-DATA f32c<>+412(SB)/4, $0x40800000
-DATA f32c<>+416(SB)/4, $0xc0800000
-DATA f32c<>+420(SB)/4, $0xc0800000
-DATA f32c<>+424(SB)/4, $0xc0800000
-DATA f32c<>+428(SB)/4, $0xc0800000
-DATA f32c<>+432(SB)/4, $0xc0800000
-DATA f32c<>+436(SB)/4, $0xc0800000
-DATA f32c<>+440(SB)/4, $0xc0800000
-DATA f32c<>+444(SB)/4, $0xc0800000
-DATA f32c<>+448(SB)/4, $0xaf95df0b
-DATA f32c<>+452(SB)/4, $0xaf95df0b
-DATA f32c<>+456(SB)/4, $0xaf95df0b
-DATA f32c<>+460(SB)/4, $0xaf95df0b
-DATA f32c<>+464(SB)/4, $0xaf95df0b
-DATA f32c<>+468(SB)/4, $0xaf95df0b
-DATA f32c<>+472(SB)/4, $0xaf95df0b
-DATA f32c<>+476(SB)/4, $0xaf95df0b
-DATA f32c<>+480(SB)/4, $0x32edffee
-DATA f32c<>+484(SB)/4, $0x32edffee
-DATA f32c<>+488(SB)/4, $0x32edffee
-DATA f32c<>+492(SB)/4, $0x32edffee
-DATA f32c<>+496(SB)/4, $0x32edffee
-DATA f32c<>+500(SB)/4, $0x32edffee
-DATA f32c<>+504(SB)/4, $0x32edffee
-DATA f32c<>+508(SB)/4, $0x32edffee
-DATA f32c<>+512(SB)/4, $0xb60cff51
-DATA f32c<>+516(SB)/4, $0xb60cff51
-DATA f32c<>+520(SB)/4, $0xb60cff51
-DATA f32c<>+524(SB)/4, $0xb60cff51
-DATA f32c<>+528(SB)/4, $0xb60cff51
-DATA f32c<>+532(SB)/4, $0xb60cff51
-DATA f32c<>+536(SB)/4, $0xb60cff51
-DATA f32c<>+540(SB)/4, $0xb60cff51
-DATA f32c<>+544(SB)/4, $0xb86ec2d2
-DATA f32c<>+548(SB)/4, $0xb86ec2d2
-DATA f32c<>+552(SB)/4, $0xb86ec2d2
-DATA f32c<>+556(SB)/4, $0xb86ec2d2
-DATA f32c<>+560(SB)/4, $0xb86ec2d2
-DATA f32c<>+564(SB)/4, $0xb86ec2d2
-DATA f32c<>+568(SB)/4, $0xb86ec2d2
-DATA f32c<>+572(SB)/4, $0xb86ec2d2
-DATA f32c<>+576(SB)/4, $0xba40ac63
-DATA f32c<>+580(SB)/4, $0xba40ac63
-DATA f32c<>+584(SB)/4, $0xba40ac63
-DATA f32c<>+588(SB)/4, $0xba40ac63
-DATA f32c<>+592(SB)/4, $0xba40ac63
-DATA f32c<>+596(SB)/4, $0xba40ac63
-DATA f32c<>+600(SB)/4, $0xba40ac63
-DATA f32c<>+604(SB)/4, $0xba40ac63
-DATA f32c<>+608(SB)/4, $0xbb41a1f6
-DATA f32c<>+612(SB)/4, $0xbb41a1f6
-DATA f32c<>+616(SB)/4, $0xbb41a1f6
-DATA f32c<>+620(SB)/4, $0xbb41a1f6
-DATA f32c<>+624(SB)/4, $0xbb41a1f6
-DATA f32c<>+628(SB)/4, $0xbb41a1f6
-DATA f32c<>+632(SB)/4, $0xbb41a1f6
-DATA f32c<>+636(SB)/4, $0xbb41a1f6
-DATA f32c<>+640(SB)/4, $0xbc83dbd4
-DATA f32c<>+644(SB)/4, $0xbc83dbd4
-DATA f32c<>+648(SB)/4, $0xbc83dbd4
-DATA f32c<>+652(SB)/4, $0xbc83dbd4
-DATA f32c<>+656(SB)/4, $0xbc83dbd4
-DATA f32c<>+660(SB)/4, $0xbc83dbd4
-DATA f32c<>+664(SB)/4, $0xbc83dbd4
-DATA f32c<>+668(SB)/4, $0xbc83dbd4
-DATA f32c<>+672(SB)/4, $0xb77460cd
-DATA f32c<>+676(SB)/4, $0xb77460cd
-DATA f32c<>+680(SB)/4, $0xb77460cd
-DATA f32c<>+684(SB)/4, $0xb77460cd
-DATA f32c<>+688(SB)/4, $0xb77460cd
-DATA f32c<>+692(SB)/4, $0xb77460cd
-DATA f32c<>+696(SB)/4, $0xb77460cd
-DATA f32c<>+700(SB)/4, $0xb77460cd
-DATA f32c<>+704(SB)/4, $0xb95fbd29
-DATA f32c<>+708(SB)/4, $0xb95fbd29
-DATA f32c<>+712(SB)/4, $0xb95fbd29
-DATA f32c<>+716(SB)/4, $0xb95fbd29
-DATA f32c<>+720(SB)/4, $0xb95fbd29
-DATA f32c<>+724(SB)/4, $0xb95fbd29
-DATA f32c<>+728(SB)/4, $0xb95fbd29
-DATA f32c<>+732(SB)/4, $0xb95fbd29
-DATA f32c<>+736(SB)/4, $0xbadc924e
-DATA f32c<>+740(SB)/4, $0xbadc924e
-DATA f32c<>+744(SB)/4, $0xbadc924e
-DATA f32c<>+748(SB)/4, $0xbadc924e
-DATA f32c<>+752(SB)/4, $0xbadc924e
-DATA f32c<>+756(SB)/4, $0xbadc924e
-DATA f32c<>+760(SB)/4, $0xbadc924e
-DATA f32c<>+764(SB)/4, $0xbadc924e
-DATA f32c<>+768(SB)/4, $0xbbf19bf8
-DATA f32c<>+772(SB)/4, $0xbbf19bf8
-DATA f32c<>+776(SB)/4, $0xbbf19bf8
-DATA f32c<>+780(SB)/4, $0xbbf19bf8
-DATA f32c<>+784(SB)/4, $0xbbf19bf8
-DATA f32c<>+788(SB)/4, $0xbbf19bf8
-DATA f32c<>+792(SB)/4, $0xbbf19bf8
-DATA f32c<>+796(SB)/4, $0xbbf19bf8
-DATA f32c<>+800(SB)/4, $0xbc69b6a7
-DATA f32c<>+804(SB)/4, $0xbc69b6a7
-DATA f32c<>+808(SB)/4, $0xbc69b6a7
-DATA f32c<>+812(SB)/4, $0xbc69b6a7
-DATA f32c<>+816(SB)/4, $0xbc69b6a7
-DATA f32c<>+820(SB)/4, $0xbc69b6a7
-DATA f32c<>+824(SB)/4, $0xbc69b6a7
-DATA f32c<>+828(SB)/4, $0xbc69b6a7
-DATA f32c<>+832(SB)/4, $0x0000007f
-DATA f32c<>+836(SB)/4, $0x0000007f
-DATA f32c<>+840(SB)/4, $0x0000007f
-DATA f32c<>+844(SB)/4, $0x0000007f
-DATA f32c<>+848(SB)/4, $0x0000007f
-DATA f32c<>+852(SB)/4, $0x0000007f
-DATA f32c<>+856(SB)/4, $0x0000007f
-DATA f32c<>+860(SB)/4, $0x0000007f
+#define SPLAT8(OFF, BITS) \
+	DATA f32c<>+(OFF)(SB)/4, $BITS; \
+	DATA f32c<>+(OFF+4)(SB)/4, $BITS; \
+	DATA f32c<>+(OFF+8)(SB)/4, $BITS; \
+	DATA f32c<>+(OFF+12)(SB)/4, $BITS; \
+	DATA f32c<>+(OFF+16)(SB)/4, $BITS; \
+	DATA f32c<>+(OFF+20)(SB)/4, $BITS; \
+	DATA f32c<>+(OFF+24)(SB)/4, $BITS; \
+	DATA f32c<>+(OFF+28)(SB)/4, $BITS
+
+SPLAT8(LOG2E, 0x3fb8aa3b)
+SPLAT8(LN2HI, 0x3f318000)
+SPLAT8(LN2LO, 0xb95e8083)
+SPLAT8(C720, 0x3ab60b61)
+SPLAT8(C120, 0x3c088889)
+SPLAT8(C24, 0x3d2aaaab)
+SPLAT8(C6, 0x3e2aaaab)
+SPLAT8(HALF, 0x3f000000)
+SPLAT8(ONE, 0x3f800000)
+SPLAT8(LO, 0xc2ae0000)
+SPLAT8(HI, 0x42b00000)
+SPLAT8(RSQRT2, 0x3f3504f3)
+SPLAT8(FOUR, 0x40800000)
+SPLAT8(MFOUR, 0xc0800000)
+SPLAT8(A13, 0xaf95df0b)
+SPLAT8(A11, 0x32edffee)
+SPLAT8(A9, 0xb60cff51)
+SPLAT8(A7, 0xb86ec2d2)
+SPLAT8(A5, 0xba40ac63)
+SPLAT8(A3, 0xbb41a1f6)
+SPLAT8(A1, 0xbc83dbd4)
+SPLAT8(B8, 0xb77460cd)
+SPLAT8(B6, 0xb95fbd29)
+SPLAT8(B4, 0xbadc924e)
+SPLAT8(B2, 0xbbf19bf8)
+SPLAT8(B0, 0xbc69b6a7)
+SPLAT8(I127, 0x0000007f)
 GLOBL f32c<>(SB), RODATA|NOPTR, $864
 
 // func maxAVX2(x *float32, n int) float32

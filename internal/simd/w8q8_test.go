@@ -108,7 +108,7 @@ func w8KernelNames() string {
 	return strings.Join(names, ", ")
 }
 
-func checkW8Kernel(t *testing.T, name string, k w8q8Kernel, rng *rand.Rand, rows, cols, n int, extreme bool) {
+func checkW8Kernel(t *testing.T, name string, k q8Kernel, rng *rand.Rand, rows, cols, n int, extreme bool) {
 	t.Helper()
 	wf := randW8(rng, rows, cols, extreme)
 	w, err := QuantizeW8(wf, rows, cols)
@@ -130,8 +130,8 @@ func checkW8Kernel(t *testing.T, name string, k w8q8Kernel, rng *rand.Rand, rows
 	}
 	// Two calls on halves of the groups, as concurrent workers make them.
 	groups := rows / RowGroup
-	matMulW8(k, y, ldy, w, bias, &a, 0, groups/2)
-	matMulW8(k, y, ldy, w, bias, &a, groups/2, groups)
+	matMul(k, y, ldy, &w.packed, bias, &a, 0, groups/2)
+	matMul(k, y, ldy, &w.packed, bias, &a, groups/2, groups)
 	want, mag := dequantizedW8(w, &a, bias)
 	for ti := range n {
 		for r := range rows {
@@ -195,11 +195,11 @@ func TestW8Q8KernelsMatchGo(t *testing.T) {
 		a.Reset(n, cols)
 		a.QuantizeRows(randActs(rng, n, cols, false), 0, n)
 		ref := make([]float32, n*rows)
-		matMulW8(goW8Q8, ref, rows, w, bias, &a, 0, rows/RowGroup)
+		matMul(q8Go(&w8Format), ref, rows, &w.packed, bias, &a, 0, rows/RowGroup)
 		_, mag := dequantizedW8(w, &a, bias)
 		for _, k := range w8q8Kernels {
 			y := make([]float32, n*rows)
-			matMulW8(k, y, rows, w, bias, &a, 0, rows/RowGroup)
+			matMul(k, y, rows, &w.packed, bias, &a, 0, rows/RowGroup)
 			for i := range y {
 				if d := math.Abs(float64(y[i] - ref[i])); d > 2e-6*mag[i/rows][i%rows] {
 					t.Fatalf("%s %dx%d: y[%d] = %g, go kernel %g", k.name, rows, cols, i, y[i], ref[i])

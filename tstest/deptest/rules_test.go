@@ -24,6 +24,7 @@ var only = []struct {
 	{"github.com/openai/openai-go", "llm", "model clients and provider routing live in llm, so that a provider's key never reaches code that does not know which provider it is for"},
 	{"github.com/mattn/go-sqlite3", "index", "the SQLite file has one owner, which keeps the writer lock, the migrations and the sensitivity filter inside every query"},
 	{"github.com/asg017/sqlite-vec-go-bindings", "index", "sqlite-vec is linked only for the migration that moves an older index's vectors out of its vec0 table, which only the index may read (index/vec0.go)"},
+	{"github.com/mark3labs/mcp-go", "transport/mcp", "MCP is a room of its own: one package speaks the protocol's types, sessions and hooks, and the rest of the HTTP surface mounts it as a handler"},
 }
 
 // never names what a package of this module must not link at all, even
@@ -47,6 +48,9 @@ var never = []struct {
 	{"transport", "github.com/mattn/go-sqlite3", "the HTTP surface names the index's nouns from vault and reads through the interfaces it declares"},
 	{"transport", "github.com/asg017/sqlite-vec-go-bindings", "the HTTP surface never links sqlite-vec"},
 	{"transport", Module + "/index", "the HTTP surface names the index's nouns from vault and reads through the interfaces it declares"},
+	{"transport/mcp", "github.com/mattn/go-sqlite3", "MCP reads the notes through the Notes it declares, never SQLite"},
+	{"transport/mcp", "github.com/asg017/sqlite-vec-go-bindings", "MCP never links sqlite-vec"},
+	{"transport/mcp", Module + "/index", "MCP names the index's nouns from vault and reads through the Notes it declares"},
 	{"eval", "github.com/mattn/go-sqlite3", "evaluation ranks through rag; cmd/vaultask opens the index"},
 	{"eval", "github.com/asg017/sqlite-vec-go-bindings", "evaluation ranks through rag; cmd/vaultask opens the index"},
 	{"index/vectorset", "github.com/mattn/go-sqlite3", "the in-memory vector set is pure Go, apart from the SQL that feeds it"},
@@ -58,6 +62,8 @@ var never = []struct {
 // alone, and why.
 var stdOnly = []struct{ pkg, reason string }{
 	{"vault", "the ground floor of nouns: every package may import it, so it must bring nothing with it"},
+	{"transport/allowweb", "allow_web is read one way by every entry point, /v1 and MCP alike, and brings nothing with it"},
+	{"internal/atomicfile", "a leaf config imports, and config is a leaf every command loads first"},
 }
 
 type listed struct {

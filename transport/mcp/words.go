@@ -1,4 +1,4 @@
-package transport
+package mcp
 
 import "fmt"
 

@@ -6,31 +6,30 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// Implemented in q4q8_amd64.s, with the arguments of kernel.fn as pointers.
+// Implemented in q4q8_amd64.s and w8q8_amd64.s (their loops in
+// q8_amd64.h), and q8_amd64.s.
 func q4q8VNNI(w, a *byte, nb, tiles int, y *float32, ldy int, bias *float32)
 func q4q8AVX2(w, a *byte, nb, tiles int, y *float32, ldy int, bias *float32)
+func w8q8VNNI(w, a *byte, nb, tiles int, y *float32, ldy int, bias *float32)
+func w8q8AVX2(w, a *byte, nb, tiles int, y *float32, ldy int, bias *float32)
 func quantizeAVX2(x *float32, nb int, q *byte, d *float32)
 
-// q4q8Kernels lists the Q4×Q8 q4q8Kernels this CPU runs, fastest first.
-var q4q8Kernels = func() []q4q8Kernel {
-	var ks []q4q8Kernel
+// q4q8Kernels and w8q8Kernels list the kernels this CPU runs, fastest
+// first.
+var (
+	q4q8Kernels = q8Kernels(&q4Format, q4q8VNNI, q4q8AVX2)
+	w8q8Kernels = q8Kernels(&w8Format, w8q8VNNI, w8q8AVX2)
+)
+
+func q8Kernels(f *wFormat, vnni, avx2 asmKernel) []q8Kernel {
+	var ks []q8Kernel
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VNNI {
-		ks = append(ks, asmQ4Q8("avx512vnni", q4q8VNNI))
+		ks = append(ks, asmQ8("avx512vnni", f, vnni))
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
-		ks = append(ks, asmQ4Q8("avx2", q4q8AVX2))
+		ks = append(ks, asmQ8("avx2", f, avx2))
 	}
-	return append(ks, goQ4Q8)
-}()
-
-func asmQ4Q8(name string, fn func(w, a *byte, nb, tiles int, y *float32, ldy int, bias *float32)) q4q8Kernel {
-	return q4q8Kernel{name: name, fn: func(w, a []byte, nb, tiles int, y []float32, ldy int, bias []float32) {
-		_ = w[nb*wBlockBytes-1]
-		_ = a[tiles*nb*aBlockBytes-1]
-		_ = y[(tiles*tokenTile-1)*ldy+RowGroup-1]
-		_ = bias[RowGroup-1]
-		fn(unsafe.SliceData(w), unsafe.SliceData(a), nb, tiles, unsafe.SliceData(y), ldy, unsafe.SliceData(bias))
-	}}
+	return append(ks, q8Go(f))
 }
 
 // quantizeAsm quantizes a row's blocks (x, a multiple of 32 values) into

@@ -1,20 +1,13 @@
-package transport
+package mcp
 
 import (
 	"container/list"
 	"context"
 	"log/slog"
-	"net/http"
 	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
-)
-
-// Defaults of Options.MaxMCPSessions and Options.MCPSessionIdle.
-const (
-	defaultMaxMCPSessions = 1000
-	defaultMCPSessionIdle = 30 * time.Minute
 )
 
 // sessionCache bounds what mcp-go keeps of MCP sessions. mcp-go holds every
@@ -130,23 +123,6 @@ func (c *sessionCache) dropAll(ids []string, reason string) {
 		c.drop(id)
 	}
 }
-
-// endSession frees what mcp-go keeps of a session the way a client's
-// DELETE does (mcp-go offers no other way to one session): h unregisters it
-// and forgets its state. The id stays good; its next request is served
-// like any of a session mcp-go does not hold.
-func endSession(h http.Handler, id string) {
-	r, _ := http.NewRequestWithContext(context.Background(), http.MethodDelete, "/mcp", nil)
-	r.Header.Set(sessionHeader, id)
-	h.ServeHTTP(discardResponse{header: http.Header{}}, r)
-}
-
-// discardResponse is a response nobody reads.
-type discardResponse struct{ header http.Header }
-
-func (d discardResponse) Header() http.Header         { return d.header }
-func (d discardResponse) Write(b []byte) (int, error) { return len(b), nil }
-func (d discardResponse) WriteHeader(int)             {}
 
 // followRegistrations keeps c in step with the sessions mcp-go registers
 // and lets go of.

@@ -1,4 +1,4 @@
-package transport
+package mcp
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/vaultask/vaultask/transport/allowweb"
 	"github.com/vaultask/vaultask/vault"
 )
 
@@ -64,7 +65,7 @@ func newSessionSigner(key []byte) (sessionSigner, error) {
 		_, _ = rand.Read(key) // crypto/rand.Read never fails
 	case SessionKeyLen:
 	default:
-		return sessionSigner{}, fmt.Errorf("transport: the MCP session key is %d bytes, want %d", len(key), SessionKeyLen)
+		return sessionSigner{}, fmt.Errorf("mcp: the session key is %d bytes, want %d", len(key), SessionKeyLen)
 	}
 	return sessionSigner{key: key}, nil
 }
@@ -108,7 +109,7 @@ func (sg sessionSigner) scope(id string) (scope vault.Scope, ok bool) {
 }
 
 // sessionScopeKey carries, in an MCP request's context, the scope its
-// session and its URL leave it (mcpSessions.requestScope).
+// session and its URL leave it (sessions.requestScope).
 type sessionScopeKey struct{}
 
 // sessionScope is the scope an MCP request's session leaves it: every tool
@@ -123,10 +124,10 @@ func sessionScope(ctx context.Context) vault.Scope {
 	return scope
 }
 
-// mcpSessions is how /mcp knows its sessions: the signer of their ids,
+// sessions are how /mcp knows its sessions: the signer of their ids,
 // the bounded cache of what mcp-go keeps of them, and the ids their
 // clients ended.
-type mcpSessions struct {
+type sessions struct {
 	signer sessionSigner
 	cache  *sessionCache
 	ended  *endedSessions
@@ -141,8 +142,8 @@ type mcpSessions struct {
 // server's key. A request without a session id (an initialize, a client of
 // the sessionless protocol) has its URL's scope, which its new session
 // keeps.
-func (ms *mcpSessions) requestScope(r *http.Request) (vault.Scope, error) {
-	allowWeb, err := allowWebParam(r)
+func (ms *sessions) requestScope(r *http.Request) (vault.Scope, error) {
+	allowWeb, err := allowweb.Param(r)
 	if err != nil {
 		return vault.ScopeOpen, err
 	}
@@ -205,7 +206,7 @@ func (e *endedSessions) has(id string) bool {
 // verify: a client of a session from before the key (or from before
 // vaultask signed its sessions) sees open notes only until it connects
 // again.
-func (ms *mcpSessions) warnUnsigned() {
+func (ms *sessions) warnUnsigned() {
 	now := time.Now().Unix()
 	last := ms.lastWarned.Load()
 	if now-last < 60 || !ms.lastWarned.CompareAndSwap(last, now) {

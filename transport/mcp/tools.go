@@ -1,4 +1,4 @@
-package transport
+package mcp
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/vaultask/vaultask/rag"
+	"github.com/vaultask/vaultask/transport/allowweb"
 	"github.com/vaultask/vaultask/vault"
 )
 
@@ -158,7 +159,7 @@ func (a toolArgs) allowWeb(ctx context.Context) (bool, error) {
 			return false, fmt.Errorf("the arguments cannot be read: %w", err)
 		}
 	}
-	allowWeb, err := allowWebJSON(raw)
+	allowWeb, err := allowweb.JSON(raw)
 	if err != nil {
 		return false, err
 	}
@@ -169,6 +170,17 @@ func (a toolArgs) allowWeb(ctx context.Context) (bool, error) {
 func (a toolArgs) scope(ctx context.Context) (vault.Scope, error) {
 	allowWeb, err := a.allowWeb(ctx)
 	return vault.ScopeFor(allowWeb), err
+}
+
+// note is what a tool on one note (vault_read, vault_neighbors) is first
+// given: the call's scope and the note's path, name or alias, in that
+// order of checking.
+func (a toolArgs) note(ctx context.Context) (scope vault.Scope, ref string, err error) {
+	if scope, err = a.scope(ctx); err != nil {
+		return scope, "", err
+	}
+	ref, err = a.text("path")
+	return scope, ref, err
 }
 
 func (a toolArgs) text(name string) (string, error) {
@@ -223,7 +235,7 @@ func (s *Server) vaultSearch(ctx context.Context, req mcp.CallToolRequest) (*mcp
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
 	}
-	r, err := s.opts.Answerer.Retrieve(ctx, rag.Question{Text: query, AllowWeb: allowWeb, K: rag.Overrides{FinalTopK: k}})
+	r, err := s.opts.Retriever.Retrieve(ctx, rag.Question{Text: query, AllowWeb: allowWeb, K: rag.Overrides{FinalTopK: k}})
 	var le *rag.LimitError
 	switch {
 	case errors.As(err, &le):
@@ -337,11 +349,7 @@ func alsoText(also []noteRef) string {
 
 func (s *Server) vaultRead(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	a := toolArgs{req}
-	scope, err := a.scope(ctx)
-	if err != nil {
-		return mcp.NewToolResultError(err.Error()), nil
-	}
-	ref, err := a.text("path")
+	scope, ref, err := a.note(ctx)
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
 	}
@@ -370,12 +378,7 @@ func (s *Server) vaultRead(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 }
 
 func (s *Server) vaultNeighbors(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	a := toolArgs{req}
-	scope, err := a.scope(ctx)
-	if err != nil {
-		return mcp.NewToolResultError(err.Error()), nil
-	}
-	ref, err := a.text("path")
+	scope, ref, err := toolArgs{req}.note(ctx)
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
 	}

@@ -1,4 +1,4 @@
-package transport
+package mcp
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/vaultask/vaultask/transport/allowweb"
 	"github.com/vaultask/vaultask/vault"
 )
 
@@ -96,7 +97,7 @@ func (s *Server) readNoteResource(ctx context.Context, req mcp.ReadResourceReque
 	if err != nil || u.Scheme != "vault" || u.Host != "note" {
 		return nil, resourceError(ctx, mcp.RESOURCE_NOT_FOUND, req.Params.URI, fmt.Sprintf("%q is not a vault://note/ URI", req.Params.URI))
 	}
-	allow, err := allowWebQuery(u.RawQuery)
+	allow, err := allowweb.Query(u.RawQuery)
 	if err != nil {
 		return nil, resourceError(ctx, mcp.INVALID_PARAMS, req.Params.URI, err.Error())
 	}

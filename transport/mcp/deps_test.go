@@ -1,0 +1,11 @@
+package mcp
+
+import (
+	"testing"
+
+	"github.com/vaultask/vaultask/tstest/deptest"
+)
+
+func TestDeps(t *testing.T) {
+	deptest.Check(t, "rag", "transport/allowweb", "vault")
+}

@@ -1,0 +1,9 @@
+package smallvault
+
+import (
+	"testing"
+
+	"github.com/vaultask/vaultask/tstest/deptest"
+)
+
+func TestDeps(t *testing.T) { deptest.Check(t, "index", "vault") }
