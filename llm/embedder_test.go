@@ -202,10 +202,10 @@ func TestEmbedderDimension(t *testing.T) {
 // TestBuiltinBGE: builtin/bge-small-en-v1.5 loads from its folder of the
 // built-in models' directory, puts the instruction before a question only,
 // and embeds passages on its background view with the same vectors; a
-// directory without it names the script that fetches it.
+// directory without it names the command that fetches it.
 func TestBuiltinBGE(t *testing.T) {
-	if _, err := NewEmbedder(bge.Spec.ID, EmbedderOptions{BuiltinDir: t.TempDir()}); !errors.Is(err, builtin.ErrModelNotFound) || !strings.Contains(err.Error(), "scripts/fetch-model.sh bge") {
-		t.Errorf("builtin/bge-small-en-v1.5 without its files: %v, want ErrModelNotFound naming scripts/fetch-model.sh bge", err)
+	if _, err := NewEmbedder(bge.Spec.ID, EmbedderOptions{BuiltinDir: t.TempDir()}); !errors.Is(err, builtin.ErrModelNotFound) || !strings.Contains(err.Error(), "vaultask fetch-model --dir ") {
+		t.Errorf("builtin/bge-small-en-v1.5 without its files: %v, want ErrModelNotFound naming vaultask fetch-model", err)
 	}
 	dir := DefaultBuiltinDir()
 	if d := os.Getenv("VAULTASK_MODELS__BUILTIN_DIR"); d != "" {
@@ -213,7 +213,7 @@ func TestBuiltinBGE(t *testing.T) {
 	}
 	m, err := bge.Spec.Load(filepath.Join(dir, bge.Spec.Dir), builtin.Options{})
 	if errors.Is(err, builtin.ErrModelNotFound) && os.Getenv("VAULTASK_REQUIRE_MODELS") != "1" {
-		t.Skipf("%v; scripts/fetch-model.sh bge fetches it", err)
+		t.Skipf("%v; vaultask fetch-model bge fetches it", err)
 	}
 	if err != nil {
 		t.Fatal(err)

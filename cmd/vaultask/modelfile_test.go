@@ -72,7 +72,7 @@ func copyFile(t *testing.T, src, dst string) {
 
 // TestModelFileRewrittenUnderServe: the built-in model's mapped file (bge's
 // ONNX, e5's 4-bit file) cut short under a running serve, then copied over
-// in place as cp does (and as fetch-model.sh did). The model read its word
+// in place as cp does (and as the shell fetch-model.sh did). The model read its word
 // table from the mapping, so the next question killed serve (SIGBUS); now
 // questions are answered by full text while the file is wrong, and by
 // vectors again once it is the pinned file.
@@ -92,7 +92,7 @@ func TestModelFileRewrittenUnderServe(t *testing.T) {
 				src = filepath.Join(d, m.Dir)
 			}
 			if _, err := os.Stat(filepath.Join(src, m.Files[0])); errors.Is(err, os.ErrNotExist) && os.Getenv("VAULTASK_REQUIRE_MODELS") != "1" {
-				t.Skipf("no %s here: scripts/fetch-model.sh fetches it", src)
+				t.Skipf("no %s here: vaultask fetch-model fetches it", src)
 			}
 			builtinDir := t.TempDir()
 			if err := os.Mkdir(filepath.Join(builtinDir, m.Dir), 0o755); err != nil {

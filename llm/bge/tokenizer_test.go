@@ -11,7 +11,7 @@ import (
 )
 
 // tokenizerFile is the model's tokenizer.json where
-// scripts/fetch-model.sh puts it: under VAULTASK_MODELS__BUILTIN_DIR, else the
+// `vaultask fetch-model` puts it: under VAULTASK_MODELS__BUILTIN_DIR, else the
 // default directory of the built-in models.
 func tokenizerFile() string { return filepath.Join(modelDir(), tokenizerName) }
 
@@ -29,7 +29,7 @@ func mustTokenizer(tb testing.TB) *tokenizer {
 	tb.Helper()
 	t, err := loadTokenizer()
 	if errors.Is(err, os.ErrNotExist) && os.Getenv("VAULTASK_REQUIRE_MODELS") != "1" {
-		tb.Skipf("%v; scripts/fetch-model.sh bge fetches it", err)
+		tb.Skipf("%v; vaultask fetch-model bge fetches it", err)
 	}
 	if err != nil {
 		tb.Fatal(err)

@@ -3,8 +3,9 @@
 //
 //   - spec.go: the Spec (its id, folder, archive and pinned sums, prefixes,
 //     size, distances, coverage fit and loader), which llm registers and
-//     the fetch reads; Load, the folder a model is looked for in, and the
-//     load errors that name the command fetching the files again;
+//     the fetch reads; Load, Fetch (internal/modelfetch), the folder a
+//     model is looked for in, and the load errors that name the command
+//     fetching the files again;
 //   - encoder.go: the lifecycle of a model run on llm/internal/bert's
 //     encoder (e5's, bge's): the model file opened, checked and mapped
 //     while it loads (internal/modelfile), the tokenizer, Embed guarded

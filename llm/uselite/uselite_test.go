@@ -19,7 +19,7 @@ import (
 
 // modelDir is where the tests read the model: its folder in the built-in
 // models' directory VAULTASK_MODELS__BUILTIN_DIR names, else in the
-// default one. CI runs scripts/fetch-model.sh first, which puts it there.
+// default one. CI runs `vaultask fetch-model` first, which puts it there.
 func modelDir() string {
 	if dir := os.Getenv("VAULTASK_MODELS__BUILTIN_DIR"); dir != "" {
 		return filepath.Join(dir, Spec.Dir)
@@ -38,7 +38,7 @@ func mustModel(tb testing.TB, kern simd.Kernel) *Model {
 	}
 	m, err := load(&Spec, modelDir(), kern)
 	if err != nil {
-		tb.Fatalf("%v\nThe tests need the model: run scripts/fetch-model.sh (or set VAULTASK_MODELS__BUILTIN_DIR).", err)
+		tb.Fatalf("%v\nThe tests need the model: run vaultask fetch-model (or set VAULTASK_MODELS__BUILTIN_DIR).", err)
 	}
 	testModels.Store(kern.Name, m)
 	return m
@@ -318,7 +318,7 @@ func TestLoadMissing(t *testing.T) {
 	if !errors.Is(err, builtin.ErrModelNotFound) {
 		t.Fatalf("Load(empty dir) err = %v, want ErrModelNotFound", err)
 	}
-	for _, want := range []string{dir, "scripts/fetch-model.sh use-lite " + dir} {
+	for _, want := range []string{dir, "vaultask fetch-model --dir " + dir + " use-lite"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Load(empty dir) error %q does not mention %q", err, want)
 		}
@@ -340,7 +340,7 @@ func TestLoadDamaged(t *testing.T) {
 		for _, name := range Spec.Files {
 			b, err := os.ReadFile(filepath.Join(src, name))
 			if err != nil {
-				t.Fatalf("%v\nThe tests need the model: run scripts/fetch-model.sh (or set VAULTASK_MODELS__BUILTIN_DIR).", err)
+				t.Fatalf("%v\nThe tests need the model: run vaultask fetch-model (or set VAULTASK_MODELS__BUILTIN_DIR).", err)
 			}
 			switch {
 			case name != damaged:
@@ -356,7 +356,7 @@ func TestLoadDamaged(t *testing.T) {
 			}
 		}
 		_, err := Spec.Load(dir, builtin.Options{})
-		if !errors.Is(err, modelfile.ErrMismatch) || !strings.Contains(err.Error(), damaged+" does not match its pinned sum") || !strings.Contains(err.Error(), "run scripts/fetch-model.sh use-lite "+builtinDir+" to fetch it again") {
+		if !errors.Is(err, modelfile.ErrMismatch) || !strings.Contains(err.Error(), damaged+" does not match its pinned sum") || !strings.Contains(err.Error(), "run vaultask fetch-model --dir "+builtinDir+" use-lite to fetch it again") {
 			t.Errorf("Load with %s damaged = %v, want ErrMismatch naming it and the fetch", damaged, err)
 		}
 	}
