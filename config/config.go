@@ -94,8 +94,8 @@ type Models struct {
 	EmbeddingQueryPrefix    string `yaml:"embedding_query_prefix" validate:"max=500"`
 	EmbeddingDocumentPrefix string `yaml:"embedding_document_prefix" validate:"max=500"`
 	// BuiltinDir holds the built-in embedding models, each in a folder of
-	// its own (scripts/fetch-model.sh DIR); empty means the default cache
-	// directory.
+	// its own, where `vaultask fetch-model` puts them; empty means the
+	// default cache directory.
 	BuiltinDir string `yaml:"builtin_dir"`
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/vaultask/vaultask/index/markdown"
 	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/llm/bge"
+	"github.com/vaultask/vaultask/llm/builtin"
 	"github.com/vaultask/vaultask/vault"
 )
 
@@ -25,8 +26,8 @@ import (
 // skipped without it unless VAULTASK_REQUIRE_MODELS=1.
 func mustBGE(t *testing.T) *llm.Embedding {
 	t.Helper()
-	e, err := llm.NewEmbedder(bge.ModelID, llm.EmbedderOptions{})
-	if errors.Is(err, bge.ErrModelNotFound) && os.Getenv("VAULTASK_REQUIRE_MODELS") != "1" {
+	e, err := llm.NewEmbedder(bge.Spec.ID, llm.EmbedderOptions{})
+	if errors.Is(err, builtin.ErrModelNotFound) && os.Getenv("VAULTASK_REQUIRE_MODELS") != "1" {
 		t.Skip(err)
 	}
 	if err != nil {
