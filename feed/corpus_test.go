@@ -40,7 +40,7 @@ func TestCorpusHelp(t *testing.T) {
 	srv.LoadFixture(t, db, dir, "help")
 	c := mustConnect(t, couchOptions(srv, db))
 	store := mustStore(t)
-	res, err := NewReconciler(c, store).Run(context.Background(), ReconcileOptions{})
+	res, err := NewReconciler(c, store.Feed()).Run(context.Background(), ReconcileOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestCorpusHelpTwins(t *testing.T) {
 			opts.Passphrase = tc.passphrase
 			c := mustConnect(t, opts)
 			store := mustStore(t)
-			if _, err := NewReconciler(c, store).Run(context.Background(), ReconcileOptions{}); err != nil {
+			if _, err := NewReconciler(c, store.Feed()).Run(context.Background(), ReconcileOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			want := map[string]string{}
@@ -128,7 +128,7 @@ func TestCorpusHub(t *testing.T) {
 	loadHub(t, srv, db, dir)
 	c := mustConnect(t, couchOptions(srv, db))
 	store := mustStore(t)
-	res, err := NewReconciler(c, store).Run(context.Background(), ReconcileOptions{})
+	res, err := NewReconciler(c, store.Feed()).Run(context.Background(), ReconcileOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestReconcileConfirmsRemovals(t *testing.T) {
 	c := mustConnect(t, couchOptions(srv, db))
 	store := mustStore(t)
 	ctx := context.Background()
-	r := NewReconciler(c, store)
+	r := NewReconciler(c, store.Feed())
 	if _, err := r.Run(ctx, ReconcileOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -86,7 +86,7 @@ func TestEncryptedVaultWithoutPassphrase(t *testing.T) {
 	t.Run("first document", func(t *testing.T) {
 		db := srv.NewDB(t)
 		c := mustConnect(t, couchOptions(srv, db))
-		f := NewFollower(c, mustStore(t), fastOptions())
+		f := NewFollower(c, mustStore(t).Feed(), fastOptions())
 		if err := f.Open(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -128,13 +128,13 @@ func TestReadOnly(t *testing.T) {
 	c := mustConnect(t, opts)
 	store := mustStore(t)
 	ctx := context.Background()
-	if _, err := NewReconciler(c, store).Run(ctx, ReconcileOptions{}); err != nil {
+	if _, err := NewReconciler(c, store.Feed()).Run(ctx, ReconcileOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	f := mustFollow(t, c, store, fastOptions())
 	waitCaughtUp(t, srv, db, f)
 	closeFollower(t, f)
-	if _, err := NewReconciler(c, store).Run(ctx, ReconcileOptions{Force: true}); err != nil {
+	if _, err := NewReconciler(c, store.Feed()).Run(ctx, ReconcileOptions{Force: true}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -6,9 +6,9 @@
 // chunks arrive, reconnection with backoff), the Reconciler that diffs the
 // whole database (_all_docs) against the index, the small folder source for
 // vaults without LiveSync, and the Corpus (corpus.go: the include and
-// exclude globs) that picks the notes either source indexes. Everything it
-// learns goes through index.Store.Apply or Sync; document decoding is
-// package feed/livesync.
+// exclude globs) that picks the notes either source indexes. It writes
+// through index.Feed, the index as a source writes it: everything it learns
+// goes through Apply or Sync; document decoding is package feed/livesync.
 //
 // Every CouchDB request is made in the couch*.go files, the only ones that
 // import kivik (TestKivikOnlyInCouchFiles): couch.go connects and reads the

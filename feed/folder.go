@@ -104,7 +104,7 @@ func goneOr(gone *bool, mayBeGone bool, err error) error {
 // for a LiveSync database: changed notes re-indexed, notes gone removed,
 // sensitivity recomputed, the skipped files recorded, the run marked.
 // force re-chunks every note (`--rebuild`).
-func SyncFolder(ctx context.Context, store *index.Store, dir string, corpus Corpus, force bool) (FolderListing, index.SyncResult, error) {
+func SyncFolder(ctx context.Context, store *index.Feed, dir string, corpus Corpus, force bool) (FolderListing, index.SyncResult, error) {
 	l, err := ScanFolder(dir, corpus)
 	if err != nil {
 		return l, index.SyncResult{}, err
@@ -130,7 +130,7 @@ func SyncFolder(ctx context.Context, store *index.Store, dir string, corpus Corp
 type FolderFollower struct {
 	dir    string
 	corpus Corpus
-	store  *index.Store
+	store  *index.Feed
 	log    *slog.Logger
 	// Debounce is how long the folder must be quiet before a rescan.
 	// Default 500ms.
@@ -167,7 +167,7 @@ func (f *FolderFollower) Stats() FolderStats {
 }
 
 // NewFolderFollower returns a follower of the folder dir; Open starts it.
-func NewFolderFollower(dir string, corpus Corpus, store *index.Store, log *slog.Logger) *FolderFollower {
+func NewFolderFollower(dir string, corpus Corpus, store *index.Feed, log *slog.Logger) *FolderFollower {
 	if log == nil {
 		log = slog.Default()
 	}

@@ -117,7 +117,7 @@ func TestFolderFollowerOutlivesAMissingFolder(t *testing.T) {
 // stops it when the test ends, failing the test if it stopped on an error.
 func openFolderFollower(t *testing.T, dir string, store *index.Store, retry time.Duration) *FolderFollower {
 	t.Helper()
-	f := NewFolderFollower(dir, testCorpus, store, quietLogger())
+	f := NewFolderFollower(dir, testCorpus, store.Feed(), quietLogger())
 	f.Debounce = 20 * time.Millisecond
 	if retry > 0 {
 		f.Retry = retry

@@ -107,7 +107,7 @@ func (o *FollowerOptions) setDefaults() {
 // runs a full scan and follows from the sequence taken before it.
 type Follower struct {
 	couch *Couch
-	store *index.Store
+	store *index.Feed
 	rec   *Reconciler
 	opts  FollowerOptions
 	clock retry.Clock
@@ -137,7 +137,7 @@ type Follower struct {
 }
 
 // NewFollower returns a Follower of c into store; Open starts it.
-func NewFollower(c *Couch, store *index.Store, opts FollowerOptions) *Follower {
+func NewFollower(c *Couch, store *index.Feed, opts FollowerOptions) *Follower {
 	opts.setDefaults()
 	rec := NewReconciler(c, store)
 	rec.ConfirmDelay, rec.Clock = opts.ConfirmDelay, opts.Clock
@@ -153,9 +153,10 @@ func NewFollower(c *Couch, store *index.Store, opts FollowerOptions) *Follower {
 	}
 }
 
-// Open reads the index's checkpoint of the database (moving one an earlier
-// version kept under the server's URL to the database's name, see
-// checkpoint.go) and starts following in a goroutine owned by the Follower.
+// Open reads the index's checkpoint of the database and the identity saved
+// with it (moving one an earlier version kept under the server's URL to the
+// database's name, see checkpoint.go) and starts following in a goroutine
+// owned by the Follower.
 // It returns at once, without asking CouchDB anything: the follower checks
 // the database first (Couch.Check) and retries with backoff, as after any
 // failure, while CouchDB is away, refuses the credentials, has no such
@@ -166,12 +167,12 @@ func (f *Follower) Open(ctx context.Context) error {
 	if err := f.couch.adoptCheckpoint(ctx, f.store); err != nil {
 		return err
 	}
-	since, ok, err := f.store.Checkpoint(ctx, f.couch.source)
+	st, ok, err := f.store.Checkpoint(ctx, f.couch.source)
 	if err != nil {
 		return err
 	}
-	f.since, f.resumed = since, ok
-	f.withStats(func(s *FollowerStats) { s.Checkpoint, s.Resumed = since, ok })
+	f.since, f.identity, f.resumed = st.Since, st.Identity, ok
+	f.withStats(func(s *FollowerStats) { s.Checkpoint, s.Resumed = st.Since, ok })
 	return f.life.Start(ctx, func(ctx context.Context) error {
 		err := f.run(ctx)
 		f.log.Info("stopped following", keySeq, f.since, keyErr, err)
@@ -290,10 +291,6 @@ func (f *Follower) stopErr(ctx context.Context, err error) error {
 // start loads the index's _id → path map, and decides whether a full scan
 // comes first: without a checkpoint (read by Open).
 func (f *Follower) start(ctx context.Context) error {
-	var err error
-	if f.identity, err = f.store.FeedIdentity(ctx, f.couch.source); err != nil {
-		return fatal(err)
-	}
 	if !f.resumed {
 		f.log.Info("no checkpoint for this database: scanning it whole before following", keyDB, f.couch.url)
 		f.needScan = true
@@ -303,11 +300,10 @@ func (f *Follower) start(ctx context.Context) error {
 		return err
 	}
 	if f.opts.ReconcileInterval > 0 {
-		st, err := f.store.Stats(ctx)
+		last, err := f.store.LastRun(ctx)
 		if err != nil {
 			return fatal(err)
 		}
-		last, _ := time.Parse(time.RFC3339, st.LastRun)
 		f.nextReconcile = last.Add(f.opts.ReconcileInterval)
 		f.withStats(func(s *FollowerStats) { s.NextReconcile = f.nextReconcile })
 	}

@@ -204,7 +204,7 @@ func TestFollowerKillAndResume(t *testing.T) {
 	path := t.TempDir() + "/index.db"
 	store := mustOpenStore(t, path)
 	// Follow the whole feed from its start rather than scanning it.
-	if _, err := store.Apply(ctx, index.Batch{Source: c.Source(), Checkpoint: "0"}); err != nil {
+	if _, err := store.Feed().Apply(ctx, index.Batch{Source: c.Source(), Checkpoint: "0"}); err != nil {
 		t.Fatal(err)
 	}
 	opts := fastOptions()
@@ -216,7 +216,7 @@ func TestFollowerKillAndResume(t *testing.T) {
 			cancel()
 		}
 	}
-	f := NewFollower(c, store, opts)
+	f := NewFollower(c, store.Feed(), opts)
 	if err := f.Open(stop); err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestFollowerKillAndResume(t *testing.T) {
 	got := mustSnapshot(t, store)
 
 	clean := mustStore(t)
-	if _, err := NewReconciler(c, clean).Run(ctx, ReconcileOptions{}); err != nil {
+	if _, err := NewReconciler(c, clean.Feed()).Run(ctx, ReconcileOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	want := mustSnapshot(t, clean)
@@ -251,7 +251,7 @@ func TestFollowerKillAndResume(t *testing.T) {
 
 	// Idempotent: the whole feed again, from 0, writes nothing.
 	closeFollower(t, f)
-	if _, err := store.Apply(ctx, index.Batch{Source: c.Source(), Checkpoint: "0"}); err != nil {
+	if _, err := store.Feed().Apply(ctx, index.Batch{Source: c.Source(), Checkpoint: "0"}); err != nil {
 		t.Fatal(err)
 	}
 	f = mustFollow(t, c, store, opts)
@@ -355,7 +355,7 @@ func TestFollowerReconcilesPeriodically(t *testing.T) {
 	c := mustConnect(t, couchOptions(srv, db))
 	store := mustStore(t)
 	ctx := context.Background()
-	if _, err := NewReconciler(c, store).Run(ctx, ReconcileOptions{}); err != nil {
+	if _, err := NewReconciler(c, store.Feed()).Run(ctx, ReconcileOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	opts := fastOptions()
@@ -367,7 +367,7 @@ func TestFollowerReconcilesPeriodically(t *testing.T) {
 	}
 	closeFollower(t, f)
 
-	if err := store.MarkRun(ctx, time.Now().Add(-2*time.Hour)); err != nil {
+	if err := store.Feed().MarkRun(ctx, time.Now().Add(-2*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	opts.ReconcileInterval = 300 * time.Millisecond

@@ -105,7 +105,7 @@ func fastOptions() FollowerOptions {
 // test if the follower stopped with an error.
 func mustFollow(tb testing.TB, c *Couch, store *index.Store, opts FollowerOptions) *Follower {
 	tb.Helper()
-	f := NewFollower(c, store, opts)
+	f := NewFollower(c, store.Feed(), opts)
 	if err := f.Open(context.Background()); err != nil {
 		tb.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func mustSQL(tb testing.TB, store *index.Store) *sql.DB {
 // incomplete) to its state.
 func mustStatuses(tb testing.TB, store *index.Store) map[string]string {
 	tb.Helper()
-	sts, err := store.NoteStatuses(context.Background())
+	sts, err := store.Feed().NoteStatuses(context.Background())
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -234,7 +234,7 @@ func mustStatuses(tb testing.TB, store *index.Store) map[string]string {
 // mustSkipped maps each skipped document's path to the reason.
 func mustSkipped(tb testing.TB, store *index.Store) map[string]string {
 	tb.Helper()
-	sts, err := store.NoteStatuses(context.Background())
+	sts, err := store.Feed().NoteStatuses(context.Background())
 	if err != nil {
 		tb.Fatal(err)
 	}

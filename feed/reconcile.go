@@ -21,7 +21,7 @@ import (
 // and is the first full scan of an empty index.
 type Reconciler struct {
 	couch *Couch
-	store *index.Store
+	store *index.Feed
 	log   *slog.Logger
 	// PageSize is the number of documents per _all_docs request.
 	PageSize int
@@ -40,7 +40,7 @@ type Reconciler struct {
 
 // NewReconciler returns a Reconciler of the database c into store; store may
 // be read-only for a dry run.
-func NewReconciler(c *Couch, store *index.Store) *Reconciler {
+func NewReconciler(c *Couch, store *index.Feed) *Reconciler {
 	return &Reconciler{couch: c, store: store, log: c.log, PageSize: 1000, ConfirmDelay: 15 * time.Second, Clock: retry.System}
 }
 

@@ -53,7 +53,7 @@ func TestReconcileEdgeCases(t *testing.T) {
 	ctx := context.Background()
 
 	// A dry run on an empty index plans every note and writes nothing.
-	r := NewReconciler(c, store)
+	r := NewReconciler(c, store.Feed())
 	res, err := r.Run(ctx, ReconcileOptions{DryRun: true})
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +64,7 @@ func TestReconcileEdgeCases(t *testing.T) {
 	if got := mustSnapshot(t, store); len(got.Docs) != 0 {
 		t.Fatalf("dry run wrote %d notes", len(got.Docs))
 	}
-	if _, ok, _ := store.Checkpoint(ctx, c.Source()); ok {
+	if _, ok, _ := store.Feed().Checkpoint(ctx, c.Source()); ok {
 		t.Fatal("dry run saved a checkpoint")
 	}
 
@@ -82,8 +82,8 @@ func TestReconcileEdgeCases(t *testing.T) {
 		t.Errorf("skipped notes (-want +got):\n%s", diff)
 	}
 	seq, _ := srv.DBInfo(t, db)
-	if since, ok, _ := store.Checkpoint(ctx, c.Source()); !ok || since != seq || res.Since != seq {
-		t.Errorf("checkpoint %q (saved %v), result %q; want the update_seq %q taken before the scan", since, ok, res.Since, seq)
+	if st, ok, _ := store.Feed().Checkpoint(ctx, c.Source()); !ok || st.Since != seq || res.Since != seq {
+		t.Errorf("checkpoint %q (saved %v), result %q; want the update_seq %q taken before the scan", st.Since, ok, res.Since, seq)
 	}
 	if !strings.Contains(logs.String(), "format is newer") {
 		t.Error("no warning for a version document newer than 12")
@@ -117,7 +117,7 @@ func TestReconcileFixtures(t *testing.T) {
 			opts.Passphrase = tc.passphrase
 			c := mustConnect(t, opts)
 			store := mustStore(t)
-			if _, err := NewReconciler(c, store).Run(context.Background(), ReconcileOptions{}); err != nil {
+			if _, err := NewReconciler(c, store.Feed()).Run(context.Background(), ReconcileOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			want := decodedTexts(t, c.dec, filepath.Join(fixtures, tc.name+".all_docs.json"))
@@ -232,7 +232,7 @@ func TestReconcileListingOlderThanIndex(t *testing.T) {
 			opts.URL = newRecordingProxy(t, rec)
 			c := mustConnect(t, opts) // its probe for encrypted chunks lists _all_docs too
 			armed.Store(true)
-			if _, err := NewReconciler(c, store).Run(context.Background(), ReconcileOptions{}); err != nil {
+			if _, err := NewReconciler(c, store.Feed()).Run(context.Background(), ReconcileOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.want, mustSnapshot(t, store).Docs); diff != "" {
@@ -275,7 +275,7 @@ func TestUncleanPaths(t *testing.T) {
 	}
 	t.Run("reconcile", func(t *testing.T) {
 		store := mustStore(t)
-		if _, err := NewReconciler(mustConnect(t, couchOptions(srv, db)), store).Run(context.Background(), ReconcileOptions{}); err != nil {
+		if _, err := NewReconciler(mustConnect(t, couchOptions(srv, db)), store.Feed()).Run(context.Background(), ReconcileOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		check(t, store)
@@ -283,7 +283,7 @@ func TestUncleanPaths(t *testing.T) {
 	t.Run("follower", func(t *testing.T) {
 		store := mustStore(t)
 		c := mustConnect(t, couchOptions(srv, db))
-		if _, err := store.Apply(context.Background(), index.Batch{Source: c.Source(), Checkpoint: "0"}); err != nil {
+		if _, err := store.Feed().Apply(context.Background(), index.Batch{Source: c.Source(), Checkpoint: "0"}); err != nil {
 			t.Fatal(err)
 		}
 		f := mustFollow(t, c, store, fastOptions())

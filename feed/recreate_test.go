@@ -137,7 +137,7 @@ func TestFollowerNoticesNewLiveSyncIdentity(t *testing.T) {
 	opts.Logger, opts.Heartbeat = logs.logger(), recreateHeartbeat
 	store := mustStore(t)
 	c := mustConnect(t, opts)
-	f := NewFollower(c, store, checkingOptions())
+	f := NewFollower(c, store.Feed(), checkingOptions())
 	if err := f.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestReconcileConfirmsMassRemoval(t *testing.T) {
 	opts.Logger = logs.logger()
 	c := mustConnect(t, opts)
 	store := mustStore(t)
-	r := NewReconciler(c, store)
+	r := NewReconciler(c, store.Feed())
 	if _, err := r.Run(context.Background(), ReconcileOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -455,7 +455,7 @@ func TestFollowerNoticesRecreationAtTheCheckpointsSequenceOnConnect(t *testing.T
 	seq := threeOldNotes(t, srv, db)
 	store := mustStore(t)
 	c := mustConnect(t, couchOptions(srv, db))
-	f := NewFollower(c, store, checkingOptions())
+	f := NewFollower(c, store.Feed(), checkingOptions())
 	if err := f.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -553,7 +553,7 @@ func TestFirstScanOfAnEmptyDatabaseEnds(t *testing.T) {
 	full, empty := srv.NewDB(t), srv.NewDB(t)
 	threeOldNotes(t, srv, full)
 	store := mustStore(t)
-	if _, err := NewReconciler(mustConnect(t, couchOptions(srv, full)), store).Run(context.Background(), ReconcileOptions{}); err != nil {
+	if _, err := NewReconciler(mustConnect(t, couchOptions(srv, full)), store.Feed()).Run(context.Background(), ReconcileOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	old := mustSnapshot(t, store).Docs

@@ -119,7 +119,7 @@ func fakeFollower(t *testing.T, fc *fakeCouch, since string, heartbeat time.Dura
 	c := mustConnect(t, CouchOptions{URL: srv.URL, Database: "db", Corpus: testCorpus, Logger: logs.logger(), Heartbeat: heartbeat})
 	store := mustStore(t)
 	if since != "" {
-		if _, err := store.Apply(context.Background(), index.Batch{Source: c.Source(), Checkpoint: since}); err != nil {
+		if _, err := store.Feed().Apply(context.Background(), index.Batch{Source: c.Source(), Checkpoint: since}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -127,7 +127,7 @@ func fakeFollower(t *testing.T, fc *fakeCouch, since string, heartbeat time.Dura
 	opts := fastOptions()
 	opts.Clock, opts.Jitter = sl, func() float64 { return 0.5 }
 	opts.StableAfter = time.Hour // recovered only once a row arrives
-	return NewFollower(c, store, opts), store, &logs, sl
+	return NewFollower(c, store.Feed(), opts), store, &logs, sl
 }
 
 func waitIndexed(t *testing.T, store *index.Store, want map[string]string) {
@@ -251,8 +251,8 @@ func TestFollowerRejectedCheckpoint(t *testing.T) {
 		f, store, logs, _ := followFake(t, fc, "12-g1AAAAforeign", 0)
 		waitIndexed(t, store, map[string]string{"A.md": "alpha\n"})
 		waitFor(t, 5*time.Second, "a fresh checkpoint", func() bool { return f.Stats().Checkpoint == "70" })
-		if since, _, _ := store.Checkpoint(context.Background(), f.couch.source); since != "70" {
-			t.Errorf("saved checkpoint %q, want 70", since)
+		if st, _, _ := store.Feed().Checkpoint(context.Background(), f.couch.source); st.Since != "70" {
+			t.Errorf("saved checkpoint %q, want 70", st.Since)
 		}
 		if !strings.Contains(logs.String(), "rejected the checkpoint") {
 			t.Errorf("no warning:\n%s", logs)

@@ -3,6 +3,8 @@ package index
 import (
 	"context"
 	"database/sql"
+
+	"github.com/vaultask/vaultask/index/vectorset"
 )
 
 // writeTx is one write transaction of the store and the record of what it
@@ -125,4 +127,10 @@ func (s *Store) writeTx(ctx context.Context, what string, vectorsOnly bool, fn f
 		}
 	}
 	return err
+}
+
+// spaceChange is a change to the vectors of one embedding space.
+type spaceChange struct {
+	space int64
+	vectorset.Change
 }

@@ -55,7 +55,7 @@ var cacheProbes = map[string]cacheProbe{
 			for _, space := range []vault.EmbeddingSpace{oldSpace, space512} {
 				vec := make([]float32, space.Dim)
 				vec[0] = 1
-				_, err := s.SearchVectorExact(context.Background(), vault.QueryVector{Space: space, Values: vec}, 3, vault.ScopeAll)
+				_, err := s.Search().SearchVectorExact(context.Background(), vault.QueryVector{Space: space, Values: vec}, 3, vault.ScopeAll)
 				switch {
 				case err == nil:
 					accepted = append(accepted, space.Model)
@@ -66,7 +66,7 @@ var cacheProbes = map[string]cacheProbe{
 			return strings.Join(accepted, " ")
 		},
 		write: func(t *testing.T, w *Store) {
-			if ok, err := w.PromoteFilled(context.Background()); err != nil || !ok {
+			if ok, err := w.Vectors().PromoteFilled(context.Background()); err != nil || !ok {
 				t.Fatalf("PromoteFilled: %v, %v", ok, err)
 			}
 		},
@@ -82,10 +82,10 @@ var cacheProbes = map[string]cacheProbe{
 		},
 		read: func(t *testing.T, s *Store) string {
 			ctx := context.Background()
-			if err := s.WarmVectorSearch(ctx); err != nil {
+			if err := s.Search().WarmVectorSearch(ctx); err != nil {
 				t.Fatal(err)
 			}
-			hits, err := s.SearchVector(ctx, s.queryOf(clustered(31337)), 3, vault.ScopeOpen)
+			hits, err := s.Search().SearchVector(ctx, s.queryOf(clustered(31337)), 3, vault.ScopeOpen)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,7 +102,7 @@ var cacheProbes = map[string]cacheProbe{
 				note("Knives.md", "knives"), note("Pans.md", "pans"), note("Bowls.md", "bowls")))
 		},
 		read: func(t *testing.T, s *Store) string {
-			hops, err := s.Hops(context.Background(), []string{"knives.md"}, vault.ScopeAll)
+			hops, err := s.Search().Hops(context.Background(), []string{"knives.md"}, vault.ScopeAll)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -130,7 +130,7 @@ var cacheProbes = map[string]cacheProbe{
 		read: func(t *testing.T, s *Store) string {
 			// A word no chunk holds is counted as 0 and left out of the
 			// search: a count that outlived the write finds nothing.
-			hits, err := s.SearchFTS(context.Background(), "zyzzyva plums", 5, vault.ScopeAll, vault.FieldWeights{})
+			hits, err := s.Search().SearchFTS(context.Background(), "zyzzyva plums", 5, vault.ScopeAll, vault.FieldWeights{})
 			if err != nil {
 				t.Fatal(err)
 			}

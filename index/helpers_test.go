@@ -30,7 +30,7 @@ func mustOpen(tb testing.TB, opts Options) *Store {
 
 func mustApply(tb testing.TB, s *Store, b Batch) ApplyResult {
 	tb.Helper()
-	res, err := s.Apply(context.Background(), b)
+	res, err := s.Feed().Apply(context.Background(), b)
 	if err != nil {
 		tb.Fatalf("Apply: %v", err)
 	}
@@ -68,7 +68,7 @@ func embedAll(tb testing.TB, s *Store, vecFor func(text string) []float32) int {
 	ctx := context.Background()
 	total := 0
 	for {
-		pending, err := s.Backlog(ctx, 64, 64)
+		pending, err := s.Vectors().Backlog(ctx, 64, 64)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -79,7 +79,7 @@ func embedAll(tb testing.TB, s *Store, vecFor func(text string) []float32) int {
 		for i, p := range pending {
 			vs[i] = Vector{RowID: p.RowID, Text: p.Text, Embedding: vecFor(p.Text)}
 		}
-		n, err := s.PutVectors(ctx, vs)
+		n, err := s.Vectors().PutVectors(ctx, vs)
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 
@@ -148,42 +149,12 @@ func (w *applier) resolvePending(ctx context.Context) error {
 	return nil
 }
 
-// ResolveLinks resolves wikilink texts as written between [[ and ]]
-// ("Folder/Note#Heading|shown text") to the notes scope may see, by
-// Obsidian's rules as Apply resolves links. Under ScopeOpen a personal note
-// is never a candidate, so a link to one resolves to an open namesake or to
-// nothing. Texts that resolve to no note are absent from the map.
-func (s *Store) ResolveLinks(ctx context.Context, links []string, scope vault.Scope) (map[string]vault.Doc, error) {
-	out := map[string]vault.Doc{}
-	err := s.read(ctx, "resolve links", func(tx *sql.Tx) error {
-		ids := map[string]string{}
-		for _, l := range links {
-			key := vault.LinkKey(l)
-			if key == "" {
-				continue
-			}
-			id, err := resolveIn(ctx, tx, key, scope)
-			if err != nil {
-				return err
-			}
-			if id != "" {
-				ids[l] = id
-			}
-		}
-		docs, err := readDocs(ctx, tx, slices.Sorted(maps.Values(ids)), scope)
-		if err != nil {
-			return err
-		}
-		byID := map[string]vault.Doc{}
-		for _, d := range docs {
-			byID[d.DocID] = d
-		}
-		for l, id := range ids {
-			if d, ok := byID[id]; ok {
-				out[l] = d
-			}
-		}
-		return nil
-	})
-	return out, err
+// noteName is the lower-cased basename without its .md extension: what a bare
+// [[wikilink]] names.
+func noteName(vaultPath string) string {
+	base := path.Base(vaultPath)
+	if ext := path.Ext(base); strings.EqualFold(ext, ".md") {
+		base = base[:len(base)-len(ext)]
+	}
+	return strings.ToLower(base)
 }

@@ -58,3 +58,27 @@ func setMeta(ctx context.Context, e execer, key, value string) error {
 	}
 	return nil
 }
+
+// graphVersionMeta counts the commits that may change what a graph walk
+// reads: every write but those that touch vectors only (see write). A
+// walk reads it in its own snapshot, so what it remembers under one count
+// is what every snapshot at that count holds.
+const graphVersionMeta = "graph_version"
+
+// bumpGraphVersion counts one more commit that may change the graph.
+func bumpGraphVersion(ctx context.Context, e execer) error {
+	return countMeta(ctx, e, graphVersionMeta)
+}
+
+// vectorsVersionMeta counts the commits that change the stored vectors, or
+// the sensitivity of a chunk with a vector, so that a read-only store knows
+// when its vector set is out of date.
+const vectorsVersionMeta = "vectors_version"
+
+// bumpVectorsVersion counts one more commit that changed the vectors.
+func bumpVectorsVersion(ctx context.Context, e execer) error {
+	return countMeta(ctx, e, vectorsVersionMeta)
+}
+
+// lastRunMeta holds when the last full index or reconcile run completed.
+const lastRunMeta = "last_run"

@@ -67,7 +67,7 @@ func TestIdleConnectionsUnmapTheFile(t *testing.T) {
 	s := mustOpen(t, Options{Path: path, ConnIdle: 50 * time.Millisecond})
 	search := func() {
 		t.Helper()
-		hits, err := s.SearchFTS(ctx, "lantern harbour", 10, vault.ScopeAll, vault.FieldWeights{})
+		hits, err := s.Search().SearchFTS(ctx, "lantern harbour", 10, vault.ScopeAll, vault.FieldWeights{})
 		if err != nil || len(hits) == 0 {
 			t.Fatalf("SearchFTS: %d hits, %v", len(hits), err)
 		}

@@ -54,7 +54,7 @@ func TestResolveNoteMorePersonalNamesakesThanTheLimit(t *testing.T) {
 
 	// The premise: with the whole vault the alternatives are cut at the
 	// limit, and personal namesakes fill it.
-	_, all, err := s.ResolveNote(ctx, "Recipes/Bread.md", vault.ScopeAll)
+	_, all, err := s.Browse().ResolveNote(ctx, "Recipes/Bread.md", vault.ScopeAll)
 	if err != nil || len(all) != 10 || slices.Contains(docPaths(all), openAlt) {
 		t.Fatalf("ScopeAll alternatives = %v, %v; want the 10 shortest, all personal, the open namesake cut", docPaths(all), err)
 	}
@@ -62,18 +62,18 @@ func TestResolveNoteMorePersonalNamesakesThanTheLimit(t *testing.T) {
 		t.Fatalf("ScopeAll's first alternative %s is not personal: the test proves nothing", all[0].Path)
 	}
 
-	best, alts, err := s.ResolveNote(ctx, "Recipes/Bread.md", vault.ScopeOpen)
+	best, alts, err := s.Browse().ResolveNote(ctx, "Recipes/Bread.md", vault.ScopeOpen)
 	if err != nil || best.Path != "Recipes/Bread.md" {
 		t.Fatalf("ResolveNote(Recipes/Bread.md, open) = %q, %v", best.Path, err)
 	}
 	if got := docPaths(alts); !slices.Equal(got, []string{openAlt}) {
 		t.Errorf("open alternatives = %v, want [%s]", got, openAlt)
 	}
-	best, alts, err = s.ResolveNote(ctx, "bread", vault.ScopeOpen)
+	best, alts, err = s.Browse().ResolveNote(ctx, "bread", vault.ScopeOpen)
 	if err != nil || best.Path != "Recipes/Bread.md" || !slices.Equal(docPaths(alts), []string{openAlt}) {
 		t.Errorf("ResolveNote(bread, open) = %q, %v, %v; want Recipes/Bread.md with [%s]", best.Path, docPaths(alts), err, openAlt)
 	}
-	if best, _, err := s.ResolveNote(ctx, "bread", vault.ScopeAll); err != nil || best.Sensitivity != vault.SensitivityPersonal {
+	if best, _, err := s.Browse().ResolveNote(ctx, "bread", vault.ScopeAll); err != nil || best.Sensitivity != vault.SensitivityPersonal {
 		t.Errorf("ResolveNote(bread, all) = %q (%s), %v; want a personal note, the premise of the open case", best.Path, best.Sensitivity, err)
 	}
 }
@@ -85,7 +85,7 @@ func TestNoteListMorePersonalThanAPage(t *testing.T) {
 	s := limitVault(t)
 	ctx := context.Background()
 	const page = 5
-	all, total, err := s.NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll, Limit: page})
+	all, total, err := s.Browse().NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll, Limit: page})
 	if err != nil || total != morePersonal+4 || len(all) != page {
 		t.Fatalf("ScopeAll: %d of %d, %v", len(all), total, err)
 	}
@@ -97,7 +97,7 @@ func TestNoteListMorePersonalThanAPage(t *testing.T) {
 	want := []string{"Recipes/Bread.md", "Recipes/Old recipes kept for reference/Bread.md", "Recipes/Scones.md", "Recipes/Soda bread.md"}
 	var byOffset, byPath []string
 	for off := 0; off < 2*page; off += 2 {
-		entries, total, err := s.NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeOpen, Offset: off, Limit: 2})
+		entries, total, err := s.Browse().NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeOpen, Offset: off, Limit: 2})
 		if err != nil || total != len(want) {
 			t.Fatalf("ScopeOpen offset %d: %d in all, %v; want %d", off, total, err, len(want))
 		}
@@ -107,7 +107,7 @@ func TestNoteListMorePersonalThanAPage(t *testing.T) {
 	}
 	after := ""
 	for range 2 * page {
-		entries, _, err := s.NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeOpen, After: after, Limit: 2})
+		entries, _, err := s.Browse().NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeOpen, After: after, Limit: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,7 +122,7 @@ func TestNoteListMorePersonalThanAPage(t *testing.T) {
 	if !slices.Equal(byOffset, want) || !slices.Equal(byPath, want) {
 		t.Errorf("open notes paged by offset %v, by path %v; want %v", byOffset, byPath, want)
 	}
-	first, _, err := s.NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeOpen, Limit: 3})
+	first, _, err := s.Browse().NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeOpen, Limit: 3})
 	if err != nil || len(first) != 3 {
 		t.Errorf("the first open page of 3: %d notes, %v", len(first), err)
 	}

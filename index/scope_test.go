@@ -97,7 +97,7 @@ func TestZeroScopeSeesOpenOnly(t *testing.T) {
 				ids = append(ids, h.Via)
 			}
 		}
-		return docSens(s.Docs(ctx, ids, vault.ScopeAll))
+		return docSens(s.Search().Docs(ctx, ids, vault.ScopeAll))
 	}
 	linkSens := func(m map[string]vault.Doc, err error) []string {
 		t.Helper()
@@ -133,33 +133,33 @@ func TestZeroScopeSeesOpenOnly(t *testing.T) {
 		for id := range b {
 			ids = append(ids, id)
 		}
-		return docSens(s.Docs(ctx, ids, vault.ScopeAll))
+		return docSens(s.Search().Docs(ctx, ids, vault.ScopeAll))
 	}
 	vec := []float32{1, 0, 0, 0, 0, 0, 0, 0}
 
-	personal("SearchFTS", chunkSens(s.SearchFTS(ctx, "sourdough loaf", 10, zero, vault.FieldWeights{})),
-		chunkSens(s.SearchFTS(ctx, "sourdough loaf", 10, vault.ScopeAll, vault.FieldWeights{})))
-	personal("SearchVector", chunkSens(s.SearchVector(ctx, s.queryOf(vec), 10, zero)), chunkSens(s.SearchVector(ctx, s.queryOf(vec), 10, vault.ScopeAll)))
-	personal("SearchVectorExact", chunkSens(s.SearchVectorExact(ctx, s.queryOf(vec), 10, zero)), chunkSens(s.SearchVectorExact(ctx, s.queryOf(vec), 10, vault.ScopeAll)))
-	personal("NearestChunks", nearestSens(true)(s.NearestChunks(ctx, ids, s.queryOf(vec), zero)), nearestSens(true)(s.NearestChunks(ctx, ids, s.queryOf(vec), vault.ScopeAll)))
-	personal("NearestChunks without a vector", nearestSens(false)(s.NearestChunks(ctx, ids, s.queryOf(nil), zero)),
-		nearestSens(false)(s.NearestChunks(ctx, ids, s.queryOf(nil), vault.ScopeAll)))
-	personal("DistanceBounds", boundSens(s.DistanceBounds(ctx, ids, s.queryOf(vec), zero)), boundSens(s.DistanceBounds(ctx, ids, s.queryOf(vec), vault.ScopeAll)))
-	personal("Docs", docSens(s.Docs(ctx, ids, zero)), docSens(s.Docs(ctx, ids, vault.ScopeAll)))
-	personal("Neighbours", neighbourSens(s.Neighbours(ctx, ids, zero)), neighbourSens(s.Neighbours(ctx, ids, vault.ScopeAll)))
-	personal("Hops", hopSens(s.Hops(ctx, ids, zero)), hopSens(s.Hops(ctx, ids, vault.ScopeAll)))
-	personal("ResolveLinks", linkSens(s.ResolveLinks(ctx, []string{"Secret", "Bread"}, zero)),
-		linkSens(s.ResolveLinks(ctx, []string{"Secret", "Bread"}, vault.ScopeAll)))
-	personal("Topics", topicSens(s.Topics(ctx, zero)), topicSens(s.Topics(ctx, vault.ScopeAll)))
-	personal("NoteList", entrySens(s.NoteList(ctx, vault.NoteQuery{})), entrySens(s.NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll})))
+	personal("SearchFTS", chunkSens(s.Search().SearchFTS(ctx, "sourdough loaf", 10, zero, vault.FieldWeights{})),
+		chunkSens(s.Search().SearchFTS(ctx, "sourdough loaf", 10, vault.ScopeAll, vault.FieldWeights{})))
+	personal("SearchVector", chunkSens(s.Search().SearchVector(ctx, s.queryOf(vec), 10, zero)), chunkSens(s.Search().SearchVector(ctx, s.queryOf(vec), 10, vault.ScopeAll)))
+	personal("SearchVectorExact", chunkSens(s.Search().SearchVectorExact(ctx, s.queryOf(vec), 10, zero)), chunkSens(s.Search().SearchVectorExact(ctx, s.queryOf(vec), 10, vault.ScopeAll)))
+	personal("NearestChunks", nearestSens(true)(s.Search().NearestChunks(ctx, ids, s.queryOf(vec), zero)), nearestSens(true)(s.Search().NearestChunks(ctx, ids, s.queryOf(vec), vault.ScopeAll)))
+	personal("NearestChunks without a vector", nearestSens(false)(s.Search().NearestChunks(ctx, ids, s.queryOf(nil), zero)),
+		nearestSens(false)(s.Search().NearestChunks(ctx, ids, s.queryOf(nil), vault.ScopeAll)))
+	personal("DistanceBounds", boundSens(s.Search().DistanceBounds(ctx, ids, s.queryOf(vec), zero)), boundSens(s.Search().DistanceBounds(ctx, ids, s.queryOf(vec), vault.ScopeAll)))
+	personal("Docs", docSens(s.Search().Docs(ctx, ids, zero)), docSens(s.Search().Docs(ctx, ids, vault.ScopeAll)))
+	personal("Neighbours", neighbourSens(s.Browse().Neighbours(ctx, ids, zero)), neighbourSens(s.Browse().Neighbours(ctx, ids, vault.ScopeAll)))
+	personal("Hops", hopSens(s.Search().Hops(ctx, ids, zero)), hopSens(s.Search().Hops(ctx, ids, vault.ScopeAll)))
+	personal("ResolveLinks", linkSens(s.Search().ResolveLinks(ctx, []string{"Secret", "Bread"}, zero)),
+		linkSens(s.Search().ResolveLinks(ctx, []string{"Secret", "Bread"}, vault.ScopeAll)))
+	personal("Topics", topicSens(s.Browse().Topics(ctx, zero)), topicSens(s.Browse().Topics(ctx, vault.ScopeAll)))
+	personal("NoteList", entrySens(s.Browse().NoteList(ctx, vault.NoteQuery{})), entrySens(s.Browse().NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll})))
 
-	if d, alts, err := s.ResolveNote(ctx, "Secret", zero); !errors.Is(err, vault.ErrNoNote) {
+	if d, alts, err := s.Browse().ResolveNote(ctx, "Secret", zero); !errors.Is(err, vault.ErrNoNote) {
 		t.Errorf("ResolveNote(Secret) with a zero scope = %+v, %+v, %v; want ErrNoNote", d, alts, err)
 	}
-	if n, err := s.ReadNote(ctx, "private/secret.md", zero, 0, 0); !errors.Is(err, vault.ErrNoNote) {
+	if n, err := s.Browse().ReadNote(ctx, "private/secret.md", zero, 0, 0); !errors.Is(err, vault.ErrNoNote) {
 		t.Errorf("ReadNote(private/secret.md) with a zero scope = %q, %v; want ErrNoNote", n.Text, err)
 	}
-	if n, err := s.ReadNote(ctx, "private/secret.md", vault.ScopeAll, 0, 0); err != nil || n.Sensitivity != vault.SensitivityPersonal {
+	if n, err := s.Browse().ReadNote(ctx, "private/secret.md", vault.ScopeAll, 0, 0); err != nil || n.Sensitivity != vault.SensitivityPersonal {
 		t.Fatalf("ReadNote(private/secret.md) under ScopeAll = %+v, %v: the test proves nothing", n.Doc, err)
 	}
 }

@@ -3,8 +3,10 @@ package index
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/vaultask/vaultask/vault"
 )
@@ -18,7 +20,7 @@ import (
 // (PromoteFilled). chunks.embedded and chunks.staged always speak of the
 // target: the filling space while there is one, else the active one. The
 // notes written meanwhile may get a vector in the active space too
-// (active_backlog.go).
+// (vectors_active_backlog.go).
 
 // spaceRef is an embedding space and its id in the spaces table; the zero
 // value is none.
@@ -69,11 +71,6 @@ func readSpaces(ctx context.Context, q rowQuerier) (spaceState, error) {
 
 // spaces is the store's current spaceState.
 func (s *Store) spaces() spaceState { return *s.spaceState.Load() }
-
-// ActiveSpace is the embedding space searches compare a question with: a
-// query vector must be of it. While the index re-embeds into the
-// configured space, it is the space the index was built in.
-func (s *Store) ActiveSpace() vault.EmbeddingSpace { return s.spaces().active.space }
 
 // ensureSpace makes the configured space the target (see the comment at
 // the top of this file): recorded as the active space of a new index (or
@@ -196,46 +193,6 @@ func (s *Store) loadSpaces(ctx context.Context, q rowQuerier) error {
 	return nil
 }
 
-// PromoteFilled makes the space being filled the active one once every
-// chunk has its vector there, in one transaction that drops the old active
-// space and its vectors: searches switch at once, a question embedded in
-// the old space just before is answered by full text (vault.ErrOtherSpace).
-// It reports whether it switched; with no space being filled, or one still
-// short of vectors, it changes nothing. The background embedder calls it
-// whenever the backlog is empty.
-func (s *Store) PromoteFilled(ctx context.Context) (bool, error) {
-	if s.writer == nil || s.spaces().filling.id == 0 {
-		return false, nil
-	}
-	var old, promoted spaceRef
-	err := s.writeVectors(ctx, "switch to the re-embedded space", func(tx *writeTx) error {
-		st, err := readSpaces(ctx, tx)
-		if err != nil || st.filling.id == 0 {
-			return err
-		}
-		var waiting bool
-		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM chunks WHERE embedded = 0)`).Scan(&waiting); err != nil || waiting {
-			return err
-		}
-		for _, q := range []string{`DELETE FROM spaces WHERE state = 'active'`, `UPDATE spaces SET state = 'active' WHERE state = 'filling'`} {
-			if _, err := tx.ExecContext(ctx, q); err != nil {
-				return err
-			}
-		}
-		old, promoted = st.active, st.filling
-		tx.vectorsChanged, tx.spaces = true, &spaceState{active: st.filling}
-		return nil
-	})
-	if err != nil || promoted.id == 0 {
-		return false, err
-	}
-	s.log.Info("re-embedding done: searches use the new embedding space", keyModel, promoted.space.String(), keyDropped, old.space.String())
-	// The new space's vectors are read into memory now, not by the first
-	// search after, which would search by brute force until they are.
-	_, err = s.currentSet(ctx, promoted)
-	return true, err
-}
-
 // checkQuery refuses a query vector that is not of the active space, or
 // not of its dimension; what names the search in errors. It returns the
 // active space, whose vectors the search reads. A read-only store reads
@@ -259,3 +216,27 @@ func (s *Store) checkQuery(ctx context.Context, what string, q vault.QueryVector
 // errNoSpace is a read of an index that has no embedding space yet: one no
 // writer has opened since its creation.
 var errNoSpace = errors.New("the index records no embedding space yet (open it once for writing, e.g. with `vaultask index`)")
+
+// The vectors table holds each chunk's vector in each embedding space, as
+// float32 little-endian blobs (encodeVector). Every write to it records what
+// it changes on the write (writeTx.recordVector), for the vector sets.
+
+// encodeVector is v as the vectors table and chunks.staged hold it.
+func encodeVector(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+// decodeVector reads a vector as encodeVector writes it into v.
+func decodeVector(v []float32, blob []byte) error {
+	if len(blob) != 4*len(v) {
+		return fmt.Errorf("%d bytes, want %d", len(blob), 4*len(v))
+	}
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(blob[4*i:]))
+	}
+	return nil
+}

@@ -29,7 +29,7 @@ func mustStats(t *testing.T, s *Store) Stats {
 // serve does, and returns the hits' note paths.
 func searchIn(t *testing.T, s *Store, space vault.EmbeddingSpace, vec []float32) ([]string, error) {
 	t.Helper()
-	hits, err := s.SearchVectorExact(context.Background(), vault.QueryVector{Space: space, Values: vec}, 10, vault.ScopeAll)
+	hits, err := s.Search().SearchVectorExact(context.Background(), vault.QueryVector{Space: space, Values: vec}, 10, vault.ScopeAll)
 	var paths []string
 	for _, h := range hits {
 		paths = append(paths, h.Path)
@@ -40,7 +40,7 @@ func searchIn(t *testing.T, s *Store, space vault.EmbeddingSpace, vec []float32)
 // embedOne embeds one batch of the backlog, of at most n chunks.
 func embedOne(t *testing.T, s *Store, n int, vecFor func(string) []float32) int {
 	t.Helper()
-	pending, err := s.Backlog(context.Background(), n, n)
+	pending, err := s.Vectors().Backlog(context.Background(), n, n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func embedOne(t *testing.T, s *Store, n int, vecFor func(string) []float32) int 
 	for i, p := range pending {
 		vs[i] = Vector{RowID: p.RowID, Text: p.Text, Embedding: vecFor(p.Text)}
 	}
-	if _, err := s.PutVectors(context.Background(), vs); err != nil {
+	if _, err := s.Vectors().PutVectors(context.Background(), vs); err != nil {
 		t.Fatal(err)
 	}
 	return len(pending)
@@ -68,7 +68,7 @@ func TestReembedsIntoANewSpace(t *testing.T) {
 	s.Close()
 
 	s = mustOpen(t, Options{Path: path, Space: newSpace})
-	if got := s.ActiveSpace(); got != testSpace {
+	if got := s.Search().ActiveSpace(); got != testSpace {
 		t.Fatalf("while re-embedding, searches use %v, want the old %v", got, testSpace)
 	}
 	st := mustStats(t, s)
@@ -85,7 +85,7 @@ func TestReembedsIntoANewSpace(t *testing.T) {
 	if n := embedOne(t, s, 1, vecNew); n != 1 {
 		t.Fatalf("embedded %d", n)
 	}
-	if ok, err := s.PromoteFilled(ctx); err != nil || ok {
+	if ok, err := s.Vectors().PromoteFilled(ctx); err != nil || ok {
 		t.Fatalf("PromoteFilled with chunks still waiting: %v, %v", ok, err)
 	}
 	// Interrupted: the next start resumes with what it had.
@@ -101,11 +101,11 @@ func TestReembedsIntoANewSpace(t *testing.T) {
 	}
 
 	embedAll(t, s, vecNew)
-	ok, err := s.PromoteFilled(ctx)
+	ok, err := s.Vectors().PromoteFilled(ctx)
 	if err != nil || !ok {
 		t.Fatalf("PromoteFilled with every chunk embedded: %v, %v", ok, err)
 	}
-	if got := s.ActiveSpace(); got != newSpace {
+	if got := s.Search().ActiveSpace(); got != newSpace {
 		t.Fatalf("after the switch searches use %v, want %v", got, newSpace)
 	}
 	if hits, err := searchIn(t, s, newSpace, vecNew("")); err != nil || len(hits) != 4 {
@@ -123,7 +123,7 @@ func TestReembedsIntoANewSpace(t *testing.T) {
 	}
 	// The vector set the switch read serves the search now.
 	mustShortlist(t, s)
-	if hits, err := s.SearchVector(ctx, vault.QueryVector{Space: newSpace, Values: vecNew("")}, 10, vault.ScopeAll); err != nil || len(hits) != 4 {
+	if hits, err := s.Search().SearchVector(ctx, vault.QueryVector{Space: newSpace, Values: vecNew("")}, 10, vault.ScopeAll); err != nil || len(hits) != 4 {
 		t.Fatalf("SearchVector by the set after the switch: %d hits, %v", len(hits), err)
 	}
 	s.Close()
@@ -156,7 +156,7 @@ func TestBackToTheActiveSpace(t *testing.T) {
 	if n := count(t, s, `SELECT count(*) FROM vectors v JOIN spaces sp ON sp.id = v.space WHERE sp.model = ?`, newSpace.Model); n != 0 {
 		t.Errorf("%d vectors of the dropped space are left", n)
 	}
-	pending, err := s.Backlog(context.Background(), 10, 10)
+	pending, err := s.Vectors().Backlog(context.Background(), 10, 10)
 	if err != nil || len(pending) != 1 || pending[0].DocID != "c.md" {
 		t.Fatalf("backlog: %+v, %v", pending, err)
 	}
@@ -185,8 +185,8 @@ func TestPromoteAnEmptyFill(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "i.db")
 	mustOpen(t, Options{Path: path}).Close()
 	s := mustOpen(t, Options{Path: path, Space: newSpace})
-	if ok, err := s.PromoteFilled(context.Background()); err != nil || !ok || s.ActiveSpace() != newSpace {
-		t.Fatalf("PromoteFilled on an empty index: %v, %v, active %v", ok, err, s.ActiveSpace())
+	if ok, err := s.Vectors().PromoteFilled(context.Background()); err != nil || !ok || s.Search().ActiveSpace() != newSpace {
+		t.Fatalf("PromoteFilled on an empty index: %v, %v, active %v", ok, err, s.Search().ActiveSpace())
 	}
 }
 
@@ -235,8 +235,8 @@ func TestSpaceFiles(t *testing.T) {
 	s.Close()
 
 	s = mustOpen(t, Options{Path: path, Space: builtin})
-	if st := mustStats(t, s); st.EmbeddingBacklog != 0 || st.Vectors != 2 || s.ActiveSpace() != builtin {
-		t.Fatalf("reopened with the same files: %+v, space %v", st, s.ActiveSpace())
+	if st := mustStats(t, s); st.EmbeddingBacklog != 0 || st.Vectors != 2 || s.Search().ActiveSpace() != builtin {
+		t.Fatalf("reopened with the same files: %+v, space %v", st, s.Search().ActiveSpace())
 	}
 	s.Close()
 
@@ -244,8 +244,8 @@ func TestSpaceFiles(t *testing.T) {
 	other.Files = "sha256:bbbb"
 	s = mustOpen(t, Options{Path: path, Space: other})
 	st := mustStats(t, s)
-	if st.EmbeddingBacklog != 2 || st.Vectors != 0 || st.Reembedding != nil || s.ActiveSpace() != other {
-		t.Fatalf("reopened with other files: %+v (re-embedding %+v), space %v; want every chunk to embed again in the new space", st, st.Reembedding, s.ActiveSpace())
+	if st.EmbeddingBacklog != 2 || st.Vectors != 0 || st.Reembedding != nil || s.Search().ActiveSpace() != other {
+		t.Fatalf("reopened with other files: %+v (re-embedding %+v), space %v; want every chunk to embed again in the new space", st, st.Reembedding, s.Search().ActiveSpace())
 	}
 	if _, err := searchIn(t, s, builtin, vecOld("")); !errors.Is(err, vault.ErrOtherSpace) {
 		t.Errorf("a question embedded with the old files: %v, want vault.ErrOtherSpace", err)
@@ -261,12 +261,12 @@ func TestSpaceFiles(t *testing.T) {
 	}
 	s.Close()
 	s = mustOpen(t, Options{Path: path, Space: other})
-	if st := mustStats(t, s); st.EmbeddingBacklog != 0 || st.Vectors != 2 || s.ActiveSpace() != other {
-		t.Fatalf("an index recorded before spaces had files: %+v, space %v; want its vectors kept and the files recorded", st, s.ActiveSpace())
+	if st := mustStats(t, s); st.EmbeddingBacklog != 0 || st.Vectors != 2 || s.Search().ActiveSpace() != other {
+		t.Fatalf("an index recorded before spaces had files: %+v, space %v; want its vectors kept and the files recorded", st, s.Search().ActiveSpace())
 	}
 	s.Close()
 	r := mustOpen(t, Options{Path: path, Space: other, ReadOnly: true})
-	if r.ActiveSpace() != other {
-		t.Errorf("a reader sees %v, want %v", r.ActiveSpace(), other)
+	if r.Search().ActiveSpace() != other {
+		t.Errorf("a reader sees %v, want %v", r.Search().ActiveSpace(), other)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
-	"time"
 )
 
 // Stats describes the index for `vaultask stats` and the status endpoint.
@@ -107,7 +106,7 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 		if st.SchemaVersion, _, err = getMeta(ctx, tx, "schema_version"); err != nil {
 			return err
 		}
-		st.LastRun, _, err = getMeta(ctx, tx, "last_run")
+		st.LastRun, _, err = getMeta(ctx, tx, lastRunMeta)
 		return err
 	})
 	if err != nil {
@@ -119,11 +118,4 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 		}
 	}
 	return st, nil
-}
-
-// MarkRun records the time of a completed full index or reconcile run.
-func (s *Store) MarkRun(ctx context.Context, at time.Time) error {
-	return s.write(ctx, "mark run", func(tx *writeTx) error {
-		return setMeta(ctx, tx, "last_run", at.UTC().Format(time.RFC3339))
-	})
 }

@@ -85,11 +85,13 @@ func (o Options) withDefaults() (Options, error) {
 }
 
 // Store is the index: one SQLite file, one writer connection and a pool of
-// readers that see WAL snapshots while the writer commits.
+// readers that see WAL snapshots while the writer commits. Its consumers
+// read and write it through its faces (below): Feed, Search, Browse and
+// Vectors.
 type Store struct {
 	path string
 	// space is the configured embedding space: the index's target, which
-	// it re-embeds into when it holds another (see spaces.go).
+	// it re-embeds into when it holds another (see vectors_spaces.go).
 	space          vault.EmbeddingSpace
 	classifier     Classifier
 	frontmatterKey string
@@ -117,14 +119,10 @@ type Store struct {
 	// commitHooks are the caches' after-commit hooks, registered at Open.
 	commitHooks []afterCommit
 
-	// spaceState is which embedding spaces the index holds (see spaces.go),
-	// replaced whole when they change.
+	// spaceState is which embedding spaces the index holds (see
+	// vectors_spaces.go), replaced whole when they change.
 	spaceState atomic.Pointer[spaceState]
 }
-
-// Changed delivers a signal after a write that put chunks on the embedding
-// backlog. Signals coalesce: one pending signal stands for any number.
-func (s *Store) Changed() <-chan struct{} { return s.changed }
 
 func (s *Store) signalChanged() {
 	select {
@@ -136,10 +134,11 @@ func (s *Store) signalChanged() {
 // Open opens (creating if needed) the index at opts.Path, applies pending
 // migrations and makes opts.Space the space it embeds into: an index of
 // another space is re-embedded in the background while its searches go on
-// in the old one (see spaces.go); Rebuild drops every vector instead. A writer takes the index's writer lock first: while another process
-// holds it, Open fails at once with errLocked naming that process. A reader
-// (ReadOnly) takes no lock and opens an index in a directory it may not write
-// to as an immutable snapshot.
+// in the old one (see vectors_spaces.go); Rebuild drops every vector
+// instead. A writer takes the index's writer lock first: while another
+// process holds it, Open fails at once with errLocked naming that process.
+// A reader (ReadOnly) takes no lock and opens an index in a directory it may
+// not write to as an immutable snapshot.
 func Open(ctx context.Context, opts Options) (*Store, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
@@ -275,3 +274,45 @@ func (s *Store) Close() error {
 
 // Path is the index file's path.
 func (s *Store) Path() string { return s.path }
+
+// The Store's faces, one per consumer: each a small type over the same
+// Store, its writer and its readers, with the methods that consumer needs
+// (as wtf's DialService is over its one DB). Their files carry their name.
+
+// Feed is the index as a source writes it (package feed, and `vaultask
+// index` through it): batches of notes applied with the source's
+// checkpoint in one transaction, the plan and the run of a full sync, the
+// reclassification that ends one, the notes the source parks, and when it
+// last ran. Its writes go through the store's one writer.
+type Feed struct{ db *Store }
+
+// Feed returns the index as a source writes it.
+func (s *Store) Feed() *Feed { return &Feed{db: s} }
+
+// Search is the index as retrieval reads it (package rag, through its
+// Searcher): full-text and vector search, the notes around those found,
+// the distance bounds that decide which of them to read, and the word
+// counts the coverage judgement weighs. Every method applies the scope
+// inside its query, before any k or limit.
+type Search struct{ db *Store }
+
+// Search returns the index as retrieval reads it.
+func (s *Store) Search() *Search { return &Search{db: s} }
+
+// Browse is the index as a reader browses it (the MCP tools and resources,
+// through mcp.Notes): a note by name, its text, its neighbours, the topics
+// and the list of notes. Every method applies the scope inside its
+// queries.
+type Browse struct{ db *Store }
+
+// Browse returns the index as a reader browses it.
+func (s *Store) Browse() *Browse { return &Browse{db: s} }
+
+// Vectors is the index as the embedder fills it (package vectorizer): the
+// chunks waiting for a vector, in the space the index embeds into and,
+// while it re-embeds, in the one it searches; the vectors handed back; the
+// switch to a space once it is filled; and the signal that more wait.
+type Vectors struct{ db *Store }
+
+// Vectors returns the index as the embedder fills it.
+func (s *Store) Vectors() *Vectors { return &Vectors{db: s} }

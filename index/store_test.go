@@ -24,7 +24,7 @@ func TestApplyIndexesNoteForFTS(t *testing.T) {
 	if res.Added != 2 {
 		t.Fatalf("Added = %d, want 2", res.Added)
 	}
-	hits, err := s.SearchFTS(context.Background(), "dough rising", 5, vault.ScopeAll, vault.FieldWeights{})
+	hits, err := s.Search().SearchFTS(context.Background(), "dough rising", 5, vault.ScopeAll, vault.FieldWeights{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,13 +35,13 @@ func TestApplyIndexesNoteForFTS(t *testing.T) {
 		t.Fatalf("hit = %+v, want title Bread and the path in the prelude", hits[0])
 	}
 	// The prelude is searched too: the path's folder finds the note.
-	hits, err = s.SearchFTS(context.Background(), "travel", 5, vault.ScopeAll, vault.FieldWeights{})
+	hits, err = s.Search().SearchFTS(context.Background(), "travel", 5, vault.ScopeAll, vault.FieldWeights{})
 	if err != nil || len(hits) != 1 || hits[0].Path != "Travel/Kyoto.md" {
 		t.Fatalf("prelude search = %v, %v; want Travel/Kyoto.md", paths(hits), err)
 	}
 	// Diacritics are folded.
 	mustApply(t, s, upserts(note("Café.md", "Crème brûlée at the café.\n")))
-	hits, err = s.SearchFTS(context.Background(), "creme brulee", 5, vault.ScopeAll, vault.FieldWeights{})
+	hits, err = s.Search().SearchFTS(context.Background(), "creme brulee", 5, vault.ScopeAll, vault.FieldWeights{})
 	if err != nil || len(hits) != 1 {
 		t.Fatalf("diacritic-folded search = %v, %v", paths(hits), err)
 	}
@@ -254,14 +254,14 @@ func TestTopicEdgesAndPrelude(t *testing.T) {
 	// merely links to is found by the link text alone, what the topic note
 	// says about it.
 	prelude := vault.FieldWeights{Title: 1, Headings: 1, Path: 1, Topics: 1, Body: 1}
-	hits, err := s.SearchFTS(context.Background(), "baking", 5, vault.ScopeAll, prelude)
+	hits, err := s.Search().SearchFTS(context.Background(), "baking", 5, vault.ScopeAll, prelude)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !contains(paths(hits), "20 clippings/Sourdough starter.md") || contains(paths(hits), "20 clippings/Unrelated.md") {
 		t.Fatalf("search by topic = %v, want the clipping and not the unrelated note", paths(hits))
 	}
-	if hits, err = s.SearchFTS(context.Background(), "baking", 5, vault.ScopeAll, vault.FieldWeights{Links: 1}); err != nil || !contains(paths(hits), "20 clippings/Unrelated.md") {
+	if hits, err = s.Search().SearchFTS(context.Background(), "baking", 5, vault.ScopeAll, vault.FieldWeights{Links: 1}); err != nil || !contains(paths(hits), "20 clippings/Unrelated.md") {
 		t.Fatalf("search by link text = %v, %v; want the linked note", paths(hits), err)
 	}
 	// Removing the topic note removes the membership from the prelude.
@@ -288,20 +288,20 @@ func TestTagEdges(t *testing.T) {
 func TestCheckpointCommitsWithBatch(t *testing.T) {
 	s := mustOpen(t, Options{})
 	ctx := context.Background()
-	if _, ok, err := s.Checkpoint(ctx, "couch"); err != nil || ok {
+	if _, ok, err := s.Feed().Checkpoint(ctx, "couch"); err != nil || ok {
 		t.Fatalf("fresh checkpoint: ok=%v err=%v", ok, err)
 	}
 	mustApply(t, s, Batch{Upserts: []vault.NoteInput{note("a.md", "a")}, Source: "couch", Checkpoint: "12-opaque"})
-	if seq, ok, err := s.Checkpoint(ctx, "couch"); err != nil || !ok || seq != "12-opaque" {
-		t.Fatalf("checkpoint = %q %v %v", seq, ok, err)
+	if st, ok, err := s.Feed().Checkpoint(ctx, "couch"); err != nil || !ok || st.Since != "12-opaque" {
+		t.Fatalf("checkpoint = %q %v %v", st.Since, ok, err)
 	}
 	// A failing batch writes neither its notes nor its checkpoint.
-	_, err := s.Apply(ctx, Batch{Upserts: []vault.NoteInput{note("b.md", "b"), {Path: ""}}, Source: "couch", Checkpoint: "13-x"})
+	_, err := s.Feed().Apply(ctx, Batch{Upserts: []vault.NoteInput{note("b.md", "b"), {Path: ""}}, Source: "couch", Checkpoint: "13-x"})
 	if err == nil {
 		t.Fatal("Apply with a path-less note succeeded")
 	}
-	if seq, _, _ := s.Checkpoint(ctx, "couch"); seq != "12-opaque" {
-		t.Fatalf("checkpoint after failed batch = %q, want 12-opaque", seq)
+	if st, _, _ := s.Feed().Checkpoint(ctx, "couch"); st.Since != "12-opaque" {
+		t.Fatalf("checkpoint after failed batch = %q, want 12-opaque", st.Since)
 	}
 	if got := count(t, s, `SELECT count(*) FROM docs WHERE doc_id = 'b.md'`); got != 0 {
 		t.Fatal("failed batch left b.md behind")
@@ -403,7 +403,7 @@ func TestReaderSearchesTheActiveSpace(t *testing.T) {
 		if err != nil {
 			t.Fatalf("reader with %v on a %v index: %v", space, testSpace, err)
 		}
-		if got := r.ActiveSpace(); got != testSpace {
+		if got := r.Search().ActiveSpace(); got != testSpace {
 			t.Errorf("reader with %v searches %v, want the index's %v", space, got, testSpace)
 		}
 		r.Close()
@@ -434,7 +434,7 @@ func TestSyncIsACompareAndSetOnItsPlan(t *testing.T) {
 	ctx := context.Background()
 	mustApply(t, s, upserts(note("a.md", "alpha one"), note("gone.md", "to be deleted")))
 	listing := []vault.NoteInput{note("a.md", "alpha listed"), note("gone.md", "to be deleted, listed"), note("new.md", "new")}
-	plan, err := s.Plan(ctx, listing)
+	plan, err := s.Feed().Plan(ctx, listing)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -442,7 +442,7 @@ func TestSyncIsACompareAndSetOnItsPlan(t *testing.T) {
 	newer.Rev = "2-b"
 	mustApply(t, s, Batch{Upserts: []vault.NoteInput{newer}, Deletes: []string{"gone.md"}})
 
-	res, err := s.Sync(ctx, listing, plan, SyncOptions{})
+	res, err := s.Feed().Sync(ctx, listing, plan, SyncOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -104,13 +105,6 @@ func (c *stmtCache) QueryRowContext(ctx context.Context, query string, args ...a
 	return st.QueryRowContext(ctx, args...)
 }
 
-// inTxQueries are the statements read transactions run prepared through
-// stmtCache.in. They are prepared when the store opens: preparing one on
-// the pool inside a transaction waits for a free connection, and when
-// every connection is held by a transaction that waits the same way,
-// none comes.
-var inTxQueries = []string{metaSQL, hopsSQL, topicMembersSQL, rescoreSQL, hitsSQL, nearestHitsSQL, nearestCandidatesSQL, firstChunksSQL}
-
 // prepareInTx prepares inTxQueries, before the store is used: c.inTx is
 // read without a lock after.
 func (c *stmtCache) prepareInTx(ctx context.Context) error {
@@ -184,3 +178,15 @@ func queryAll[T any](ctx context.Context, q rowQuerier, dest func(*T) []any, que
 
 // one points Scan at a single value.
 func one[T any](v *T) []any { return []any{v} }
+
+type rowQuerier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// idList passes a set of ids as one JSON parameter, read with json_each, so
+// a query takes any number of them.
+func idList[T any](ids []T) string {
+	b, _ := json.Marshal(ids) // strings and integers always marshal
+	return string(b)
+}

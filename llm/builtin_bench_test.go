@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vaultask/vaultask/llm/bge"
-	"github.com/vaultask/vaultask/llm/e5"
+	"github.com/vaultask/vaultask/llm/builtin"
 	"github.com/vaultask/vaultask/tstest/corpustext"
 )
 
-// The built-in encoders side by side on the same texts: e5 and bge.
+// The built-in models run on the shared encoder side by side on the same
+// texts: e5 and bge.
 
 // benchCorpusTexts returns the first n chunks (by document id) of the hub
 // corpus of 800 to 1,400 characters, about 200 to 300 tokens for both
@@ -38,35 +38,23 @@ func benchCorpusTexts(b *testing.B, n int) []string {
 	return nil
 }
 
-// builtinEncoder is what the benchmarks ask of e5.Model and bge.Model.
-type builtinEncoder interface {
-	Embed(ctx context.Context, texts []string) ([][]float32, error)
-	TokenCount(text string) int
-	Close() error
-}
-
-var builtinEncoders = []struct {
-	name  string
-	query string
-	load  func(workers int) (builtinEncoder, error)
-}{
-	{"e5", "query: how do I sync my vault between two phones?", func(w int) (builtinEncoder, error) {
-		return e5.Load(modelDir(DefaultBuiltinDir(), e5.DirName, e5.FileName), e5.Options{Workers: w})
-	}},
-	{"bge", representInstruction + "how do I sync my vault between two phones?", func(w int) (builtinEncoder, error) {
-		return bge.Load(modelDir(DefaultBuiltinDir(), bge.DirName, bge.FileName), bge.Options{Workers: w})
-	}},
-}
-
-func mustLoadBuiltin(b *testing.B, load func(int) (builtinEncoder, error), workers int) builtinEncoder {
-	m, err := load(workers)
-	if errors.Is(err, e5.ErrModelNotFound) || errors.Is(err, bge.ErrModelNotFound) {
-		b.Skipf("%v; scripts/fetch-model.sh fetches it", err)
+// mustLoadEncoder loads the built-in model s from the default directory
+// with workers; a model not run on llm/internal/bert's encoder (USE-lite)
+// skips, and so does one whose files are not there.
+func mustLoadEncoder(b *testing.B, s *builtin.Spec, workers int) *builtin.Encoder {
+	m, err := s.Load(s.In(DefaultBuiltinDir()), builtin.Options{Workers: workers})
+	if errors.Is(err, builtin.ErrModelNotFound) {
+		b.Skipf("%v; vaultask fetch-model fetches it", err)
 	}
 	if err != nil {
 		b.Fatal(err)
 	}
-	return m
+	enc, ok := m.(*builtin.Encoder)
+	if !ok {
+		m.Close()
+		b.Skipf("%s does not run on the shared encoder", s.Name)
+	}
+	return enc
 }
 
 // BenchmarkBuiltinEmbed embeds 128 hub chunks in one call with each
@@ -74,10 +62,10 @@ func mustLoadBuiltin(b *testing.B, load func(int) (builtinEncoder, error), worke
 // the chunks' mean tokens.
 func BenchmarkBuiltinEmbed(b *testing.B) {
 	texts := benchCorpusTexts(b, 128)
-	for _, enc := range builtinEncoders {
+	for _, s := range builtinModels {
 		for _, w := range []int{1, 2} {
-			b.Run(enc.name+"/workers="+string(rune('0'+w)), func(b *testing.B) {
-				m := mustLoadBuiltin(b, enc.load, w)
+			b.Run(s.Name+"/workers="+string(rune('0'+w)), func(b *testing.B) {
+				m := mustLoadEncoder(b, s, w)
 				defer m.Close()
 				for b.Loop() {
 					if _, err := m.Embed(context.Background(), texts); err != nil {
@@ -98,22 +86,23 @@ func BenchmarkBuiltinEmbed(b *testing.B) {
 // BenchmarkBuiltinQuery embeds one question (with each model's query
 // prefix) a call, reporting the median latency as p50-ms.
 func BenchmarkBuiltinQuery(b *testing.B) {
-	for _, enc := range builtinEncoders {
+	const question = "how do I sync my vault between two phones?"
+	for _, s := range builtinModels {
 		for _, w := range []int{1, 2} {
-			b.Run(enc.name+"/workers="+string(rune('0'+w)), func(b *testing.B) {
-				m := mustLoadBuiltin(b, enc.load, w)
+			b.Run(s.Name+"/workers="+string(rune('0'+w)), func(b *testing.B) {
+				m := mustLoadEncoder(b, s, w)
 				defer m.Close()
 				var lat []time.Duration
 				for b.Loop() {
 					start := time.Now()
-					if _, err := m.Embed(context.Background(), []string{enc.query}); err != nil {
+					if _, err := m.Embed(context.Background(), []string{s.Prefixes.Query + question}); err != nil {
 						b.Fatal(err)
 					}
 					lat = append(lat, time.Since(start))
 				}
 				slices.Sort(lat)
 				b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
-				b.ReportMetric(float64(m.TokenCount(enc.query)), "tokens")
+				b.ReportMetric(float64(m.TokenCount(s.Prefixes.Query+question)), "tokens")
 			})
 		}
 	}
@@ -123,19 +112,19 @@ func BenchmarkBuiltinQuery(b *testing.B) {
 // heap after a GC (heap-MB: the quantized layer weights, the tokenizer's
 // tables; the word table stays in the file).
 func BenchmarkBuiltinLoad(b *testing.B) {
-	for _, enc := range builtinEncoders {
-		b.Run(enc.name, func(b *testing.B) {
+	for _, s := range builtinModels {
+		b.Run(s.Name, func(b *testing.B) {
 			runtime.GC()
 			var before runtime.MemStats
 			runtime.ReadMemStats(&before)
-			var m builtinEncoder
+			var m *builtin.Encoder
 			for b.Loop() {
 				if m != nil {
 					b.StopTimer()
 					_ = m.Close()
 					b.StartTimer()
 				}
-				m = mustLoadBuiltin(b, enc.load, 0)
+				m = mustLoadEncoder(b, s, 0)
 			}
 			runtime.GC()
 			var after runtime.MemStats

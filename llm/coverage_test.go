@@ -36,9 +36,9 @@ func TestCoverageFits(t *testing.T) {
 			}
 		}
 	}
-	for _, id := range BuiltinEmbeddingModels() {
-		if _, own := EmbeddingCoverage(id); !own {
-			t.Errorf("built-in %s has no coverage fit of its own", id)
+	for _, s := range builtinModels {
+		if _, err := fs.Stat(coverageFiles, "coverage/"+s.Coverage+".json"); err != nil {
+			t.Errorf("built-in %s names the fit %q: %v", s.ID, s.Coverage, err)
 		}
 	}
 	if f, own := EmbeddingCoverage("ollama/a-model-never-measured"); own || f.Name != "fallback" {

@@ -7,5 +7,5 @@ import (
 )
 
 func TestDeps(t *testing.T) {
-	deptest.Check(t, "llm/uselite", "llm/e5", "llm/bge", "internal/modeldir")
+	deptest.Check(t, "llm/builtin", "llm/uselite", "llm/e5", "llm/bge")
 }

@@ -9,19 +9,22 @@
 //     chat, embeddings, with retries; rerank.go its cross-encoder rerank
 //     endpoint (llama-server's /v1/rerank); failure.go a failure's reason
 //     in a few words, for an answer that had to do without the model.
+//   - builtin.go: the built-in embedding models, a line each: each model
+//     package's Spec (llm/builtin), which everything else reads; the
+//     loader, from the model's folder of the built-in models' directory,
+//     and the fetch of their files (FetchBuiltin, `vaultask fetch-model`).
 //   - embedder.go: the Embedder everything embeds with, over the client or
-//     the built-in models (llm/uselite, llm/e5, llm/bge, loaded from
-//     internal/modeldir's directory by default), with each model's query
-//     and document prefixes.
-//   - embedding_models.go: what is known of each embedding model by name:
-//     its prefixes, its size, and the distances retrieval judges its hits
-//     by (EmbeddingDistances).
+//     a built-in model, with each model's query and document prefixes.
+//   - embedding_models.go: what is known of each embedding model by name
+//     (the built-in models by their specs, the others by a table): its
+//     prefixes, its size, and the distances retrieval judges its hits by
+//     (EmbeddingDistances).
 //   - coverage.go: the coverage fits of each embedding model and of full
 //     text (coverage/*.json, fitted by devtools/cmd/coverage-fit), which
 //     cmd/ragconfig hands rag as its coverage models.
 //
-// It may import its built-in models (llm/uselite, llm/e5, llm/bge) and
-// internal/modeldir, no other package of the module: the model clients are
-// a leaf that never reaches the index, CouchDB or the pipeline, and only
-// this package links openai-go.
+// It may import its built-in models (llm/builtin, llm/uselite, llm/e5,
+// llm/bge), no other package of the module: the model clients are a leaf
+// that never reaches the index, CouchDB or the pipeline, and only this
+// package links openai-go.
 package llm

@@ -5,16 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 
-	"github.com/vaultask/vaultask/internal/modeldir"
-	"github.com/vaultask/vaultask/llm/bge"
-	"github.com/vaultask/vaultask/llm/e5"
-	"github.com/vaultask/vaultask/llm/uselite"
+	"github.com/vaultask/vaultask/llm/builtin"
 )
 
 // Embedder embeds questions and the passages they should find into one
@@ -37,9 +30,9 @@ type EmbedderOptions struct {
 	// Prefixes replace those the model is known by (KnownEmbeddingModel);
 	// nil keeps them, and a model vaultask does not know gets none.
 	Prefixes *Prefixes
-	// BuiltinDir holds the built-in models' files, each in the folder
-	// fetch-model.sh names for it (or, for one model, its files directly);
-	// "" is DefaultBuiltinDir().
+	// BuiltinDir holds the built-in models' files, each in its folder
+	// (builtin.Spec.Dir; or, for one model, its files directly); "" is
+	// DefaultBuiltinDir().
 	BuiltinDir string
 	// Workers is how many goroutines a built-in model computes one call
 	// on; 0 is GOMAXPROCS.
@@ -58,10 +51,10 @@ type Embedding struct {
 	spec EmbeddingSpec
 	raw  rawEmbedder
 	// background, when not nil, makes the embedder of passages in raw's
-	// place, on the first passage: a built-in encoder's (e5's, bge's)
-	// background view, on threads of the lowest priority, so that
-	// embedding the vault never takes the CPU questions and the index's
-	// writer want. An embedder that only embeds questions never starts
+	// place, on the first passage: a built-in model's background view
+	// (builtin.Backgrounder: e5's, bge's), on threads of the lowest
+	// priority, so that embedding the vault never takes the CPU questions
+	// and the index's writer want. An embedder that only embeds questions never starts
 	// those threads.
 	background func() rawEmbedder
 	docsOnce   sync.Once
@@ -83,8 +76,8 @@ type EmbeddingSpec struct {
 	// so, as "input_type=query" and "input_type=passage", and are never
 	// put before a text.
 	InputType bool
-	// Files names a built-in model's files by their pinned sums (each
-	// model package's Files), which its Load checks: another release of
+	// Files names a built-in model's files by their pinned sums
+	// (builtin.Spec.Digest), which its Load checks: another release of
 	// them is another space. "" for a model behind a server.
 	Files string
 }
@@ -111,14 +104,14 @@ func ResolveEmbedding(model string, dim int, prefixes *Prefixes) (EmbeddingSpec,
 	case prefixes != nil:
 		spec.Prefixes = *prefixes
 	case known.InputType:
-		spec.InputType, spec.Prefixes = true, Prefixes{inputTypeQuery, inputTypePassage}
+		spec.InputType, spec.Prefixes = true, Prefixes{Query: inputTypeQuery, Document: inputTypePassage}
 	}
-	if id.Provider == "builtin" {
-		spec.Files = builtinFiles(model)
+	if s := builtinSpec(model); s != nil {
+		spec.Files = s.Digest()
 	}
 	switch {
 	case id.Provider == "builtin" && !isKnown:
-		return EmbeddingSpec{}, fmt.Errorf("%w %q: the built-in embedding models are %s", ErrBadModelID, model, strings.Join(BuiltinEmbeddingModels(), ", "))
+		return EmbeddingSpec{}, errNotBuiltin(model)
 	case id.Provider == "builtin" && dim > 0 && dim != known.Dim:
 		return EmbeddingSpec{}, fmt.Errorf("embedding model %s has %d dimensions, and %d are configured (models.embedding_dim: 0 takes the model's own)", model, known.Dim, dim)
 	case dim > 0:
@@ -132,30 +125,10 @@ func ResolveEmbedding(model string, dim int, prefixes *Prefixes) (EmbeddingSpec,
 	return spec, nil
 }
 
-// builtinFiles names the files of the built-in model with id, "" for an
-// id that is none.
-func builtinFiles(model string) string {
-	switch model {
-	case e5.ModelID:
-		return e5.Files()
-	case bge.ModelID:
-		return bge.Files()
-	case uselite.ModelID:
-		return uselite.Files()
-	}
-	return ""
-}
-
-// BuiltinEmbeddingModels are the ids of the built-in embedding models.
-func BuiltinEmbeddingModels() []string {
-	return []string{e5.ModelID, bge.ModelID, uselite.ModelID}
-}
-
-// NewEmbedder returns the embedder for model: a built-in one for
-// builtin/bge-small-en-v1.5, builtin/multilingual-e5-small and
-// builtin/use-lite, else an OpenAI-compatible client (Ollama, or the
-// operator's own server at BaseURL). Hosted APIs are refused, since every
-// note, personal ones included, is embedded.
+// NewEmbedder returns the embedder for model: a built-in one for the id of
+// a built-in model (builtinModels), else an OpenAI-compatible client
+// (Ollama, or the operator's own server at BaseURL). Hosted APIs are
+// refused, since every note, personal ones included, is embedded.
 func NewEmbedder(model string, opts EmbedderOptions) (*Embedding, error) {
 	if err := CheckLocalEmbedding(model, opts.BaseURL); err != nil {
 		return nil, err
@@ -166,19 +139,17 @@ func NewEmbedder(model string, opts EmbedderOptions) (*Embedding, error) {
 	}
 	e := &Embedding{spec: spec}
 	if id, _ := ParseModelID(model); id.Provider == "builtin" {
-		raw, dim, err := loadBuiltin(model, opts)
+		m, err := loadBuiltin(model, opts.BuiltinDir, opts.Workers)
 		if err != nil {
 			return nil, err
 		}
-		if dim != spec.Dim {
-			return nil, fmt.Errorf("embedding model %s loaded with %d dimensions, not its %d", model, dim, spec.Dim)
+		if m.Dim() != spec.Dim {
+			m.Close()
+			return nil, fmt.Errorf("embedding model %s loaded with %d dimensions, not its %d", model, m.Dim(), spec.Dim)
 		}
-		e.raw = raw
-		switch m := raw.(type) {
-		case *e5.Model:
-			e.background = func() rawEmbedder { return m.Background() }
-		case *bge.Model:
-			e.background = func() rawEmbedder { return m.Background() }
+		e.raw = m
+		if b, ok := m.(builtin.Backgrounder); ok {
+			e.background = func() rawEmbedder { return b.Background() }
 		}
 		return e, nil
 	}
@@ -191,52 +162,6 @@ func NewEmbedder(model string, opts EmbedderOptions) (*Embedding, error) {
 		e.typed = c
 	}
 	return e, nil
-}
-
-// loadBuiltin loads the built-in model, from its folder in opts.BuiltinDir.
-func loadBuiltin(model string, opts EmbedderOptions) (rawEmbedder, int, error) {
-	dir := opts.BuiltinDir
-	if dir == "" {
-		dir = DefaultBuiltinDir()
-	}
-	switch model {
-	case e5.ModelID:
-		m, err := e5.Load(modelDir(dir, e5.DirName, e5.FileName), e5.Options{Workers: opts.Workers})
-		if err != nil {
-			return nil, 0, err
-		}
-		return m, m.Dim(), nil
-	case bge.ModelID:
-		m, err := bge.Load(modelDir(dir, bge.DirName, bge.FileName), bge.Options{Workers: opts.Workers})
-		if err != nil {
-			return nil, 0, err
-		}
-		return m, m.Dim(), nil
-	case uselite.ModelID:
-		m, err := uselite.Load(modelDir(dir, uselite.DirName, "model.json"))
-		if err != nil {
-			return nil, 0, err
-		}
-		return m, uselite.Dim, nil
-	}
-	return nil, 0, fmt.Errorf("%w %q: the built-in embedding models are %s", ErrBadModelID, model, strings.Join(BuiltinEmbeddingModels(), ", "))
-}
-
-// DefaultBuiltinDir is where scripts/fetch-model.sh puts the built-in
-// models when it is given no directory: ${XDG_CACHE_HOME:-~/.cache}/vaultask.
-func DefaultBuiltinDir() string {
-	return modeldir.Base()
-}
-
-// modelDir is the folder named name in dir, where fetch-model.sh puts a
-// model; dir itself when it holds the model's file instead (a directory
-// that one model's files were fetched into, as before two models were
-// built in).
-func modelDir(dir, name, file string) string {
-	if _, err := os.Stat(filepath.Join(dir, file)); !errors.Is(err, fs.ErrNotExist) {
-		return dir
-	}
-	return filepath.Join(dir, name)
 }
 
 // Spec names the embedding model's vector space.

@@ -14,8 +14,7 @@ import (
 	"testing"
 
 	"github.com/vaultask/vaultask/llm/bge"
-	"github.com/vaultask/vaultask/llm/e5"
-	"github.com/vaultask/vaultask/llm/uselite"
+	"github.com/vaultask/vaultask/llm/builtin"
 )
 
 // embedRecorder is an OpenAI-compatible embeddings server that records what
@@ -203,24 +202,24 @@ func TestEmbedderDimension(t *testing.T) {
 // TestBuiltinBGE: builtin/bge-small-en-v1.5 loads from its folder of the
 // built-in models' directory, puts the instruction before a question only,
 // and embeds passages on its background view with the same vectors; a
-// directory without it names the script that fetches it.
+// directory without it names the command that fetches it.
 func TestBuiltinBGE(t *testing.T) {
-	if _, err := NewEmbedder(bge.ModelID, EmbedderOptions{BuiltinDir: t.TempDir()}); !errors.Is(err, bge.ErrModelNotFound) || !strings.Contains(err.Error(), "scripts/fetch-model.sh bge") {
-		t.Errorf("builtin/bge-small-en-v1.5 without its files: %v, want ErrModelNotFound naming scripts/fetch-model.sh bge", err)
+	if _, err := NewEmbedder(bge.Spec.ID, EmbedderOptions{BuiltinDir: t.TempDir()}); !errors.Is(err, builtin.ErrModelNotFound) || !strings.Contains(err.Error(), "vaultask fetch-model --dir ") {
+		t.Errorf("builtin/bge-small-en-v1.5 without its files: %v, want ErrModelNotFound naming vaultask fetch-model", err)
 	}
 	dir := DefaultBuiltinDir()
 	if d := os.Getenv("VAULTASK_MODELS__BUILTIN_DIR"); d != "" {
 		dir = d
 	}
-	m, err := bge.Load(filepath.Join(dir, bge.DirName), bge.Options{})
-	if errors.Is(err, bge.ErrModelNotFound) && os.Getenv("VAULTASK_REQUIRE_MODELS") != "1" {
-		t.Skipf("%v; scripts/fetch-model.sh bge fetches it", err)
+	m, err := bge.Spec.Load(filepath.Join(dir, bge.Spec.Dir), builtin.Options{})
+	if errors.Is(err, builtin.ErrModelNotFound) && os.Getenv("VAULTASK_REQUIRE_MODELS") != "1" {
+		t.Skipf("%v; vaultask fetch-model bge fetches it", err)
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	e, err := NewEmbedder(bge.ModelID, EmbedderOptions{BuiltinDir: dir})
+	e, err := NewEmbedder(bge.Spec.ID, EmbedderOptions{BuiltinDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +236,7 @@ func TestBuiltinBGE(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bg, ok := e.docs.(*bge.Model); !ok || bg == e.raw {
+	if bg, ok := e.docs.(*builtin.Encoder); !ok || bg == e.raw {
 		t.Errorf("the built-in bge embeds passages on %T, not its background view", e.docs)
 	}
 	want, err := m.Embed(ctx, []string{representInstruction + "how do I sync my vault?", "how do I sync my vault?"})
@@ -257,10 +256,11 @@ func TestBuiltinBGE(t *testing.T) {
 // behind a server, whose files vaultask does not see, names none.
 func TestBuiltinSpaceFiles(t *testing.T) {
 	seen := map[string]bool{}
-	for id, files := range map[string]string{bge.ModelID: bge.Files(), e5.ModelID: e5.Files(), uselite.ModelID: uselite.Files()} {
-		spec, err := ResolveEmbedding(id, 0, nil)
+	for _, s := range builtinModels {
+		spec, err := ResolveEmbedding(s.ID, 0, nil)
+		files := s.Sums.Digest(s.Files...)
 		if err != nil || spec.Files != files || !strings.HasPrefix(files, "sha256:") || seen[files] {
-			t.Errorf("%s: spec %+v, %v; want files %q, of its own", id, spec, err, files)
+			t.Errorf("%s: spec %+v, %v; want files %q, of its own", s.ID, spec, err, files)
 		}
 		seen[files] = true
 	}

@@ -37,7 +37,7 @@ func TestCitationsCheckedWhileStreaming(t *testing.T) {
 	}
 	model := newFakeModel(t, func([]Message) []string { return pieces })
 	model.afterFirst = make(chan struct{})
-	p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Generator: model.client(t)})
+	p := mustPipeline(t, Options{Searcher: store.Search(), Embedder: &bagEmbedder{}, Generator: model.client(t)})
 
 	var deltas []string
 	var once sync.Once
@@ -94,7 +94,7 @@ func assertCitationsResolveInContext(t *testing.T, store *index.Store, a *Answer
 	for _, m := range wikilink.FindAllStringSubmatch(a.Text, -1) {
 		links = append(links, m[1])
 	}
-	docs, err := store.ResolveLinks(context.Background(), links, a.Retrieval.Scope)
+	docs, err := store.Search().ResolveLinks(context.Background(), links, a.Retrieval.Scope)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func helpVault(tb testing.TB) *index.Store {
 func TestExtractiveAnswerWithoutModel(t *testing.T) {
 	t.Parallel()
 	store := helpVault(t)
-	p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}})
+	p := mustPipeline(t, Options{Searcher: store.Search(), Embedder: &bagEmbedder{}})
 	var streamed strings.Builder
 	a, err := p.Ask(context.Background(), Question{Text: "How do I recover a deleted note?", AllowWeb: true}, func(s string) error {
 		streamed.WriteString(s)
@@ -210,7 +210,7 @@ Most reds are served too warm in a heated flat.
 func TestExtractiveAnswerKeepsTableRows(t *testing.T) {
 	t.Parallel()
 	store := mustIndex(t, nil, note("Clippings/Red wine.md", wineNote))
-	p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}})
+	p := mustPipeline(t, Options{Searcher: store.Search(), Embedder: &bagEmbedder{}})
 	a, err := p.Ask(context.Background(), Question{Text: "At what temperature do I serve red wine?"}, func(string) error { return nil })
 	if err != nil {
 		t.Fatal(err)
@@ -283,7 +283,7 @@ func TestSilentVault(t *testing.T) {
 	model := newFakeModel(t, func([]Message) []string { return []string{"should not be asked"} })
 	for name, gen := range map[string]ChatModel{"extractive": nil, "model": model.client(t)} {
 		t.Run(name, func(t *testing.T) {
-			p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Generator: gen})
+			p := mustPipeline(t, Options{Searcher: store.Search(), Embedder: &bagEmbedder{}, Generator: gen})
 			a, err := p.Ask(context.Background(), Question{Text: "zebra migration patterns", AllowWeb: true}, func(string) error { return nil })
 			if err != nil {
 				t.Fatal(err)
@@ -316,7 +316,7 @@ func TestWebStage(t *testing.T) {
 
 	t.Run("silent vault, extractive", func(t *testing.T) {
 		web := &fakeWeb{search: func(string, int) ([]WebResult, error) { return results, nil }}
-		a := ask(t, mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Web: web}), silent)
+		a := ask(t, mustPipeline(t, Options{Searcher: store.Search(), Embedder: &bagEmbedder{}, Web: web}), silent)
 		if !slices.Equal(web.queries, []string{silent.Text}) {
 			t.Fatalf("web queries = %q", web.queries)
 		}
@@ -331,7 +331,7 @@ func TestWebStage(t *testing.T) {
 		web := &fakeWeb{search: func(string, int) ([]WebResult, error) { return results, nil }}
 		q := silent
 		q.AllowWeb = false
-		a := ask(t, mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Web: web}), q)
+		a := ask(t, mustPipeline(t, Options{Searcher: store.Search(), Embedder: &bagEmbedder{}, Web: web}), q)
 		if len(web.queries) != 0 || len(a.Web) != 0 {
 			t.Fatalf("searched the web for %q", web.queries)
 		}
@@ -340,7 +340,7 @@ func TestWebStage(t *testing.T) {
 		web := &fakeWeb{search: func(string, int) ([]WebResult, error) { return results, nil }}
 		settings := testSettings()
 		settings.Coverage = map[string]CoverageModel{testSpace.Model: nearestWithin(0.9)}
-		ask(t, mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Web: web, Settings: settings}), Question{Text: "recover a deleted note", AllowWeb: true})
+		ask(t, mustPipeline(t, Options{Searcher: store.Search(), Embedder: &bagEmbedder{}, Web: web, Settings: settings}), Question{Text: "recover a deleted note", AllowWeb: true})
 		if len(web.queries) != 0 {
 			t.Fatalf("searched the web for %q", web.queries)
 		}
@@ -358,7 +358,7 @@ func TestWebStage(t *testing.T) {
 			web := &fakeWeb{search: func(string, int) ([]WebResult, error) { return results, nil }}
 			settings := testSettings()
 			settings.Coverage = c.coverage
-			ask(t, mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Web: web, Settings: settings}), Question{Text: "recover a deleted note", AllowWeb: true})
+			ask(t, mustPipeline(t, Options{Searcher: store.Search(), Embedder: &bagEmbedder{}, Web: web, Settings: settings}), Question{Text: "recover a deleted note", AllowWeb: true})
 			if searched := len(web.queries) != 0; searched != c.searched {
 				t.Errorf("%s: searched the web %v, want %v", c.name, searched, c.searched)
 			}
@@ -368,7 +368,7 @@ func TestWebStage(t *testing.T) {
 		web := &fakeWeb{search: func(string, int) ([]WebResult, error) { return nil, errors.New("duckduckgo: status 503") }}
 		settings := testSettings()
 		settings.Coverage = map[string]CoverageModel{testSpace.Model: alwaysThin}
-		a := ask(t, mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Web: web, Settings: settings}), Question{Text: "recover a deleted note", AllowWeb: true})
+		a := ask(t, mustPipeline(t, Options{Searcher: store.Search(), Embedder: &bagEmbedder{}, Web: web, Settings: settings}), Question{Text: "recover a deleted note", AllowWeb: true})
 		if len(web.queries) != 1 || len(a.Web) != 0 || !a.Extractive {
 			t.Fatalf("queries %q, web %v", web.queries, a.Web)
 		}
@@ -381,7 +381,7 @@ func TestWebStage(t *testing.T) {
 		model := newFakeModel(t, func([]Message) []string {
 			return []string{SilentAnswer + "\n\n" + WebHeading + "\n\nZebras migrate <https://example.org/zebra>."}
 		})
-		a := ask(t, mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Web: web, Generator: model.client(t)}), silent)
+		a := ask(t, mustPipeline(t, Options{Searcher: store.Search(), Embedder: &bagEmbedder{}, Web: web, Generator: model.client(t)}), silent)
 		prompt := model.recorded()[0]
 		user := prompt[len(prompt)-1].Content
 		if !strings.Contains(user, "Vault passages:\n\n(none)") || !strings.Contains(user, "URL: https://example.org/zebra") {
@@ -400,7 +400,7 @@ func TestModelFailuresDegrade(t *testing.T) {
 	store := helpVault(t)
 	model := newFakeModel(t, nil)
 	model.status = 500
-	p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Generator: model.client(t)})
+	p := mustPipeline(t, Options{Searcher: store.Search(), Embedder: &bagEmbedder{}, Generator: model.client(t)})
 	q := Question{Text: "and deleted ones?", History: []Turn{{Role: "user", Text: "how do I recover a note"}}, AllowWeb: true}
 	a, err := p.Ask(context.Background(), q, func(string) error { return nil })
 	if err != nil {
@@ -422,7 +422,7 @@ func TestModelFailuresDegrade(t *testing.T) {
 func TestDeletedNotesNeverAppear(t *testing.T) {
 	t.Parallel()
 	store := quasarVault(t)
-	if _, err := store.Apply(context.Background(), index.Batch{Deletes: []string{"Space/Quasar light.md", "Space/Quasar redshift.md", "Space/Pulsar.md"}}); err != nil {
+	if _, err := store.Feed().Apply(context.Background(), index.Batch{Deletes: []string{"Space/Quasar light.md", "Space/Quasar redshift.md", "Space/Pulsar.md"}}); err != nil {
 		t.Fatal(err)
 	}
 	model := newFakeModel(t, func([]Message) []string {
@@ -430,7 +430,7 @@ func TestDeletedNotesNeverAppear(t *testing.T) {
 	})
 	settings := testSettings()
 	settings.GraphMaxSiblings, settings.GraphMaxSlots = 10, 4
-	p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Generator: model.client(t), Settings: settings})
+	p := mustPipeline(t, Options{Searcher: store.Search(), Embedder: &bagEmbedder{}, Generator: model.client(t), Settings: settings})
 	a, err := p.Ask(context.Background(), Question{Text: "quasar light pulsar", AllowWeb: true}, func(string) error { return nil })
 	if err != nil {
 		t.Fatal(err)
@@ -458,7 +458,7 @@ func TestDeletedNotesNeverAppear(t *testing.T) {
 
 func TestGraphEnabledIsAnOffSwitch(t *testing.T) {
 	t.Parallel()
-	store := &countingSearcher{Store: quasarVault(t)}
+	store := &countingSearcher{Search: quasarVault(t).Search()}
 	settings := testSettings()
 	settings.GraphEnabled = false
 	r := mustRetrieve(t, mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Settings: settings}), Question{Text: "quasar", AllowWeb: true})
@@ -479,7 +479,7 @@ func TestEmbedderDownDegradesToFullText(t *testing.T) {
 	t.Parallel()
 	emb := &bagEmbedder{}
 	emb.down.Store(true)
-	r := mustRetrieve(t, mustPipeline(t, Options{Searcher: quasarVault(t), Embedder: emb}), Question{Text: "quasar", AllowWeb: true})
+	r := mustRetrieve(t, mustPipeline(t, Options{Searcher: quasarVault(t).Search(), Embedder: emb}), Question{Text: "quasar", AllowWeb: true})
 	if !r.FullTextOnly || len(r.Direct) == 0 {
 		t.Fatalf("full text only = %v, %d direct hits", r.FullTextOnly, len(r.Direct))
 	}
@@ -509,7 +509,7 @@ func TestCancelledWhileEmbeddingIsNoEmbedderFailure(t *testing.T) {
 		cancel()
 	}()
 	var log bytes.Buffer
-	p := mustPipeline(t, Options{Searcher: quasarVault(t), Embedder: emb, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	p := mustPipeline(t, Options{Searcher: quasarVault(t).Search(), Embedder: emb, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	if _, err := p.Retrieve(ctx, Question{Text: "quasar", AllowWeb: true}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Retrieve = %v, want %v", err, context.Canceled)
 	}
@@ -530,7 +530,7 @@ func (e *blockingEmbedder) EmbedQuery(ctx context.Context, _ vault.EmbeddingSpac
 
 func TestQuestionOverridesSizes(t *testing.T) {
 	t.Parallel()
-	p := mustPipeline(t, Options{Searcher: quasarVault(t), Embedder: &bagEmbedder{}})
+	p := mustPipeline(t, Options{Searcher: quasarVault(t).Search(), Embedder: &bagEmbedder{}})
 	r := mustRetrieve(t, p, Question{Text: "quasar", AllowWeb: true, K: Overrides{FinalTopK: 2, FusionTopK: 4, VectorTopK: 5}})
 	if len(r.Hits) != 2 || len(r.Direct) != 4 || len(stageHits(r, "vector")) != 5 {
 		t.Fatalf("hits %d, direct %d, vector %d", len(r.Hits), len(r.Direct), len(stageHits(r, "vector")))
@@ -551,7 +551,7 @@ func TestRankNotesRaisesFinalTopK(t *testing.T) {
 	t.Parallel()
 	settings := testSettings()
 	settings.FusionTopK, settings.FinalTopK = 4, 2
-	p := mustPipeline(t, Options{Searcher: quasarVault(t), Embedder: &bagEmbedder{}, Settings: settings})
+	p := mustPipeline(t, Options{Searcher: quasarVault(t).Search(), Embedder: &bagEmbedder{}, Settings: settings})
 	q := Question{Text: "quasar", AllowWeb: true}
 	ranked, inContext, err := p.RankNotes(context.Background(), q)
 	if err != nil {
@@ -587,7 +587,7 @@ func TestRankNotesRaisesFinalTopK(t *testing.T) {
 // A result's keys are what ask --json prints and later surfaces serve.
 func TestResultKeys(t *testing.T) {
 	t.Parallel()
-	p := mustPipeline(t, Options{Searcher: quasarVault(t), Embedder: &bagEmbedder{}})
+	p := mustPipeline(t, Options{Searcher: quasarVault(t).Search(), Embedder: &bagEmbedder{}})
 	keys := func(v any) []string {
 		t.Helper()
 		data, err := json.Marshal(v)

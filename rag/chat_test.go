@@ -22,7 +22,7 @@ func TestMaxTokensBoundsTheAnswerOnly(t *testing.T) {
 		return []string{"Quasars are bright."}
 	})
 	gen := model.client(t)
-	p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Generator: gen, Reranker: NewChatReranker(gen, RerankOptions{})})
+	p := mustPipeline(t, Options{Searcher: store.Search(), Embedder: &bagEmbedder{}, Generator: gen, Reranker: NewChatReranker(gen, RerankOptions{})})
 	history := []Turn{{Role: "user", Text: "tell me about quasars"}, {Role: "assistant", Text: "They are far away."}}
 	a, err := p.Ask(context.Background(), Question{Text: "and their light?", History: history, MaxTokens: 42}, func(string) error { return nil })
 	if err != nil {

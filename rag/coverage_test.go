@@ -35,7 +35,7 @@ func TestCoverageModelValidate(t *testing.T) {
 	}
 	s := testSettings()
 	s.Coverage[testSpace.Model] = CoverageModel{Name: "broken"}
-	if _, err := New(Options{Searcher: helpVault(t), Settings: s}); err == nil || !strings.Contains(err.Error(), "broken") {
+	if _, err := New(Options{Searcher: helpVault(t).Search(), Settings: s}); err == nil || !strings.Contains(err.Error(), "broken") {
 		t.Fatalf("a pipeline with a broken coverage model: %v", err)
 	}
 }
@@ -104,12 +104,12 @@ func TestCoverageWhileIndexing(t *testing.T) {
 	t.Parallel()
 	store := helpVault(t)
 	offTopic := Question{Text: "zebra migration patterns"}
-	p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}})
+	p := mustPipeline(t, Options{Searcher: store.Search(), Embedder: &bagEmbedder{}})
 	if r := mustRetrieve(t, p, offTopic); r.Coverage.Outcome != OutcomeSilent {
 		t.Fatalf("the premise: a complete index is silent on %q, got %+v", offTopic.Text, r.Coverage)
 	}
 	scanning := func(context.Context, vault.Scope) IndexState { return IndexState{Scanning: true, Done: 12, Total: 340} }
-	p = mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, IndexState: scanning})
+	p = mustPipeline(t, Options{Searcher: store.Search(), Embedder: &bagEmbedder{}, IndexState: scanning})
 	r := mustRetrieve(t, p, offTopic)
 	if r.Coverage.Outcome != OutcomeIndexing || r.Silent || r.Coverage.Done != 12 || r.Coverage.Total != 340 {
 		t.Fatalf("while scanning: %+v, silent %v", r.Coverage, r.Silent)
@@ -129,16 +129,16 @@ func TestCoverageWhileIndexing(t *testing.T) {
 	settings.FullTextCoverage = alwaysThin
 	settings.FullTextCoverage.Name = "the full-text fit"
 	halfEmbedded := func(context.Context, vault.Scope) IndexState { return IndexState{Unembedded: 0.5} }
-	p = mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Settings: settings, IndexState: halfEmbedded})
+	p = mustPipeline(t, Options{Searcher: store.Search(), Embedder: &bagEmbedder{}, Settings: settings, IndexState: halfEmbedded})
 	if r := mustRetrieve(t, p, Question{Text: "recover a deleted note"}); r.Coverage.Model != "the full-text fit" || r.Features[FeatureNearest] != 1 {
 		t.Fatalf("half embedded: judged by %q with the nearest distance %v", r.Coverage.Model, r.Features[FeatureNearest])
 	}
-	p = mustPipeline(t, Options{Searcher: store, Settings: settings})
+	p = mustPipeline(t, Options{Searcher: store.Search(), Settings: settings})
 	if r := mustRetrieve(t, p, Question{Text: "recover a deleted note"}); r.Coverage.Model != "the full-text fit" || !r.FullTextOnly {
 		t.Fatalf("without an embedder: judged by %q", r.Coverage.Model)
 	}
 	settings.FullTextCoverage = CoverageModel{}
-	p = mustPipeline(t, Options{Searcher: store, Settings: settings})
+	p = mustPipeline(t, Options{Searcher: store.Search(), Settings: settings})
 	if r := mustRetrieve(t, p, Question{Text: "recover a deleted note"}); r.Coverage.Outcome != OutcomeCovered {
 		t.Fatalf("without any fit, a question full text matches: %+v", r.Coverage)
 	}
@@ -153,7 +153,7 @@ func TestCoverageWhileIndexing(t *testing.T) {
 func TestCoverageCountsInScope(t *testing.T) {
 	t.Parallel()
 	store := helpVault(t)
-	p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}})
+	p := mustPipeline(t, Options{Searcher: store.Search(), Embedder: &bagEmbedder{}})
 	q := "hunter2 snapshots"
 	all := mustRetrieve(t, p, Question{Text: q})
 	open := mustRetrieve(t, p, Question{Text: q, AllowWeb: true})

@@ -79,7 +79,8 @@ func goArm(g *errgroup.Group, what string, arm func() error) {
 }
 
 // fuse fuses the vector hits near enough to vote (votingHits) with the
-// full-text hits by reciprocal rank, as s weighs them.
+// full-text hits by reciprocal rank, or by score when s fuses by score, as
+// s weighs them.
 func (p *Pipeline) fuse(r *Retrieval, s Settings, found arms) []Hit {
 	voting := votingHits(found.vector, s.VectorMaxDistance)
 	if n := len(found.vector) - len(voting); n > 0 {

@@ -14,7 +14,7 @@ import (
 // armsSearcher is a real store whose two search arms first run a hook, to
 // fail, panic or wait for the other arm to cancel them.
 type armsSearcher struct {
-	*index.Store
+	*index.Search
 	fts, vector func(ctx context.Context) error
 }
 
@@ -22,14 +22,14 @@ func (a *armsSearcher) SearchFTS(ctx context.Context, text string, k int, scope 
 	if err := a.fts(ctx); err != nil {
 		return nil, err
 	}
-	return a.Store.SearchFTS(ctx, text, k, scope, w)
+	return a.Search.SearchFTS(ctx, text, k, scope, w)
 }
 
 func (a *armsSearcher) SearchVector(ctx context.Context, vec vault.QueryVector, k int, scope vault.Scope) ([]vault.Chunk, error) {
 	if err := a.vector(ctx); err != nil {
 		return nil, err
 	}
-	return a.Store.SearchVector(ctx, vec, k, scope)
+	return a.Search.SearchVector(ctx, vec, k, scope)
 }
 
 // errDisk is an arm's own failure.
@@ -73,7 +73,7 @@ func TestArmFailures(t *testing.T) {
 					return nil
 				}
 			}
-			s := &armsSearcher{Store: store, fts: tc.fts, vector: tc.vector}
+			s := &armsSearcher{Search: store.Search(), fts: tc.fts, vector: tc.vector}
 			switch tc.waits {
 			case "fts":
 				s.fts = wait

@@ -22,6 +22,8 @@
 //     side by side, fused and capped per note, each step in the trace.
 //   - fusion.go: reciprocal rank fusion of vector and full-text hits, the
 //     vector hits that vote, the per-note diversity cap.
+//   - fusion_scores.go: the fusion by scores, a convex combination of each
+//     arm's normalised scores (a strong vector arm's default).
 //   - coverage.go, coverage_features.go: how well the vault covers the
 //     question (covered, thin, silent, indexing), by a fitted model over
 //     the hits' distances and the question's words.
@@ -49,7 +51,7 @@
 // the question or its rewrite.
 //
 // It declares the interfaces it consumes (Searcher, Embedder, ChatModel,
-// CrossEncoder, WebSearcher) and the types they speak, which *index.Store and
+// CrossEncoder, WebSearcher) and the types they speak, which *index.Search and
 // llm's clients satisfy (the chat model through an adapter in cmd/vaultask),
 // and may import vault (the nouns: Scope, Chunk, Doc, Neighbour) and
 // internal/clip (the one way text is cut to a number of runes). It never

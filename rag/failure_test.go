@@ -23,7 +23,7 @@ func TestModelFailureSaysWhy(t *testing.T) {
 		"unreachable":  {closed, "it could not be reached"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Generator: tc.model.client(t)})
+			p := mustPipeline(t, Options{Searcher: store.Search(), Embedder: &bagEmbedder{}, Generator: tc.model.client(t)})
 			a, err := p.Ask(context.Background(), Question{Text: "How do I recover a deleted note?", AllowWeb: true}, func(string) error { return nil })
 			if err != nil {
 				t.Fatal(err)

@@ -118,7 +118,7 @@ func mustIndex(tb testing.TB, personal []string, notes ...vault.NoteInput) *inde
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { s.Close() })
-	if _, err := s.Apply(ctx, index.Batch{Upserts: notes}); err != nil {
+	if _, err := s.Feed().Apply(ctx, index.Batch{Upserts: notes}); err != nil {
 		tb.Fatal(err)
 	}
 	embedAll(tb, s)
@@ -129,7 +129,7 @@ func embedAll(tb testing.TB, s *index.Store) {
 	tb.Helper()
 	ctx := context.Background()
 	for {
-		pending, err := s.Backlog(ctx, 64, 64)
+		pending, err := s.Vectors().Backlog(ctx, 64, 64)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -140,7 +140,7 @@ func embedAll(tb testing.TB, s *index.Store) {
 		for i, p := range pending {
 			vs[i] = index.Vector{RowID: p.RowID, Text: p.Text, Embedding: bagVector(p.Text)}
 		}
-		if _, err := s.PutVectors(ctx, vs); err != nil {
+		if _, err := s.Vectors().PutVectors(ctx, vs); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -372,13 +372,13 @@ func (f *fakeWeb) Search(_ context.Context, query string, n int) ([]WebResult, e
 
 // countingSearcher counts the graph reads of a real store.
 type countingSearcher struct {
-	*index.Store
+	*index.Search
 	neighbours atomic.Int32
 }
 
 func (c *countingSearcher) Hops(ctx context.Context, ids []string, scope vault.Scope) ([]vault.Hop, error) {
 	c.neighbours.Add(1)
-	return c.Store.Hops(ctx, ids, scope)
+	return c.Search.Hops(ctx, ids, scope)
 }
 
 // stageHits are the hits the trace shows for the named stage.

@@ -139,7 +139,7 @@ func TestFTSTextFoldsTurkishDottedI(t *testing.T) {
 	s := mustIndex(t, nil,
 		note("tr/Analitik.md", "# Analitik\n\nİnternete koyduğun sayfaların ziyaretçilerini gör.\n"),
 		note("tr/Tuval.md", "# Tuval\n\nNotları kartlar gibi yerleştir.\n"))
-	hits, err := s.SearchFTS(context.Background(), FTSText("I\u0307nternete ne?"), 5, vault.ScopeOpen, vault.FieldWeights{})
+	hits, err := s.Search().SearchFTS(context.Background(), FTSText("I\u0307nternete ne?"), 5, vault.ScopeOpen, vault.FieldWeights{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestMapOfContentHop(t *testing.T) {
 		{"no map size", 1, 0, true, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Settings: settings(c.slots, c.minLinks)})
+			p := mustPipeline(t, Options{Searcher: store.Search(), Embedder: &bagEmbedder{}, Settings: settings(c.slots, c.minLinks)})
 			r := mustRetrieve(t, p, Question{Text: "plugins for chinese notes", AllowWeb: c.allowWeb})
 			paths := hitPaths(r.Hits)
 			if c.allowWeb && slices.ContainsFunc(paths, func(p string) bool { return strings.HasPrefix(p, "Personal/") }) {

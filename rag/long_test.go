@@ -51,7 +51,7 @@ func longIndex(tb testing.TB, vocab []string) *Pipeline {
 		}
 		in = append(in, note(fmt.Sprintf("n/%03d.md", i), b.String()))
 	}
-	return mustPipeline(tb, Options{Searcher: mustIndex(tb, nil, in...), Embedder: &bagEmbedder{}})
+	return mustPipeline(tb, Options{Searcher: mustIndex(tb, nil, in...).Search(), Embedder: &bagEmbedder{}})
 }
 
 func BenchmarkRetrieveLongQuestion(b *testing.B) {
@@ -92,7 +92,7 @@ func TestRetrieveLimits(t *testing.T) {
 	t.Parallel()
 	store := mustIndex(t, nil, note("a.md", "# Alpha\n\nlivesync couchdb replication\n"))
 	ctx := context.Background()
-	small := mustPipeline(t, Options{Searcher: store, Limits: Limits{QuestionBytes: 100, TranscriptBytes: 300}})
+	small := mustPipeline(t, Options{Searcher: store.Search(), Limits: Limits{QuestionBytes: 100, TranscriptBytes: 300}})
 	long := strings.Repeat("livesync ", 12)
 	for _, c := range []struct {
 		name  string
@@ -103,7 +103,7 @@ func TestRetrieveLimits(t *testing.T) {
 	}{
 		{"question", small, Question{Text: long}, "question", len(strings.TrimSpace(long))},
 		{"transcript", small, Question{Text: "and couchdb?", History: []Turn{{Role: "user", Text: strings.Repeat("a", 200)}, {Role: "assistant", Text: strings.Repeat("b", 100)}}}, "transcript", 312},
-		{"default question", mustPipeline(t, Options{Searcher: store}), Question{Text: strings.Repeat("x", DefaultQuestionBytes+1)}, "question", DefaultQuestionBytes + 1},
+		{"default question", mustPipeline(t, Options{Searcher: store.Search()}), Question{Text: strings.Repeat("x", DefaultQuestionBytes+1)}, "question", DefaultQuestionBytes + 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := c.p.Retrieve(ctx, c.q)

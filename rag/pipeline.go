@@ -9,7 +9,7 @@ import (
 	"github.com/vaultask/vaultask/vault"
 )
 
-// Searcher is the index as the pipeline reads it; *index.Store implements
+// Searcher is the index as the pipeline reads it; *index.Search implements
 // it. Every method takes the request's scope and applies it inside its
 // query, before any k or limit.
 type Searcher interface {

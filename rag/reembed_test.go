@@ -27,7 +27,7 @@ func reembeddingIndex(t *testing.T) *index.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Apply(ctx, index.Batch{Upserts: []vault.NoteInput{
+	if _, err := s.Feed().Apply(ctx, index.Batch{Upserts: []vault.NoteInput{
 		note("Garden/Tomatoes.md", "# Tomatoes\n\nWater tomatoes at the root every morning.\n"),
 		note("Garden/Roses.md", "# Roses\n\nPrune roses in late winter.\n"),
 	}}); err != nil {
@@ -40,8 +40,8 @@ func reembeddingIndex(t *testing.T) *index.Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	if s.ActiveSpace() != testSpace {
-		t.Fatalf("the index searches %v, want the space it was built in", s.ActiveSpace())
+	if s.Search().ActiveSpace() != testSpace {
+		t.Fatalf("the index searches %v, want the space it was built in", s.Search().ActiveSpace())
 	}
 	return s
 }
@@ -56,13 +56,13 @@ func TestReembeddingIndexUsesTheOldModel(t *testing.T) {
 	q := Question{Text: "how often do I water the tomatoes", AllowWeb: false}
 
 	both := Embedders{{Texts: bag, Space: newModelSpace}, {Texts: bag, Space: testSpace}}
-	r := mustRetrieve(t, mustPipeline(t, Options{Searcher: s, Embedder: both}), q)
+	r := mustRetrieve(t, mustPipeline(t, Options{Searcher: s.Search(), Embedder: both}), q)
 	if r.FullTextOnly || len(r.Vector) == 0 {
 		t.Fatalf("with the old model at hand: full text only %v, %d vector hits", r.FullTextOnly, len(r.Vector))
 	}
 
 	newOnly := Embedders{{Texts: bag, Space: newModelSpace}}
-	r = mustRetrieve(t, mustPipeline(t, Options{Searcher: s, Embedder: newOnly}), q)
+	r = mustRetrieve(t, mustPipeline(t, Options{Searcher: s.Search(), Embedder: newOnly}), q)
 	if !r.FullTextOnly || len(r.Vector) != 0 {
 		t.Fatalf("with only the new model: full text only %v, %d vector hits", r.FullTextOnly, len(r.Vector))
 	}
@@ -77,7 +77,7 @@ func TestReembeddingIndexUsesTheOldModel(t *testing.T) {
 // switchingSearcher is a real index that switches to another space between
 // a question's embedding and its searches: every vector read answers
 // vault.ErrOtherSpace, as the index does then.
-type switchingSearcher struct{ *index.Store }
+type switchingSearcher struct{ *index.Search }
 
 func (s switchingSearcher) SearchVector(context.Context, vault.QueryVector, int, vault.Scope) ([]vault.Chunk, error) {
 	return nil, vault.ErrOtherSpace
@@ -91,7 +91,7 @@ func (s switchingSearcher) NearestChunks(ctx context.Context, ids []string, q va
 	if q.Values != nil {
 		return nil, nil, vault.ErrOtherSpace
 	}
-	return s.Store.NearestChunks(ctx, ids, q, scope)
+	return s.Search.NearestChunks(ctx, ids, q, scope)
 }
 
 // TestSpaceSwitchDuringAQuestion: a question whose vector is of the space
@@ -99,7 +99,7 @@ func (s switchingSearcher) NearestChunks(ctx context.Context, ids []string, q va
 // expansion reads the neighbours without the vector, instead of failing.
 func TestSpaceSwitchDuringAQuestion(t *testing.T) {
 	store := quasarVault(t)
-	p := mustPipeline(t, Options{Searcher: switchingSearcher{store}, Embedder: &bagEmbedder{}})
+	p := mustPipeline(t, Options{Searcher: switchingSearcher{store.Search()}, Embedder: &bagEmbedder{}})
 	r := mustRetrieve(t, p, Question{Text: "what is a quasar", AllowWeb: true})
 	if !r.FullTextOnly || len(r.Direct) == 0 {
 		t.Fatalf("full text only %v, %d direct hits", r.FullTextOnly, len(r.Direct))

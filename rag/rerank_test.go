@@ -143,7 +143,7 @@ func TestRerankSendsNoPersonalPassageForWeb(t *testing.T) {
 	store := quasarVault(t)
 	for _, allowWeb := range []bool{true, false} {
 		fake := fakellm.New()
-		p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Reranker: crossEncoder(t, fake, RerankOptions{Batch: 4})})
+		p := mustPipeline(t, Options{Searcher: store.Search(), Embedder: &bagEmbedder{}, Reranker: crossEncoder(t, fake, RerankOptions{Batch: 4})})
 		r := mustRetrieve(t, p, Question{Text: "quasar", AllowWeb: allowWeb})
 		fake.Close()
 		personal, docs := 0, 0
@@ -175,7 +175,7 @@ func TestRerankFailureLoggedOnce(t *testing.T) {
 	down := fakellm.New()
 	down.Close()
 	var log bytes.Buffer
-	p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Reranker: crossEncoder(t, down, RerankOptions{}),
+	p := mustPipeline(t, Options{Searcher: store.Search(), Embedder: &bagEmbedder{}, Reranker: crossEncoder(t, down, RerankOptions{}),
 		Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	for range 3 {
 		r := mustRetrieve(t, p, Question{Text: "quasar", AllowWeb: true})

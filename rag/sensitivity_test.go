@@ -59,7 +59,7 @@ func assertOpen(t *testing.T, what string, hits []Hit) {
 func TestOpenScopeFillsEveryKWithOpenHits(t *testing.T) {
 	t.Parallel()
 	store := quasarVault(t)
-	p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}})
+	p := mustPipeline(t, Options{Searcher: store.Search(), Embedder: &bagEmbedder{}})
 	s := p.Settings()
 
 	r := mustRetrieve(t, p, Question{Text: "quasar", AllowWeb: true})
@@ -135,7 +135,7 @@ func TestOpenScopeReachesNoModelOrWebQuery(t *testing.T) {
 	web := &fakeWeb{search: func(string, int) ([]WebResult, error) { return nil, nil }}
 	settings := testSettings()
 	settings.Coverage = map[string]CoverageModel{testSpace.Model: alwaysThin} // the web is always sought
-	p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Generator: model.client(t), Web: web, Settings: settings})
+	p := mustPipeline(t, Options{Searcher: store.Search(), Embedder: &bagEmbedder{}, Generator: model.client(t), Web: web, Settings: settings})
 	history := []Turn{
 		{Role: "user", Text: "what did I dream about?"},
 		{Role: "assistant", Text: "You dreamt of a quasar: " + personalMark + " [[Diary/Quasar dream 03]]"},
@@ -190,7 +190,7 @@ func TestConcatenatedRewriteUsesUserTurnsOnly(t *testing.T) {
 	web := &fakeWeb{search: func(string, int) ([]WebResult, error) { return nil, nil }}
 	settings := testSettings()
 	settings.Coverage = map[string]CoverageModel{testSpace.Model: alwaysThin}
-	p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Web: web, Settings: settings})
+	p := mustPipeline(t, Options{Searcher: store.Search(), Embedder: &bagEmbedder{}, Web: web, Settings: settings})
 	if _, err := p.Ask(context.Background(), q, func(string) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestPersonalLinkTextNeverFindsAnOpenNote(t *testing.T) {
 	for _, w := range []vault.FieldWeights{{}, {Links: 1}, {Title: 1, Body: 1, Links: 100}} {
 		s := testSettings()
 		s.FTSFields = w
-		p := mustPipeline(t, Options{Searcher: store, Settings: s})
+		p := mustPipeline(t, Options{Searcher: store.Search(), Settings: s})
 		r := mustRetrieve(t, p, Question{Text: "zygomatic", AllowWeb: true})
 		if len(r.Hits) != 0 {
 			t.Errorf("weights %+v: open retrieval by a personal note's link words = %v", w, hitPaths(r.Hits))

@@ -77,8 +77,8 @@ type Settings struct {
 // text must lead by to outvote its vector search (ConfidentFTSMargin).
 type Distances struct {
 	ConfidentGap, FTSMargin float64
-	// FuseByScore and VectorWeight are the model's fusion: by scores, and
-	// the vector arm's weight in it.
+	// FuseByScore fuses by scores, VectorWeight the model's vector weight
+	// in that fusion.
 	FuseByScore  bool
 	VectorWeight float64
 }

@@ -427,7 +427,7 @@ func TestRerankReordersTopKOnly(t *testing.T) {
 func TestRerankFallsBackToFusedOrder(t *testing.T) {
 	t.Parallel()
 	store := quasarVault(t)
-	base := mustRetrieve(t, mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}}), Question{Text: "quasar", AllowWeb: true})
+	base := mustRetrieve(t, mustPipeline(t, Options{Searcher: store.Search(), Embedder: &bagEmbedder{}}), Question{Text: "quasar", AllowWeb: true})
 	for name, chat := range map[string]func(ctx context.Context, msgs []Message) (string, error){
 		"error":   func(context.Context, []Message) (string, error) { return "", errors.New("status 503") },
 		"garbage": func(context.Context, []Message) (string, error) { return "The first passage is best.", nil },
@@ -437,7 +437,7 @@ func TestRerankFallsBackToFusedOrder(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Reranker: NewChatReranker(fakeChat{chat: chat}, RerankOptions{Budget: 50 * time.Millisecond})})
+			p := mustPipeline(t, Options{Searcher: store.Search(), Embedder: &bagEmbedder{}, Reranker: NewChatReranker(fakeChat{chat: chat}, RerankOptions{Budget: 50 * time.Millisecond})})
 			r := mustRetrieve(t, p, Question{Text: "quasar", AllowWeb: true})
 			if diff := cmp.Diff(hitPaths(base.Hits), hitPaths(r.Hits)); diff != "" {
 				t.Errorf("order changed (-fused +got):\n%s", diff)
@@ -454,7 +454,7 @@ func TestRerankFallsBackToFusedOrder(t *testing.T) {
 		})
 	}
 	// A good reply reorders, and the trace lists the moves.
-	p := mustPipeline(t, Options{Searcher: store, Embedder: &bagEmbedder{}, Reranker: NewChatReranker(fakeChat{chat: func(_ context.Context, msgs []Message) (string, error) {
+	p := mustPipeline(t, Options{Searcher: store.Search(), Embedder: &bagEmbedder{}, Reranker: NewChatReranker(fakeChat{chat: func(_ context.Context, msgs []Message) (string, error) {
 		n := strings.Count(msgs[1].Content, "\n[")
 		scores := make([]string, n)
 		for i := range scores {
@@ -499,7 +499,7 @@ func FuzzFTSText(f *testing.F) {
 				t.Fatalf("FTSText(%q) = %q holds %q", text, q, r)
 			}
 		}
-		if _, err := s.SearchFTS(context.Background(), q, 3, vault.ScopeOpen, vault.FieldWeights{}); err != nil {
+		if _, err := s.Search().SearchFTS(context.Background(), q, 3, vault.ScopeOpen, vault.FieldWeights{}); err != nil {
 			t.Fatalf("SearchFTS(FTSText(%q) = %q): %v", text, q, err)
 		}
 	})

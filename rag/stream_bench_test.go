@@ -37,7 +37,7 @@ func BenchmarkAskStreaming(b *testing.B) {
 		"Black holes power them [[Space/Black holes|Black holes]]; see also ![[Space/Nebula]] ",
 		"and [[Diary/Quasar dream 03]]. Jets: [[Quasar jets]]",
 	}}
-	p := mustPipeline(b, Options{Searcher: quasarVault(b), Embedder: &bagEmbedder{}, Generator: model})
+	p := mustPipeline(b, Options{Searcher: quasarVault(b).Search(), Embedder: &bagEmbedder{}, Generator: model})
 	var first time.Duration
 	for b.Loop() {
 		start := time.Now()

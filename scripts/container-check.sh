@@ -27,10 +27,12 @@ fail() {
 root=$work/root
 mkdir -p "$root/usr/local/bin" "$root/opt/vaultask" "$root/etc/vaultask" "$root/data" "$root/empty"
 bash scripts/build-release.sh "$root/usr/local/bin/vaultask" container-check
-bash scripts/fetch-model.sh >/dev/null
+# The models as the image holds them: fetched by the binary itself (a no-op
+# when the cache holds them whole), each in its folder.
 models=${VAULTASK_MODELS__BUILTIN_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/vaultask}
+"$root/usr/local/bin/vaultask" fetch-model --dir "$models" >/dev/null
 mkdir -p "$root/opt/vaultask/models"
-cp -r "$models/use-lite-0.2.0" "$models/multilingual-e5-small-0.3.0" "$models/bge-small-en-v1.5-0.36.2" "$root/opt/vaultask/models/"
+cp -r "$models/." "$root/opt/vaultask/models/"
 cp config.yaml "$root/etc/vaultask/config.yaml"
 cp -r demo/vault "$root/vault" # the vault, read-only (the image reads CouchDB; a folder is enough here)
 

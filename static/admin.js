@@ -31,7 +31,7 @@ const GROUPS = [
     ["retrieval.fusion_top_k", "Kept after fusion", "at most vector + full-text hits"],
     ["retrieval.fusion", "Fusion ranks", "chunk: each chunk on its own; note: a note's best chunk places it"],
     ["retrieval.fts_weight", "Full-text weight in the fusion", "the vector list weighs 1; more than 0, at most 10"],
-    ["retrieval.fusion_by", "Fuse the searches by", "rank: reciprocal rank fusion; score: a convex combination of normalised scores; auto: the one measured for the embedding model"],
+    ["retrieval.fusion_by", "Fuse the searches by", "rank: reciprocal rank fusion; score: a convex combination of normalised scores"],
     ["retrieval.vector_weight", "… the vector arm's weight when by score", "0 to 1; auto: the one measured for the embedding model"],
     ["retrieval.graph_enabled", "Follow [[links]] from the hits", ""],
     ["retrieval.graph_max_siblings", "Linked notes per hit", ""],
@@ -60,7 +60,7 @@ const GROUPS = [
     ["retrieval.max_chunks_per_doc", "Chunks per note in the context", "0: no cap"],
   ]],
 ];
-const CHOICES = { "retrieval.fusion": ["chunk", "note"], "retrieval.fusion_by": ["auto", "rank", "score"], "retrieval.vector_query": ["question", "keywords"] };
+const CHOICES = { "retrieval.fusion": ["chunk", "note"], "retrieval.fusion_by": ["rank", "score"], "retrieval.vector_query": ["question", "keywords"] };
 
 let state = null; // GET /admin/config
 let tab = "incomplete";

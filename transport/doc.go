@@ -5,7 +5,7 @@
 // It is the only place errors become HTTP statuses, in one shape
 // (writeError), MCP's refusals included, and holds no retrieval logic.
 //
-// It reads the index through mcp.Notes, which *index.Store satisfies, and
+// It reads the index through mcp.Notes, which *index.Browse satisfies, and
 // /admin's overrides file through Overrides, which *config.Overrides
 // satisfies. It may import rag, static, transport/allowweb (allow_web
 // read strictly), transport/mcp and vault (the nouns: Scope, Doc,

@@ -77,7 +77,7 @@ func testPipeline(t *testing.T, store *index.Store, up *fakellm.Server) *rag.Pip
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := rag.New(rag.Options{Searcher: store, Generator: llmChat{gen}, Logger: quietLog(), Settings: rag.Settings{
+	p, err := rag.New(rag.Options{Searcher: store.Search(), Generator: llmChat{gen}, Logger: quietLog(), Settings: rag.Settings{
 		VectorTopK: 10, FTSTopK: 10, FusionTopK: 10, MaxChunksPerDoc: 2, GraphEnabled: true, GraphMaxSiblings: 3,
 		GraphDiscount: 0.7, GraphMaxSlots: 1, RerankTopK: 10, FinalTopK: 4,
 	}})
@@ -94,7 +94,7 @@ func testServer(t *testing.T, store *index.Store, up *fakellm.Server, opts Optio
 	if opts.Answerer == nil {
 		opts.Answerer = testPipeline(t, store, up)
 	}
-	opts.Notes = store
+	opts.Notes = store.Browse()
 	if opts.Status == nil {
 		opts.Status = func(context.Context) Status {
 			return Status{Version: "test", Feed: FeedStatus{Source: "folder", CaughtUp: true}}

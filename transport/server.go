@@ -33,7 +33,7 @@ type Answerer interface {
 type Options struct {
 	Answerer Answerer
 	// Notes is the index as /status/notes and MCP read the notes in it;
-	// *index.Store implements it.
+	// *index.Browse implements it.
 	Notes mcp.Notes
 	// Status reports the process's state for /status and /readyz.
 	Status func(ctx context.Context) Status

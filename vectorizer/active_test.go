@@ -30,7 +30,7 @@ func reembedding(t *testing.T) *index.Store {
 	}
 	s := open(oldSpace)
 	mustApply(t, s, notes(3)...)
-	if _, err := New(s, &hostEmbedder{}, Options{Logger: quiet()}).Drain(ctx); err != nil {
+	if _, err := New(s.Vectors(), &hostEmbedder{}, Options{Logger: quiet()}).Drain(ctx); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -43,7 +43,7 @@ func reembedding(t *testing.T) *index.Store {
 // foundInOldSpace reports whether a vector search in oldSpace finds new.md.
 func foundInOldSpace(t *testing.T, s *index.Store) bool {
 	t.Helper()
-	hits, err := s.SearchVectorExact(context.Background(), vault.QueryVector{Space: oldSpace, Values: []float32{1, 1, 1, 0}}, 10, vault.ScopeAll)
+	hits, err := s.Search().SearchVectorExact(context.Background(), vault.QueryVector{Space: oldSpace, Values: []float32{1, 1, 1, 0}}, 10, vault.ScopeAll)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestDrainEmbedsNewNotesInTheActiveSpace(t *testing.T) {
 	down.down.Store(true)
 
 	s := reembedding(t)
-	v := New(s, down, Options{Active: &hostEmbedder{}, Logger: quiet()})
+	v := New(s.Vectors(), down, Options{Active: &hostEmbedder{}, Logger: quiet()})
 	n, err := v.Drain(ctx)
 	if err == nil || n != 1 || !foundInOldSpace(t, s) {
 		t.Fatalf("with the old model, the new one down: drained %d, %v; found in the old space: %v", n, err, foundInOldSpace(t, s))
@@ -70,22 +70,22 @@ func TestDrainEmbedsNewNotesInTheActiveSpace(t *testing.T) {
 	if st := v.Status(); st.Embedded != 1 || st.OpenEmbedded != 1 {
 		t.Fatalf("with the old model: status counts %d embedded, %d open, want the open note's chunk in both", st.Embedded, st.OpenEmbedded)
 	}
-	if got := s.ActiveSpace(); got != oldSpace {
+	if got := s.Search().ActiveSpace(); got != oldSpace {
 		t.Fatalf("searches use %v, want the old space until the re-embedding is done", got)
 	}
 
 	s = reembedding(t)
-	if _, err := New(s, down, Options{Logger: quiet()}).Drain(ctx); err == nil || foundInOldSpace(t, s) {
+	if _, err := New(s.Vectors(), down, Options{Logger: quiet()}).Drain(ctx); err == nil || foundInOldSpace(t, s) {
 		t.Fatalf("without the old model: %v; found in the old space: %v", err, foundInOldSpace(t, s))
 	}
 
 	s = reembedding(t)
-	v = New(s, &hostEmbedder{}, Options{Active: down, Logger: quiet()})
+	v = New(s.Vectors(), &hostEmbedder{}, Options{Active: down, Logger: quiet()})
 	if !v.Status().Active {
 		t.Fatal("Status().Active unset with an old model")
 	}
 	n, err = v.Drain(ctx)
-	if err != nil || n != mustStats(t, s).Chunks || s.ActiveSpace() != newSpace || v.Status().Active {
-		t.Fatalf("with a failing old model: drained %d of %d chunks, %v; searches use %v; status %+v", n, mustStats(t, s).Chunks, err, s.ActiveSpace(), v.Status())
+	if err != nil || n != mustStats(t, s).Chunks || s.Search().ActiveSpace() != newSpace || v.Status().Active {
+		t.Fatalf("with a failing old model: drained %d of %d chunks, %v; searches use %v; status %+v", n, mustStats(t, s).Chunks, err, s.Search().ActiveSpace(), v.Status())
 	}
 }

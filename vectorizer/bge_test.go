@@ -17,6 +17,7 @@ import (
 	"github.com/vaultask/vaultask/index/markdown"
 	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/llm/bge"
+	"github.com/vaultask/vaultask/llm/builtin"
 	"github.com/vaultask/vaultask/vault"
 )
 
@@ -25,8 +26,8 @@ import (
 // skipped without it unless VAULTASK_REQUIRE_MODELS=1.
 func mustBGE(t *testing.T) *llm.Embedding {
 	t.Helper()
-	e, err := llm.NewEmbedder(bge.ModelID, llm.EmbedderOptions{})
-	if errors.Is(err, bge.ErrModelNotFound) && os.Getenv("VAULTASK_REQUIRE_MODELS") != "1" {
+	e, err := llm.NewEmbedder(bge.Spec.ID, llm.EmbedderOptions{})
+	if errors.Is(err, builtin.ErrModelNotFound) && os.Getenv("VAULTASK_REQUIRE_MODELS") != "1" {
 		t.Skip(err)
 	}
 	if err != nil {
@@ -98,7 +99,7 @@ func TestSmallNoteGoesBeforeTheRestOfABigNoteWithBGE(t *testing.T) {
 		t.Fatalf("the big note has %d chunks, want more than a 64-chunk batch and a few", bigChunks)
 	}
 	h := &heldEmbedder{emb: emb, begun: make(chan struct{}), release: make(chan struct{})}
-	v := New(s, h, Options{Logger: quiet()})
+	v := New(s.Vectors(), h, Options{Logger: quiet()})
 	if err := v.Open(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func TestSmallNoteGoesBeforeTheRestOfABigNoteWithBGE(t *testing.T) {
 	// Only the small note can be searchable: the big one is published
 	// with its last chunk.
 	waitWithin(t, 5*time.Minute, func() bool { return mustStats(t, s).Vectors == 1 })
-	waiting, err := s.Backlog(ctx, math.MaxInt32, math.MaxInt32)
+	waiting, err := s.Vectors().Backlog(ctx, math.MaxInt32, math.MaxInt32)
 	if err != nil || len(waiting) == 0 || waiting[0].DocID != "big.md" {
 		t.Errorf("the big note's chunks waiting when the small note was searchable: %d (%v), want the most of them", len(waiting), err)
 	}
@@ -127,7 +128,7 @@ func TestSmallNoteGoesBeforeTheRestOfABigNoteWithBGE(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hits, err := s.SearchVector(ctx, vault.QueryVector{Space: s.ActiveSpace(), Values: q[0]}, 1, vault.ScopeAll)
+	hits, err := s.Search().SearchVector(ctx, vault.QueryVector{Space: s.Search().ActiveSpace(), Values: q[0]}, 1, vault.ScopeAll)
 	if err != nil || len(hits) != 1 || hits[0].Path != "Small.md" {
 		t.Errorf("vector search for the small note: %+v, %v", hits, err)
 	}

@@ -26,7 +26,7 @@ type Options struct {
 	// SliceChunks how many of them one note takes per turn: batches are
 	// dealt out a turn per waiting note, notes not begun first, so that a
 	// large note is embedded in slices with the notes behind it served in
-	// between (see index.Store.Backlog). Defaults: 64 and 32.
+	// between (see index.Vectors.Backlog). Defaults: 64 and 32.
 	BatchChunks int
 	SliceChunks int
 	// BatchTime bounds a batch by time: it is cut to the text the embedder
@@ -52,7 +52,7 @@ type Options struct {
 	// Active, when set, is the model of the index's active space, the one
 	// searches use while the index re-embeds into another: the notes written
 	// meanwhile get their vector there too, before each batch of the
-	// re-embedding (index.Store.ActiveBacklog), so that they are found by
+	// re-embedding (index.Vectors.ActiveBacklog), so that they are found by
 	// vector search before the switch, not by full text alone.
 	Active Embedder
 }
@@ -87,7 +87,7 @@ type Status struct {
 // Open starts it in its own goroutine, Close stops it; Drain embeds the
 // backlog once, for a one-shot command.
 type Vectorizer struct {
-	store  *index.Store
+	store  *index.Vectors
 	emb    Embedder
 	active Embedder // Options.Active, until it fails
 	opts   Options
@@ -103,8 +103,8 @@ type Vectorizer struct {
 	status Status
 }
 
-// New returns a vectorizer that fills s's backlog with e.
-func New(s *index.Store, e Embedder, opts Options) *Vectorizer {
+// New returns a vectorizer that fills the backlog of s with e.
+func New(s *index.Vectors, e Embedder, opts Options) *Vectorizer {
 	if opts.BatchChunks <= 0 {
 		opts.BatchChunks = 64
 	}
@@ -149,7 +149,7 @@ func (v *Vectorizer) Drain(ctx context.Context) (int, error) {
 
 // drain is Drain that also counts the open chunks embedded. Once the
 // backlog is empty, an index re-embedding into a new space switches to it
-// (index.Store.PromoteFilled).
+// (index.Vectors.PromoteFilled).
 func (v *Vectorizer) drain(ctx context.Context) (total, open int, err error) {
 	defer v.setBusy(false)
 	for {

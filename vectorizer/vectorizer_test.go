@@ -55,7 +55,7 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 
 func mustApply(t *testing.T, s *index.Store, notes ...vault.NoteInput) {
 	t.Helper()
-	if _, err := s.Apply(context.Background(), index.Batch{Upserts: notes}); err != nil {
+	if _, err := s.Feed().Apply(context.Background(), index.Batch{Upserts: notes}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -88,7 +88,7 @@ func TestDrain(t *testing.T) {
 	s := mustStore(t)
 	mustApply(t, s, notes(20)...)
 	emb := &hostEmbedder{}
-	n, err := New(s, emb, Options{BatchChunks: 6, Logger: quiet()}).Drain(context.Background())
+	n, err := New(s.Vectors(), emb, Options{BatchChunks: 6, Logger: quiet()}).Drain(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestDrainRefusesShortAnswers(t *testing.T) {
 		return [][]float32{{1, 0, 0, 0}}, nil
 	})
 	want := fmt.Sprintf("1 vectors for %d texts", mustStats(t, s).Chunks)
-	if _, err := New(s, short, Options{Logger: quiet()}).Drain(context.Background()); err == nil || !strings.Contains(err.Error(), want) {
+	if _, err := New(s.Vectors(), short, Options{Logger: quiet()}).Drain(context.Background()); err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("Drain with a short answer: %v", err)
 	}
 	if st := mustStats(t, s); st.Vectors != 0 {
@@ -130,7 +130,7 @@ func TestVectorizerDegradesAndRecovers(t *testing.T) {
 	emb := &hostEmbedder{}
 	emb.down.Store(true)
 	ticks := make(chan time.Time)
-	v := New(s, emb, Options{Clock: tickClock{retry.System, ticks}, Logger: quiet()})
+	v := New(s.Vectors(), emb, Options{Clock: tickClock{retry.System, ticks}, Logger: quiet()})
 	ctx := context.Background()
 	if err := v.Open(ctx); err != nil {
 		t.Fatal(err)
@@ -142,7 +142,7 @@ func TestVectorizerDegradesAndRecovers(t *testing.T) {
 		t.Fatalf("status while down: %+v", st)
 	}
 	// FTS works without vectors.
-	hits, err := s.SearchFTS(ctx, "kiwi", 5, vault.ScopeAll, vault.FieldWeights{})
+	hits, err := s.Search().SearchFTS(ctx, "kiwi", 5, vault.ScopeAll, vault.FieldWeights{})
 	if err != nil || len(hits) != 1 {
 		t.Fatalf("FTS while the embedder is down: %v %v", hits, err)
 	}
@@ -240,7 +240,7 @@ func TestBatchesAreCutToTheirTime(t *testing.T) {
 		return out, nil
 	})
 	const batchTime = 50 * time.Millisecond
-	v := New(s, emb, Options{BatchTime: batchTime, Clock: clock, Logger: quiet()})
+	v := New(s.Vectors(), emb, Options{BatchTime: batchTime, Clock: clock, Logger: quiet()})
 	if n, err := v.Drain(context.Background()); err != nil || n != 40 {
 		t.Fatalf("Drain = %d, %v; want the 40 chunks", n, err)
 	}

@@ -63,17 +63,28 @@ func distance(setting string, auto float64) float64 {
 	return auto
 }
 
+// spaceModels are the ids of the models an index may be searched with: each
+// built-in one (an index being re-embedded is searched with the built-in
+// model it was built with), then the configured one.
+func spaceModels(cfg config.Config) []string {
+	var ids []string
+	for _, s := range llm.BuiltinModels() {
+		ids = append(ids, s.ID)
+	}
+	return append(ids, cfg.Models.Embedding)
+}
+
 // spaceDistances are the distances of the configured embedding model and of
 // each built-in one (an index being re-embedded is searched with the
 // built-in model it was built with), as the settings give them.
 func spaceDistances(cfg config.Config) map[string]rag.Distances {
 	out := map[string]rag.Distances{}
-	for _, model := range append(llm.BuiltinEmbeddingModels(), cfg.Models.Embedding) {
+	for _, model := range spaceModels(cfg) {
 		d := llm.EmbeddingDistances(model)
 		out[model] = rag.Distances{
 			ConfidentGap: distance(cfg.Retrieval.ConfidentVectorGap, d.ConfidentGap),
 			FTSMargin:    distance(cfg.Retrieval.ConfidentFTSMargin, d.FTSMargin),
-			FuseByScore:  cfg.Retrieval.FusionBy == "score" || cfg.Retrieval.FusionBy == config.Auto && d.FuseByScore,
+			FuseByScore:  cfg.Retrieval.FusionBy == "score",
 			VectorWeight: distance(cfg.Retrieval.VectorWeight, d.VectorWeight),
 		}
 	}
@@ -85,7 +96,7 @@ func spaceDistances(cfg config.Config) map[string]rag.Distances {
 // model it was built with), by model, with the lines the settings move.
 func coverageModels(cfg config.Config) map[string]rag.CoverageModel {
 	out := map[string]rag.CoverageModel{}
-	for _, model := range append(llm.BuiltinEmbeddingModels(), cfg.Models.Embedding) {
+	for _, model := range spaceModels(cfg) {
 		fit, _ := llm.EmbeddingCoverage(model)
 		out[model] = coverageModel(fit, cfg.Retrieval)
 	}

@@ -40,7 +40,7 @@ func TestSettingsMapTheFieldWeights(t *testing.T) {
 func TestEveryRetrievalKeyIsMapped(t *testing.T) {
 	base := Settings(config.Default())
 	other := map[string]string{"fusion": "note", "vector_query": "keywords", "confident_vector_gap": "0.3", "confident_fts_margin": "0.3",
-		"coverage_thin": "0.3", "coverage_silent": "0.01", "fusion_by": "rank", "vector_weight": "0.3"}
+		"coverage_thin": "0.3", "coverage_silent": "0.01", "fusion_by": "score", "vector_weight": "0.3"}
 	typ := reflect.TypeOf(config.Retrieval{})
 	def := reflect.ValueOf(config.Default().Retrieval)
 	for i := range typ.NumField() {
@@ -116,7 +116,7 @@ func TestSpacesCoverTheBuiltInModels(t *testing.T) {
 	want := map[string]rag.Distances{
 		"builtin/use-lite":                 {ConfidentGap: 0.05, FTSMargin: 0.07, VectorWeight: 0.5},
 		"builtin/multilingual-e5-small":    {ConfidentGap: 0.01, FTSMargin: 0.1, VectorWeight: 0.5},
-		"builtin/bge-small-en-v1.5":        {ConfidentGap: 0.02, FTSMargin: 0.15, FuseByScore: true, VectorWeight: 0.55},
+		"builtin/bge-small-en-v1.5":        {ConfidentGap: 0.02, FTSMargin: 0.15, VectorWeight: 0.55},
 		"ollama/some-model-never-measured": {ConfidentGap: 0.05, FTSMargin: 0.07, VectorWeight: 0.5},
 	}
 	if !reflect.DeepEqual(s.SpaceDistances, want) {
@@ -148,24 +148,22 @@ func TestSpacesCoverTheBuiltInModels(t *testing.T) {
 	}
 }
 
-// fusion_by auto is the fusion measured for the embedding model (by scores
-// for bge-small, by ranks for the rest and for a model never measured);
-// rank and score choose it for every model, and vector_weight set wins over
-// the model's own weight.
+// fusion_by score fuses by scores for every model, each with the vector
+// weight measured for it (0.5 for a model not measured) unless
+// vector_weight is set; rank, the default, fuses by ranks.
 func TestFusionFollowsTheEmbeddingModel(t *testing.T) {
 	for _, c := range []struct {
 		model, by, weight string
 		byScore           bool
 		vectorWeight      float64
 	}{
-		{"builtin/bge-small-en-v1.5", "auto", "auto", true, 0.55},
-		{"ollama/bge-small-en-v1.5:latest", "auto", "auto", true, 0.55},
-		{"builtin/multilingual-e5-small", "auto", "auto", false, 0.5},
-		{"builtin/use-lite", "auto", "auto", false, 0.5},
-		{"ollama/some-model-never-measured:latest", "auto", "auto", false, 0.5},
 		{"builtin/bge-small-en-v1.5", "rank", "auto", false, 0.55},
+		{"builtin/bge-small-en-v1.5", "score", "auto", true, 0.55},
+		{"ollama/bge-small-en-v1.5:latest", "score", "auto", true, 0.55},
+		{"builtin/multilingual-e5-small", "score", "auto", true, 0.5},
 		{"builtin/use-lite", "score", "auto", true, 0.5},
-		{"builtin/bge-small-en-v1.5", "auto", "0.8", true, 0.8},
+		{"ollama/some-model-never-measured:latest", "score", "auto", true, 0.5},
+		{"builtin/bge-small-en-v1.5", "score", "0.8", true, 0.8},
 	} {
 		cfg := config.Default()
 		for key, value := range map[string]string{"models.embedding": c.model, "retrieval.fusion_by": c.by, "retrieval.vector_weight": c.weight} {
@@ -180,5 +178,8 @@ func TestFusionFollowsTheEmbeddingModel(t *testing.T) {
 		if s.FuseByScore != c.byScore || s.VectorWeight != c.vectorWeight {
 			t.Errorf("%s with fusion_by %s, vector_weight %s: by score %v, weight %v; want %v, %v", c.model, c.by, c.weight, s.FuseByScore, s.VectorWeight, c.byScore, c.vectorWeight)
 		}
+	}
+	if Settings(config.Default()).FuseByScore {
+		t.Error("the defaults fuse by scores, want ranks")
 	}
 }

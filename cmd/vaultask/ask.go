@@ -21,7 +21,7 @@ import (
 )
 
 var (
-	_ rag.Searcher     = (*index.Store)(nil)
+	_ rag.Searcher     = (*index.Search)(nil)
 	_ rag.CrossEncoder = (*llm.Client)(nil)
 	_ rag.TextEmbedder = llm.Embedder(nil)
 
@@ -158,7 +158,7 @@ func parseQuestion(fs *flag.FlagSet, args []string) (string, error) {
 // The pipeline holds a web searcher only when web.enabled; it then searches
 // only for requests that allow the web.
 func (m *Main) newPipeline(cfg config.Config, store *index.Store, log *slog.Logger, generate bool, state func(context.Context, vault.Scope) rag.IndexState) (*rag.Pipeline, error) {
-	opts := rag.Options{Searcher: store, Settings: ragconfig.Settings(cfg), Limits: ragconfig.Limits(cfg), Logger: log, IndexState: state}
+	opts := rag.Options{Searcher: store.Search(), Settings: ragconfig.Settings(cfg), Limits: ragconfig.Limits(cfg), Logger: log, IndexState: state}
 	if embs, err := m.queryEmbedders(cfg, store); len(embs) == 0 {
 		fmt.Fprintf(m.Stderr, "note: no embedder (%v): full-text search only\n", err)
 	} else {

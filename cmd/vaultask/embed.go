@@ -98,7 +98,7 @@ func (m *Main) queryEmbedders(cfg config.Config, store *index.Store) (rag.Embedd
 	if err == nil {
 		embs = append(embs, rag.SpaceEmbedder{Texts: conf, Space: spaceOf(conf.Spec())})
 	}
-	active := store.ActiveSpace()
+	active := store.Search().ActiveSpace()
 	if err == nil && spaceOf(conf.Spec()) == active {
 		return embs, nil
 	}
@@ -148,7 +148,7 @@ func (m *Main) activeEmbedder(cfg config.Config, space vault.EmbeddingSpace) (*l
 // by full text until the switch, as every question is (queryEmbedders).
 func (m *Main) vectorizerOptions(cfg config.Config, store *index.Store, emb *llm.Embedding, log *slog.Logger) vectorizer.Options {
 	opts := vectorizer.Options{Logger: log}
-	if active := store.ActiveSpace(); spaceOf(emb.Spec()) != active {
+	if active := store.Search().ActiveSpace(); spaceOf(emb.Spec()) != active {
 		if old, err := m.activeEmbedder(cfg, active); err == nil {
 			opts.Active = old
 		}
@@ -195,14 +195,14 @@ func (m *Main) embedBacklog(ctx context.Context, cfg config.Config, store *index
 		if !line.due(now) {
 			return
 		}
-		waiting, err := store.EmbeddingWaiting(ctx)
+		waiting, err := store.Vectors().EmbeddingWaiting(ctx)
 		if err != nil {
 			log.Warn("counting the embedding backlog", keyErr, err)
 			return
 		}
 		line.show(now, embedProgress{done: done, waiting: waiting, rate: rate})
 	}
-	n, err := vectorizer.New(store, emb, vectorizer.Options{Logger: log, OnBatch: onBatch}).Drain(ctx)
+	n, err := vectorizer.New(store.Vectors(), emb, vectorizer.Options{Logger: log, OnBatch: onBatch}).Drain(ctx)
 	line.end()
 	if err != nil {
 		log.Warn("embedding stopped: the rest of the backlog is searchable by full text only until embedded", keyModel, cfg.Models.Embedding, keyEmbedded, n, keyErr, err)
@@ -225,10 +225,10 @@ func (m *Main) startVectorizer(ctx context.Context, cfg config.Config, store *in
 		log.Warn("no embedder: new notes are searchable by full text only", keyModel, cfg.Models.Embedding, keyErr, err)
 		return func() {}
 	}
-	bl := &backlogLog{log: log, now: m.clock, waiting: store.EmbeddingWaiting}
+	bl := &backlogLog{log: log, now: m.clock, waiting: store.Vectors().EmbeddingWaiting}
 	opts := m.vectorizerOptions(cfg, store, emb, log)
 	opts.OnBatch, opts.OnCaughtUp = bl.batch, func(int, int) { bl.caughtUp() }
-	v := vectorizer.New(store, emb, opts)
+	v := vectorizer.New(store.Vectors(), emb, opts)
 	if err := v.Open(ctx); err != nil {
 		log.Warn("embedding not started: new notes are searchable by full text only", keyErr, err)
 		return func() {}

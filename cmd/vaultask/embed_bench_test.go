@@ -35,20 +35,20 @@ func BenchmarkSmallNoteBehindLargeNote(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := store.Apply(ctx, index.Batch{Upserts: []vault.NoteInput{{Path: "Large.md", Rev: "1", Text: big.String()}}}); err != nil {
+		if _, err := store.Feed().Apply(ctx, index.Batch{Upserts: []vault.NoteInput{{Path: "Large.md", Rev: "1", Text: big.String()}}}); err != nil {
 			b.Fatal(err)
 		}
-		v := vectorizer.New(store, emb, vectorizer.Options{})
+		v := vectorizer.New(store.Vectors(), emb, vectorizer.Options{})
 		b.StartTimer()
 		if err := v.Open(ctx); err != nil {
 			b.Fatal(err)
 		}
 		written := time.Now()
-		if _, err := store.Apply(ctx, index.Batch{Upserts: []vault.NoteInput{{Path: "Small.md", Rev: "1", Text: "A small note written after the large one."}}}); err != nil {
+		if _, err := store.Feed().Apply(ctx, index.Batch{Upserts: []vault.NoteInput{{Path: "Small.md", Rev: "1", Text: "A small note written after the large one."}}}); err != nil {
 			b.Fatal(err)
 		}
 		for {
-			hits, _, err := store.NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll, Path: "Small.md"})
+			hits, _, err := store.Browse().NoteList(ctx, vault.NoteQuery{Scope: vault.ScopeAll, Path: "Small.md"})
 			if err != nil {
 				b.Fatal(err)
 			}

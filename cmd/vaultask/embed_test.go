@@ -14,7 +14,7 @@ import (
 
 	"github.com/vaultask/vaultask/config"
 	"github.com/vaultask/vaultask/llm"
-	"github.com/vaultask/vaultask/llm/bge"
+	"github.com/vaultask/vaultask/llm/builtin"
 )
 
 // fakeOllama speaks Ollama's OpenAI-compatible /v1/embeddings with
@@ -105,14 +105,14 @@ func TestIndexReembedsOnAModelChange(t *testing.T) {
 }
 
 // mustDefaultEmbedder is m's embedder for the default configuration, the
-// built-in bge. Without its files it skips, naming the script that fetches
+// built-in bge. Without its files it skips, naming the command that fetches
 // them, unless VAULTASK_REQUIRE_MODELS=1 (scripts/test.sh sets it), where
 // it fails, as does any other error.
 func mustDefaultEmbedder(tb testing.TB, m *Main) *llm.Embedding {
 	tb.Helper()
 	e, err := m.embedder(config.Default())
-	if errors.Is(err, bge.ErrModelNotFound) && os.Getenv(config.EnvRequireModels) != "1" {
-		tb.Skipf("%v; scripts/fetch-model.sh bge fetches it", err)
+	if errors.Is(err, builtin.ErrModelNotFound) && os.Getenv(config.EnvRequireModels) != "1" {
+		tb.Skipf("%v; vaultask fetch-model bge fetches it", err)
 	}
 	if err != nil {
 		tb.Fatal(err)

@@ -19,25 +19,25 @@ import (
 func brokenBGE(t *testing.T, withUSELite bool) string {
 	t.Helper()
 	real := llm.DefaultBuiltinDir()
-	tok, err := os.ReadFile(filepath.Join(real, bge.DirName, bge.TokenizerName))
+	tok, err := os.ReadFile(filepath.Join(real, bge.Spec.Dir, bge.Spec.Files[1]))
 	if err != nil {
 		t.Skipf("no bge to damage: %v", err)
 	}
 	dir := t.TempDir()
-	if err := os.Mkdir(filepath.Join(dir, bge.DirName), 0o755); err != nil {
+	if err := os.Mkdir(filepath.Join(dir, bge.Spec.Dir), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, bge.DirName, bge.TokenizerName), tok[:1024], 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, bge.Spec.Dir, bge.Spec.Files[1]), tok[:1024], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(filepath.Join(real, bge.DirName, bge.FileName), filepath.Join(dir, bge.DirName, bge.FileName)); err != nil {
+	if err := os.Symlink(filepath.Join(real, bge.Spec.Dir, bge.Spec.Files[0]), filepath.Join(dir, bge.Spec.Dir, bge.Spec.Files[0])); err != nil {
 		t.Fatal(err)
 	}
 	if withUSELite {
-		if _, err := os.Stat(filepath.Join(real, uselite.DirName)); err != nil {
+		if _, err := os.Stat(filepath.Join(real, uselite.Spec.Dir)); err != nil {
 			t.Skipf("no USE-lite: %v", err)
 		}
-		if err := os.Symlink(filepath.Join(real, uselite.DirName), filepath.Join(dir, uselite.DirName)); err != nil {
+		if err := os.Symlink(filepath.Join(real, uselite.Spec.Dir), filepath.Join(dir, uselite.Spec.Dir)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -77,7 +77,7 @@ type readyBody struct {
 func TestServeSaysWhyTheEmbedderIsUnavailable(t *testing.T) {
 	srv, db, _ := serveVault(t)
 	env := withEnv(serveEnv(t, srv, db, citingUpstream(t)), "VAULTASK_MODELS__BUILTIN_DIR", brokenBGE(t, false))
-	env = withEnv(env, "VAULTASK_MODELS__EMBEDDING", bge.ModelID)
+	env = withEnv(env, "VAULTASK_MODELS__EMBEDDING", bge.Spec.ID)
 	s := startServe(t, env)
 	var ready readyBody
 	waitUntil(t, 30*time.Second, "/readyz ready", func() bool {
@@ -89,7 +89,7 @@ func TestServeSaysWhyTheEmbedderIsUnavailable(t *testing.T) {
 	}
 	var st embedderStatus
 	getJSON(t, s.url+"/status", &st)
-	if st.Embedder.State != "unavailable" || st.Embedder.Available || !strings.Contains(st.Embedder.LastError, bge.TokenizerName) ||
+	if st.Embedder.State != "unavailable" || st.Embedder.Available || !strings.Contains(st.Embedder.LastError, bge.Spec.Files[1]) ||
 		st.Index.VectorSearch || st.Index.EmbeddingStaged == nil {
 		t.Errorf("/status with a broken model: %+v", st)
 	}
@@ -105,8 +105,8 @@ func TestServeSaysWhyTheEmbedderIsUnavailable(t *testing.T) {
 func TestServeModelChangeToAModelThatCannotLoad(t *testing.T) {
 	srv, db, _ := serveVault(t)
 	env := serveEnv(t, srv, db, citingUpstream(t))
-	mustIndexVault(t, withEnv(env, "VAULTASK_MODELS__EMBEDDING", uselite.ModelID))
-	env = withEnv(withEnv(env, "VAULTASK_MODELS__BUILTIN_DIR", brokenBGE(t, true)), "VAULTASK_MODELS__EMBEDDING", bge.ModelID)
+	mustIndexVault(t, withEnv(env, "VAULTASK_MODELS__EMBEDDING", uselite.Spec.ID))
+	env = withEnv(withEnv(env, "VAULTASK_MODELS__BUILTIN_DIR", brokenBGE(t, true)), "VAULTASK_MODELS__EMBEDDING", bge.Spec.ID)
 	s := startServe(t, env)
 	var ready readyBody
 	if code := getJSON(t, s.url+"/readyz", &ready); code != http.StatusOK || !ready.Ready || ready.Embedder != "unavailable" ||
@@ -115,12 +115,12 @@ func TestServeModelChangeToAModelThatCannotLoad(t *testing.T) {
 	}
 	var st embedderStatus
 	getJSON(t, s.url+"/status", &st)
-	if st.Index.EmbeddingModel != uselite.ModelID || !st.Index.VectorSearch || st.Index.Reembedding == nil ||
-		st.Index.Reembedding.Stalled != "waiting for the embedder (unavailable)" || !strings.Contains(st.Embedder.LastError, bge.TokenizerName) {
+	if st.Index.EmbeddingModel != uselite.Spec.ID || !st.Index.VectorSearch || st.Index.Reembedding == nil ||
+		st.Index.Reembedding.Stalled != "waiting for the embedder (unavailable)" || !strings.Contains(st.Embedder.LastError, bge.Spec.Files[1]) {
 		t.Errorf("/status: %+v (re-embedding %+v)", st, st.Index.Reembedding)
 	}
 	log := s.stderr.String()
-	if !strings.Contains(log, "questions still search the index's vectors of "+uselite.ModelID) || strings.Contains(log, "questions are searched by full text only") {
+	if !strings.Contains(log, "questions still search the index's vectors of "+uselite.Spec.ID) || strings.Contains(log, "questions are searched by full text only") {
 		t.Errorf("the log does not say the old vectors still answer:\n%s", log)
 	}
 	if code, text := askServed(t, s, "how long do I knead the sourdough?"); code != http.StatusOK || !strings.Contains(text, "Recipes/Sourdough bread") {

@@ -89,7 +89,7 @@ func (m *Main) openEval(ctx context.Context, cfgPath string, paths []string, gen
 	if err == nil {
 		// Every question searches through the vector shortlist, as serve's
 		// do once it has read it, not the first ones by brute force.
-		err = s.store.WarmVectorSearch(ctx)
+		err = s.store.Search().WarmVectorSearch(ctx)
 	}
 	if err != nil {
 		s.store.Close()
@@ -100,7 +100,7 @@ func (m *Main) openEval(ctx context.Context, cfgPath string, paths []string, gen
 
 // checkPaths refuses, in every file, acceptable paths the index does not hold.
 func (s *evalSession) checkPaths(ctx context.Context) error {
-	indexed, err := s.store.Paths(ctx)
+	indexed, err := s.store.Browse().Paths(ctx)
 	if err != nil {
 		return err
 	}

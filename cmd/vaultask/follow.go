@@ -29,7 +29,7 @@ func runFollow(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	defer src.close()
-	f := src.follower(store, feedHooks{})
+	f := src.follower(store.Feed(), feedHooks{})
 	if err := f.Open(ctx); err != nil {
 		return err
 	}

@@ -49,7 +49,7 @@ func (m *Main) index(ctx context.Context, cfg config.Config, log *slog.Logger, d
 		return err
 	}
 	defer store.Close()
-	if err := src.sync(ctx, store, rebuild, m.Stdout, start); err != nil {
+	if err := src.sync(ctx, store.Feed(), rebuild, m.Stdout, start); err != nil {
 		return err
 	}
 	return m.embedBacklog(ctx, cfg, store, log)
@@ -73,7 +73,7 @@ func (m *Main) printPlan(ctx context.Context, src source, opts index.Options) er
 			return err
 		}
 		defer store.Close()
-		if d, err = src.plan(ctx, store); err != nil {
+		if d, err = src.plan(ctx, store.Feed()); err != nil {
 			return err
 		}
 	}

@@ -94,6 +94,7 @@ func commands() []command {
 		{"ask", "answer a question from the vault (--dry-run: retrieval only)", runAsk},
 		{"serve", "follow the vault and answer over HTTP: OpenAI-compatible API, MCP, status, events", runServe},
 		{"eval", "measure retrieval (recall@k, MRR, A/B arms) or the web trigger on a questions file", runEval},
+		{"fetch-model", "fetch the built-in embedding models' files, each checked against its pinned sum", runFetchModel},
 		{"healthcheck", "exit 0 when the running server's /healthz answers (for a container HEALTHCHECK)", runHealthcheck},
 		{"version", "print the version", runVersion},
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/llm/bge"
+	"github.com/vaultask/vaultask/llm/builtin"
 	"github.com/vaultask/vaultask/llm/e5"
 )
 
@@ -71,46 +72,41 @@ func copyFile(t *testing.T, src, dst string) {
 
 // TestModelFileRewrittenUnderServe: the built-in model's mapped file (bge's
 // ONNX, e5's 4-bit file) cut short under a running serve, then copied over
-// in place as cp does (and as fetch-model.sh did). The model read its word
+// in place as cp does (and as the shell fetch-model.sh did). The model read its word
 // table from the mapping, so the next question killed serve (SIGBUS); now
 // questions are answered by full text while the file is wrong, and by
 // vectors again once it is the pinned file.
 func TestModelFileRewrittenUnderServe(t *testing.T) {
 	bin := vaultaskBinary(t)
-	models := []struct {
-		id, dir string
-		files   []string
-	}{
-		{bge.ModelID, bge.DirName, []string{bge.FileName, bge.TokenizerName}},
-		{e5.ModelID, e5.DirName, []string{e5.FileName}},
-	}
+	// Their first files are the ones mapped while the model loads.
+	models := []*builtin.Spec{&bge.Spec, &e5.Spec}
 	vault := writeVault(t, map[string]string{
 		"Recipes/Sourdough bread.md": "# Sourdough bread\n\nKnead the dough for ten minutes, then let it rise overnight in the fridge.\n",
 		"Garden/Tomatoes.md":         "# Tomatoes\n\nTomatoes want full sun, water at the roots and a stake to climb.\n",
 		"Travel/Lisbon.md":           "# Lisbon\n\nTram 28 climbs through Alfama; take it early before the crowds.\n",
 	})
 	for _, m := range models {
-		t.Run(m.dir, func(t *testing.T) {
-			src := filepath.Join(llm.DefaultBuiltinDir(), m.dir)
+		t.Run(m.Dir, func(t *testing.T) {
+			src := filepath.Join(llm.DefaultBuiltinDir(), m.Dir)
 			if d := os.Getenv("VAULTASK_MODELS__BUILTIN_DIR"); d != "" {
-				src = filepath.Join(d, m.dir)
+				src = filepath.Join(d, m.Dir)
 			}
-			if _, err := os.Stat(filepath.Join(src, m.files[0])); errors.Is(err, os.ErrNotExist) && os.Getenv("VAULTASK_REQUIRE_MODELS") != "1" {
-				t.Skipf("no %s here: scripts/fetch-model.sh fetches it", src)
+			if _, err := os.Stat(filepath.Join(src, m.Files[0])); errors.Is(err, os.ErrNotExist) && os.Getenv("VAULTASK_REQUIRE_MODELS") != "1" {
+				t.Skipf("no %s here: vaultask fetch-model fetches it", src)
 			}
-			builtin := t.TempDir()
-			if err := os.Mkdir(filepath.Join(builtin, m.dir), 0o755); err != nil {
+			builtinDir := t.TempDir()
+			if err := os.Mkdir(filepath.Join(builtinDir, m.Dir), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			for _, f := range m.files {
-				copyFile(t, filepath.Join(src, f), filepath.Join(builtin, m.dir, f))
+			for _, f := range m.Files {
+				copyFile(t, filepath.Join(src, f), filepath.Join(builtinDir, m.Dir, f))
 			}
 			data := t.TempDir()
 			url, _ := startServeProcess(t, bin, []string{
 				"VAULTASK_INDEX__PATH=" + filepath.Join(data, "vaultask.db"),
 				"VAULTASK_OVERRIDES_FILE=" + filepath.Join(data, "none.json"),
 				"VAULTASK_VAULT__SOURCE=folder", "VAULTASK_VAULT__PATH=" + vault,
-				"VAULTASK_MODELS__EMBEDDING=" + m.id, "VAULTASK_MODELS__BUILTIN_DIR=" + builtin,
+				"VAULTASK_MODELS__EMBEDDING=" + m.ID, "VAULTASK_MODELS__BUILTIN_DIR=" + builtinDir,
 				"VAULTASK_API__LISTEN=127.0.0.1:0",
 			})
 			waitUntil(t, 60*time.Second, "every chunk embedded", func() bool {
@@ -125,7 +121,7 @@ func TestModelFileRewrittenUnderServe(t *testing.T) {
 				t.Fatalf("before the file changed, the hits came from %v, not vector search", found)
 			}
 
-			path := filepath.Join(builtin, m.dir, m.files[0])
+			path := filepath.Join(builtinDir, m.Dir, m.Files[0])
 			if err := os.Truncate(path, 1<<20); err != nil {
 				t.Fatal(err)
 			}
@@ -133,7 +129,7 @@ func TestModelFileRewrittenUnderServe(t *testing.T) {
 			if found := searchProvenance(t, hc, url, session, question); slices.Contains(found, "vector") {
 				t.Errorf("with the model file cut short, the hits came from %v: vectors of a file that is not the pinned one", found)
 			}
-			copyFile(t, filepath.Join(src, m.files[0]), path)
+			copyFile(t, filepath.Join(src, m.Files[0]), path)
 			if found := searchProvenance(t, hc, url, session, question); !slices.Contains(found, "vector") {
 				t.Errorf("once the file is copied back, the hits came from %v, not vector search", found)
 			}

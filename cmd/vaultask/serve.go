@@ -102,7 +102,7 @@ func (svc *service) open(ctx context.Context, m *Main) error {
 	if svc.src, err = newSource(cfg, log, ""); err != nil {
 		return err
 	}
-	svc.feed = svc.src.follower(svc.store, feedHooks{notes: svc.publishNotes, reconciled: svc.publishReconcile})
+	svc.feed = svc.src.follower(svc.store.Feed(), feedHooks{notes: svc.publishNotes, reconciled: svc.publishReconcile})
 	svc.embeds = m.embedsSpace
 	svc.vec = svc.newVectorizer(m)
 	apiKey := cfg.API.Key.Reveal()
@@ -121,7 +121,7 @@ func (svc *service) open(ctx context.Context, m *Main) error {
 		return err
 	}
 	svc.api, err = transport.New(transport.Options{
-		Answerer: p, Notes: svc.store, Status: svc.status, Events: svc.events,
+		Answerer: p, Notes: svc.store.Browse(), Status: svc.status, Events: svc.events,
 		APIKey: apiKey, MaxConcurrent: cfg.API.MaxConcurrent, MaxBodyBytes: int64(cfg.API.MaxRequestBytes),
 		Slots: transport.SlotOptions{ForAnswers: cfg.API.ReservedForAnswers, ForTools: cfg.API.ReservedForTools,
 			Wait: cfg.API.SlotWait, MaxWaiting: cfg.API.MaxWaiting},
@@ -158,7 +158,7 @@ func (svc *service) newVectorizer(m *Main) *vectorizer.Vectorizer {
 	emb, err := m.embedder(svc.cfg)
 	if err != nil {
 		svc.embErr = err
-		active := svc.store.ActiveSpace()
+		active := svc.store.Search().ActiveSpace()
 		if m.embedsSpace(active) {
 			svc.log.Warn("no embedder: new and changed notes are found by full text only until it loads; questions still search the index's vectors of "+active.String(),
 				keyModel, svc.cfg.Models.Embedding, keyErr, err)
@@ -167,7 +167,7 @@ func (svc *service) newVectorizer(m *Main) *vectorizer.Vectorizer {
 		}
 		return nil
 	}
-	svc.backlog = &backlogLog{log: svc.log, now: m.clock, waiting: svc.store.EmbeddingWaiting}
+	svc.backlog = &backlogLog{log: svc.log, now: m.clock, waiting: svc.store.Vectors().EmbeddingWaiting}
 	opts := m.vectorizerOptions(svc.cfg, svc.store, emb, svc.log)
 	opts.OnBatch = svc.backlog.batch
 	opts.OnCaughtUp = func(n, open int) {
@@ -178,7 +178,7 @@ func (svc *service) newVectorizer(m *Main) *vectorizer.Vectorizer {
 		}
 		svc.events.Publish(ev)
 	}
-	return vectorizer.New(svc.store, emb, opts)
+	return vectorizer.New(svc.store.Vectors(), emb, opts)
 }
 
 // listen opens the API's listener and its server, whose requests run under
@@ -344,7 +344,7 @@ func (svc *service) status(ctx context.Context) transport.Status {
 	st.Index = transport.IndexStatus{Path: svc.cfg.Index.Path, Notes: is.Notes, OpenNotes: is.OpenNotes, PersonalNotes: is.PersonalNotes,
 		Chunks: is.Chunks, Vectors: is.Vectors, EmbeddingBacklog: is.EmbeddingBacklog, OpenChunks: is.OpenChunks, OpenVectors: is.OpenVectors,
 		OpenEmbeddingBacklog: is.OpenEmbeddingBacklog, EmbeddingStaged: is.EmbeddingStaged, OpenEmbeddingStaged: is.OpenEmbeddingStaged,
-		VectorSearch: svc.embeds(svc.store.ActiveSpace()), PendingNotes: is.PendingNotes,
+		VectorSearch: svc.embeds(svc.store.Search().ActiveSpace()), PendingNotes: is.PendingNotes,
 		IncompleteNotes: is.IncompleteNotes, SkippedNotes: is.SkippedNotes, FileBytes: is.FileBytes, EmbeddingModel: is.EmbeddingModel}
 	if r := is.Reembedding; r != nil {
 		st.Index.Reembedding = &transport.Reembedding{Model: r.Model, Embedded: r.Embedded, Total: r.Total, OpenEmbedded: r.OpenEmbedded, OpenTotal: r.OpenTotal,

@@ -23,13 +23,13 @@ type source interface {
 	list(ctx context.Context) (listing, error)
 	// plan is what sync would do to store (opened read-only), writing
 	// nothing.
-	plan(ctx context.Context, store *index.Store) (dryRun, error)
+	plan(ctx context.Context, store *index.Feed) (dryRun, error)
 	// sync makes store equal the source and writes its summary to out;
 	// rebuild re-chunks every note.
-	sync(ctx context.Context, store *index.Store, rebuild bool, out io.Writer, start time.Time) error
+	sync(ctx context.Context, store *index.Feed, rebuild bool, out io.Writer, start time.Time) error
 	// follower keeps store equal to the source once opened, telling hooks
 	// what it wrote.
-	follower(store *index.Store, hooks feedHooks) follower
+	follower(store *index.Feed, hooks feedHooks) follower
 	// check asks a LiveSync database now whether it can be read, saying
 	// which setting to fix when it cannot; a follower does it itself.
 	check(ctx context.Context) error
@@ -140,7 +140,7 @@ func (f *folderSource) list(context.Context) (listing, error) {
 	return listing{notes: l.Notes}, err
 }
 
-func (f *folderSource) plan(ctx context.Context, store *index.Store) (dryRun, error) {
+func (f *folderSource) plan(ctx context.Context, store *index.Feed) (dryRun, error) {
 	var d dryRun
 	l, err := feed.ScanFolder(f.dir, f.corpus)
 	if err != nil {
@@ -153,7 +153,7 @@ func (f *folderSource) plan(ctx context.Context, store *index.Store) (dryRun, er
 	return d, err
 }
 
-func (f *folderSource) sync(ctx context.Context, store *index.Store, rebuild bool, out io.Writer, start time.Time) error {
+func (f *folderSource) sync(ctx context.Context, store *index.Feed, rebuild bool, out io.Writer, start time.Time) error {
 	l, res, err := feed.SyncFolder(ctx, store, f.dir, f.corpus, rebuild)
 	if err != nil {
 		return err
@@ -166,7 +166,7 @@ func (f *folderSource) sync(ctx context.Context, store *index.Store, rebuild boo
 	return nil
 }
 
-func (f *folderSource) follower(store *index.Store, hooks feedHooks) follower {
+func (f *folderSource) follower(store *index.Feed, hooks feedHooks) follower {
 	ff := feed.NewFolderFollower(f.dir, f.corpus, store, f.log)
 	if hooks.notes != nil {
 		ff.OnSync = func(res index.SyncResult) { hooks.notes(res.Notes, "") }
@@ -205,12 +205,12 @@ func (c *couchSource) list(ctx context.Context) (listing, error) {
 	return listing{notes: l.Notes, incomplete: l.Incomplete}, err
 }
 
-func (c *couchSource) plan(ctx context.Context, store *index.Store) (dryRun, error) {
+func (c *couchSource) plan(ctx context.Context, store *index.Feed) (dryRun, error) {
 	res, err := feed.NewReconciler(c.couch, store).Run(ctx, feed.ReconcileOptions{DryRun: true})
 	return dryRun{plan: res.Plan, reclassified: res.Reclassified, kept: res.Kept, incomplete: res.Incomplete}, err
 }
 
-func (c *couchSource) sync(ctx context.Context, store *index.Store, rebuild bool, out io.Writer, start time.Time) error {
+func (c *couchSource) sync(ctx context.Context, store *index.Feed, rebuild bool, out io.Writer, start time.Time) error {
 	res, err := feed.NewReconciler(c.couch, store).Run(ctx, feed.ReconcileOptions{Force: rebuild})
 	if err != nil {
 		return err
@@ -222,7 +222,7 @@ func (c *couchSource) sync(ctx context.Context, store *index.Store, rebuild bool
 	return nil
 }
 
-func (c *couchSource) follower(store *index.Store, hooks feedHooks) follower {
+func (c *couchSource) follower(store *index.Feed, hooks feedHooks) follower {
 	opts := feed.FollowerOptions{ReconcileInterval: c.reconcileEvery, OnReconcile: hooks.reconciled}
 	if hooks.notes != nil {
 		opts.OnBatch = func(b feed.BatchResult) { hooks.notes(b.Notes, b.Checkpoint) }

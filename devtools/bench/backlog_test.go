@@ -34,16 +34,16 @@ func TestBacklogTextOfAnotherModelsIndex(t *testing.T) {
 		for _, n := range notes[from:to] {
 			b.Upserts = append(b.Upserts, vault.NoteInput{Path: n.Path, Rev: "1", Text: n.Text})
 		}
-		if _, err := store.Apply(ctx, b); err != nil {
+		if _, err := store.Feed().Apply(ctx, b); err != nil {
 			t.Fatal(err)
 		}
 	}
 	apply(0, 20)
-	if _, err := vectorizer.New(store, hashEmbedder{e5Small.space.Dim}, vectorizer.Options{Logger: quiet}).Drain(ctx); err != nil {
+	if _, err := vectorizer.New(store.Vectors(), hashEmbedder{e5Small.space.Dim}, vectorizer.Options{Logger: quiet}).Drain(ctx); err != nil {
 		t.Fatal(err)
 	}
 	apply(20, len(notes))
-	pending, err := store.Backlog(ctx, math.MaxInt32, math.MaxInt32)
+	pending, err := store.Vectors().Backlog(ctx, math.MaxInt32, math.MaxInt32)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,10 +63,10 @@ func TestBacklogTextOfAnotherModelsIndex(t *testing.T) {
 	}
 	store = open()
 	defer store.Close()
-	if sp := store.ActiveSpace(); sp != e5Small.space {
+	if sp := store.Search().ActiveSpace(); sp != e5Small.space {
 		t.Errorf("the index's space is %v after backlogText, want %v", sp, e5Small.space)
 	}
-	if again, err := store.Backlog(ctx, math.MaxInt32, math.MaxInt32); err != nil || len(again) != len(pending) {
+	if again, err := store.Vectors().Backlog(ctx, math.MaxInt32, math.MaxInt32); err != nil || len(again) != len(pending) {
 		t.Errorf("after backlogText %d chunks wait (%v), want %d", len(again), err, len(pending))
 	}
 }

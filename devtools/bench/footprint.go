@@ -232,10 +232,10 @@ func editCycles(ctx context.Context, path string, space vault.EmbeddingSpace, to
 	}
 	emb := hashEmbedder{space.Dim}
 	step := func(b index.Batch) error {
-		if _, err := s.Apply(ctx, b); err != nil {
+		if _, err := s.Feed().Apply(ctx, b); err != nil {
 			return err
 		}
-		_, err := vectorizer.New(s, emb, vectorizer.Options{BatchChunks: 500, Logger: quiet}).Drain(ctx)
+		_, err := vectorizer.New(s.Vectors(), emb, vectorizer.Options{BatchChunks: 500, Logger: quiet}).Drain(ctx)
 		return err
 	}
 	if err := step(batch(0, len(notes), 0)); err != nil {

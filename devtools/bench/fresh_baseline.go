@@ -49,11 +49,11 @@ func (r *run) baselineFreshness(ctx context.Context, lp *livesyncput.Client) (ma
 	if err != nil {
 		return nil, err
 	}
-	vec := vectorizer.New(store, emb, vectorizer.Options{Logger: quiet})
+	vec := vectorizer.New(store.Vectors(), emb, vectorizer.Options{Logger: quiet})
 	var cycles []float64
 	cycle := func() (ftsAt, vecAt time.Time, err error) {
 		start := time.Now()
-		if _, err := feed.NewReconciler(couch, store).Run(ctx, feed.ReconcileOptions{}); err != nil {
+		if _, err := feed.NewReconciler(couch, store.Feed()).Run(ctx, feed.ReconcileOptions{}); err != nil {
 			return ftsAt, vecAt, err
 		}
 		ftsAt = time.Now()
@@ -80,14 +80,14 @@ func (r *run) baselineFreshness(ctx context.Context, lp *livesyncput.Client) (ma
 // baselineCatchUp takes in, with a first diff, what the servers' phase
 // left in the database, with pool vectors of m: it is not measured.
 func (r *run) baselineCatchUp(ctx context.Context, m *modelRun, couch *feed.Couch, store *index.Store) error {
-	if _, err := feed.NewReconciler(couch, store).Run(ctx, feed.ReconcileOptions{}); err != nil {
+	if _, err := feed.NewReconciler(couch, store.Feed()).Run(ctx, feed.ReconcileOptions{}); err != nil {
 		return err
 	}
 	pool, err := m.poolVectors(ctx, r)
 	if err != nil {
 		return err
 	}
-	_, err = vectorizer.New(store, poolEmbedder{pool}, vectorizer.Options{BatchChunks: 1000, Logger: quiet}).Drain(ctx)
+	_, err = vectorizer.New(store.Vectors(), poolEmbedder{pool}, vectorizer.Options{BatchChunks: 1000, Logger: quiet}).Drain(ctx)
 	return err
 }
 
@@ -163,7 +163,7 @@ func settleEdits(ctx context.Context, store *index.Store, waiting []baselineEdit
 	kept := waiting[:0]
 	now := time.Now()
 	for _, p := range waiting {
-		hits, err := store.SearchFTS(ctx, p.e.token, 3, vault.ScopeAll, vault.FieldWeights{})
+		hits, err := store.Search().SearchFTS(ctx, p.e.token, 3, vault.ScopeAll, vault.FieldWeights{})
 		if err != nil {
 			return waiting, err
 		}

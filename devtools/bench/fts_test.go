@@ -51,7 +51,7 @@ func BenchmarkSearchFTS(b *testing.B) {
 	}
 	s := settings()
 	search := func(b *testing.B, store *index.Store, text string, scope vault.Scope) {
-		hits, err := store.SearchFTS(ctx, text, s.FTSTopK, scope, s.FTSFields)
+		hits, err := store.Search().SearchFTS(ctx, text, s.FTSTopK, scope, s.FTSFields)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -146,7 +146,7 @@ func ftsBenchIndex(ctx context.Context, chunks int) (string, error) {
 		for k := range notes {
 			notes[k] = vault.NoteInput{Path: NotePath(n + k), Rev: "1", Text: NoteText(n + k)}
 		}
-		if _, err := store.Apply(ctx, index.Batch{Upserts: notes}); err != nil {
+		if _, err := store.Feed().Apply(ctx, index.Batch{Upserts: notes}); err != nil {
 			return "", joinErr(err, store.Close())
 		}
 		n += batch
@@ -155,7 +155,7 @@ func ftsBenchIndex(ctx context.Context, chunks int) (string, error) {
 	for _, tn := range topicNotes(n) {
 		topics = append(topics, vault.NoteInput{Path: tn.Path, Rev: "1", Text: tn.Text})
 	}
-	if _, err := store.Apply(ctx, index.Batch{Upserts: topics}); err != nil {
+	if _, err := store.Feed().Apply(ctx, index.Batch{Upserts: topics}); err != nil {
 		return "", joinErr(err, store.Close())
 	}
 	if err := store.Close(); err != nil {

@@ -89,7 +89,7 @@ func backlogText(ctx context.Context, path string) (int64, error) {
 		return 0, err
 	}
 	defer store.Close()
-	pending, err := store.Backlog(ctx, math.MaxInt32, math.MaxInt32)
+	pending, err := store.Vectors().Backlog(ctx, math.MaxInt32, math.MaxInt32)
 	if err != nil {
 		return 0, err
 	}
@@ -394,7 +394,7 @@ func (r *run) completeVectors(ctx context.Context, m *modelRun, path string) (in
 	if err != nil {
 		return 0, 0, err
 	}
-	n, err := vectorizer.New(store, poolEmbedder{pool}, vectorizer.Options{BatchChunks: 1000, SliceChunks: 1000, Logger: quiet}).Drain(ctx)
+	n, err := vectorizer.New(store.Vectors(), poolEmbedder{pool}, vectorizer.Options{BatchChunks: 1000, SliceChunks: 1000, Logger: quiet}).Drain(ctx)
 	if err != nil {
 		store.Close()
 		return 0, 0, err

@@ -11,14 +11,15 @@ import (
 
 	"github.com/vaultask/vaultask/llm"
 	"github.com/vaultask/vaultask/llm/bge"
+	"github.com/vaultask/vaultask/llm/builtin"
 	"github.com/vaultask/vaultask/llm/e5"
 	"github.com/vaultask/vaultask/llm/uselite"
 	"github.com/vaultask/vaultask/vault"
 )
 
 // builtinModel is a built-in embedding model a run measures: its name in
-// -models (and in scripts/fetch-model.sh), the label its rows carry, its
-// model id, the folder fetch-model.sh installs its files in, and the
+// -models (its spec's, as the fetch takes it), the label its rows carry,
+// its model id, the folder the fetch installs its files in, and the
 // issues' targets for it.
 type builtinModel struct {
 	name, label, id, dir string
@@ -40,11 +41,11 @@ type modelTargets struct {
 }
 
 var (
-	useLite = newBuiltinModel("use-lite", "USE-lite", uselite.ModelID, uselite.DirName,
+	useLite = newBuiltinModel(&uselite.Spec, "USE-lite",
 		modelTargets{ttftAdded: 15, vectorFresh: 2000, vectorFreshLoad: math.MaxInt})
-	e5Small = newBuiltinModel("e5", "e5", e5.ModelID, e5.DirName,
+	e5Small = newBuiltinModel(&e5.Spec, "e5",
 		modelTargets{ttftAdded: 25, vectorFresh: 5000, vectorFreshLoad: 10})
-	bgeSmall = newBuiltinModel("bge", "bge", bge.ModelID, bge.DirName,
+	bgeSmall = newBuiltinModel(&bge.Spec, "bge",
 		modelTargets{ttftAdded: 25, vectorFresh: 5000, vectorFreshLoad: 10})
 	builtinModels = []builtinModel{useLite, e5Small, bgeSmall}
 )
@@ -54,12 +55,12 @@ var (
 // sections that take a single model (3, 6 and 8) run on.
 var DefaultModels = []string{useLite.name, bgeSmall.name}
 
-func newBuiltinModel(name, label, id, dir string, t modelTargets) builtinModel {
-	spec, err := llm.ResolveEmbedding(id, 0, nil)
+func newBuiltinModel(b *builtin.Spec, label string, t modelTargets) builtinModel {
+	spec, err := llm.ResolveEmbedding(b.ID, 0, nil)
 	if err != nil {
-		panic(fmt.Sprintf("bench: the built-in model %s: %v", id, err))
+		panic(fmt.Sprintf("bench: the built-in model %s: %v", b.ID, err))
 	}
-	return builtinModel{name: name, label: label, id: id, dir: dir, targets: t,
+	return builtinModel{name: b.Name, label: label, id: b.ID, dir: b.Dir, targets: t,
 		space: vault.EmbeddingSpace{Model: spec.Model, Dim: spec.Dim, QueryPrefix: spec.Prefixes.Query, DocumentPrefix: spec.Prefixes.Document, Files: spec.Files}}
 }
 
@@ -106,7 +107,7 @@ func (m builtinModel) installed() string { return filepath.Join(builtinDir(), m.
 
 // builtinDir is the built-in models' directory the run loads them from and
 // points its vaultask children at: VAULTASK_MODELS__BUILTIN_DIR when set
-// (where scripts/fetch-model.sh then puts them, and where the models'
+// (where `vaultask fetch-model` then puts them, and where the models'
 // tests look), else the default one.
 func builtinDir() string {
 	if d := os.Getenv("VAULTASK_MODELS__BUILTIN_DIR"); d != "" {
@@ -115,7 +116,7 @@ func builtinDir() string {
 	return llm.DefaultBuiltinDir()
 }
 
-// diskBytes is the size of the files in dir: what fetch-model.sh installs
+// diskBytes is the size of the files in dir: what `vaultask fetch-model` installs
 // for one model.
 func diskBytes(dir string) (int64, error) {
 	var n int64

@@ -14,7 +14,7 @@ import (
 // the notes it reaches, on BenchmarkRetrieve's index (-retrieve.index, or
 // the generated vault's scale index) and questions: for each question, the
 // notes one hop from the notes of its 8 nearest chunks, and each such
-// note's chunk nearest the question (Store.NearestChunks: every chunk's
+// note's chunk nearest the question (Search.NearestChunks: every chunk's
 // vector read and its exact distance taken). It reports the median as
 // p50-ms and the notes read per question. Expansion reads only the notes
 // the distance bounds cannot rule out; this reads them all, so that the
@@ -33,7 +33,7 @@ func BenchmarkNearestChunks(b *testing.B) {
 	reached := make([][]string, len(vecs))
 	notes := 0
 	for i, q := range vecs {
-		hits, err := store.SearchVector(ctx, q, 8, vault.ScopeAll)
+		hits, err := store.Search().SearchVector(ctx, q, 8, vault.ScopeAll)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -41,7 +41,7 @@ func BenchmarkNearestChunks(b *testing.B) {
 		for _, h := range hits {
 			starts = append(starts, h.DocID)
 		}
-		hops, err := store.Hops(ctx, starts, vault.ScopeAll)
+		hops, err := store.Search().Hops(ctx, starts, vault.ScopeAll)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -57,7 +57,7 @@ func BenchmarkNearestChunks(b *testing.B) {
 		for b.Loop() {
 			i := len(took) % len(vecs)
 			t := time.Now()
-			if _, _, err := store.NearestChunks(ctx, reached[i], vecs[i], vault.ScopeAll); err != nil {
+			if _, _, err := store.Search().NearestChunks(ctx, reached[i], vecs[i], vault.ScopeAll); err != nil {
 				b.Fatal(err)
 			}
 			took = append(took, ms(time.Since(t)))

@@ -36,7 +36,7 @@ type latencies struct {
 // bruteForce is the index with its vector search done by brute force over
 // every float vector, as before the vector set: the baseline the set's
 // retrieval is compared with.
-type bruteForce struct{ *index.Store }
+type bruteForce struct{ *index.Search }
 
 func (s bruteForce) SearchVector(ctx context.Context, q vault.QueryVector, k int, scope vault.Scope) ([]vault.Chunk, error) {
 	return s.SearchVectorExact(ctx, q, k, scope)
@@ -62,7 +62,7 @@ func (r *run) measureRetrieval(ctx context.Context, m *modelRun, searcher rag.Se
 	}
 	// Warm: the vector shortlist (a store reads it at its first vector
 	// search, by brute force until it is read), the page cache and SQLite's.
-	if err := store.WarmVectorSearch(ctx); err != nil {
+	if err := store.Search().WarmVectorSearch(ctx); err != nil {
 		return out, err
 	}
 	for _, q := range qs {
@@ -86,12 +86,12 @@ func (r *run) measureRetrieval(ctx context.Context, m *modelRun, searcher rag.Se
 		}
 		out.embed = append(out.embed, ms(time.Since(t)))
 		t = time.Now()
-		if _, err := store.SearchVector(ctx, vecs[i%len(vecs)], k, vault.ScopeAll); err != nil {
+		if _, err := store.Search().SearchVector(ctx, vecs[i%len(vecs)], k, vault.ScopeAll); err != nil {
 			return out, err
 		}
 		out.knn = append(out.knn, ms(time.Since(t)))
 		t = time.Now()
-		if _, err := store.SearchFTS(ctx, rag.FTSText(q), settings().FTSTopK, vault.ScopeAll, settings().FTSFields); err != nil {
+		if _, err := store.Search().SearchFTS(ctx, rag.FTSText(q), settings().FTSTopK, vault.ScopeAll, settings().FTSFields); err != nil {
 			return out, err
 		}
 		out.fts = append(out.fts, ms(time.Since(t)))
@@ -159,7 +159,7 @@ func (r *run) withFollower(ctx context.Context, m *modelRun, store *index.Store,
 	if err != nil {
 		return err
 	}
-	f := feed.NewFollower(couch, store, feed.FollowerOptions{})
+	f := feed.NewFollower(couch, store.Feed(), feed.FollowerOptions{})
 	if err := f.Open(ctx); err != nil {
 		return err
 	}
@@ -178,7 +178,7 @@ func (r *run) withFollower(ctx context.Context, m *modelRun, store *index.Store,
 	if err != nil {
 		return err
 	}
-	v := vectorizer.New(store, emb, vectorizer.Options{Logger: quiet})
+	v := vectorizer.New(store.Vectors(), emb, vectorizer.Options{Logger: quiet})
 	if err := v.Open(ctx); err != nil {
 		return err
 	}
@@ -242,7 +242,7 @@ func retrievalLatency(ctx context.Context, r *run, s *Section) error {
 		}
 		label := fmt.Sprintf("%d chunks (%d notes)", ix.Chunks, ix.Notes)
 		r.log.Info("retrieval", keyIndex, label)
-		alone, err := r.measureRetrieval(ctx, m, store, store, Questions(50), r.sz.queries, i == len(targets)-1)
+		alone, err := r.measureRetrieval(ctx, m, store.Search(), store, Questions(50), r.sz.queries, i == len(targets)-1)
 		if err != nil {
 			store.Close()
 			return err
@@ -255,7 +255,7 @@ func retrievalLatency(ctx context.Context, r *run, s *Section) error {
 		var busy latencies
 		err = r.withFollower(ctx, m, store, fmt.Sprintf("q%d", i), 10, func() error {
 			var err error
-			busy, err = r.measureRetrieval(ctx, m, store, store, Questions(50), r.sz.queries, false)
+			busy, err = r.measureRetrieval(ctx, m, store.Search(), store, Questions(50), r.sz.queries, false)
 			return err
 		})
 		err = joinErr(err, store.Close())
@@ -302,7 +302,7 @@ type bruteForceResult struct {
 // store, that KNN alone, and the shortlist's recall against it.
 func (r *run) measureBruteForce(ctx context.Context, m *modelRun, store *index.Store) (bruteForceResult, error) {
 	var out bruteForceResult
-	lat, err := r.measureRetrieval(ctx, m, bruteForce{store}, store, Questions(50), r.sz.queries, false)
+	lat, err := r.measureRetrieval(ctx, m, bruteForce{store.Search()}, store, Questions(50), r.sz.queries, false)
 	if err != nil {
 		return out, err
 	}
@@ -318,7 +318,7 @@ func (r *run) measureBruteForce(ctx context.Context, m *modelRun, store *index.S
 	k := settings().VectorTopK
 	for i := range r.sz.queries {
 		t := time.Now()
-		if _, err := store.SearchVectorExact(ctx, vecs[i%len(vecs)], k, vault.ScopeAll); err != nil {
+		if _, err := store.Search().SearchVectorExact(ctx, vecs[i%len(vecs)], k, vault.ScopeAll); err != nil {
 			return out, err
 		}
 		out.knn = append(out.knn, ms(time.Since(t)))
@@ -332,11 +332,11 @@ func (r *run) measureBruteForce(ctx context.Context, m *modelRun, store *index.S
 func vectorRecall(ctx context.Context, store *index.Store, qs []vault.QueryVector, k int, scope vault.Scope) (float64, error) {
 	var sum float64
 	for _, q := range qs {
-		exact, err := store.SearchVectorExact(ctx, q, k, scope)
+		exact, err := store.Search().SearchVectorExact(ctx, q, k, scope)
 		if err != nil {
 			return 0, err
 		}
-		got, err := store.SearchVector(ctx, q, k, scope)
+		got, err := store.Search().SearchVector(ctx, q, k, scope)
 		if err != nil {
 			return 0, err
 		}

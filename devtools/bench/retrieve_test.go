@@ -42,7 +42,7 @@ func BenchmarkRetrieve(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	on, err := rag.New(rag.Options{Searcher: store, Embedder: rag.SpaceEmbedder{Texts: emb, Space: useLite.space}, Settings: settings(), Logger: quiet})
+	on, err := rag.New(rag.Options{Searcher: store.Search(), Embedder: rag.SpaceEmbedder{Texts: emb, Space: useLite.space}, Settings: settings(), Logger: quiet})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func retrieveBenchIndex(ctx context.Context, b testing.TB) (*index.Store, []stri
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = store.Close() })
-	if err := store.WarmVectorSearch(ctx); err != nil {
+	if err := store.Search().WarmVectorSearch(ctx); err != nil {
 		b.Fatal(err)
 	}
 	return store, qs

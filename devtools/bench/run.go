@@ -42,11 +42,11 @@ type Config struct {
 	// check at one load, shorter than the full sweep.
 	Loads []int
 	Edits int
-	// Models are the built-in embedding models measured, by their
-	// fetch-model.sh names ("use-lite", "e5", "bge"); empty is DefaultModels. The
-	// sections that cost a model (1, 2, 4, 5 and 7) run once per model,
-	// each after the first compared with the first in the same run; 3, 6
-	// and 8 run on the first.
+	// Models are the built-in embedding models measured, by the names
+	// `vaultask fetch-model` takes ("use-lite", "e5", "bge"); empty is
+	// DefaultModels. The sections that cost a model (1, 2, 4, 5 and 7) run
+	// once per model, each after the first compared with the first in the
+	// same run; 3, 6 and 8 run on the first.
 	Models []string
 	// Clean refuses to run on a work tree with uncommitted changes (to
 	// tracked files), whose figures no commit would reproduce; without it
@@ -79,7 +79,7 @@ type sizes struct {
 	clients      []int
 	clientFor    time.Duration
 	embedN       int
-	fetch        bool   // time scripts/fetch-model.sh (it downloads: not in tests)
+	fetch        bool   // time `vaultask fetch-model` (it downloads: not in tests)
 	pool         int    // passages of the scale indexes' vector pool
 	growth       [3]int // notes, notes edited per cycle, cycles
 	idle         time.Duration

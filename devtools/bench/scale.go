@@ -112,9 +112,9 @@ func (r *run) scaleIndexes(ctx context.Context, m *modelRun, targets []scaleTarg
 			_ = store.Close()
 		}
 	}()
-	vec := vectorizer.New(store, poolEmbedder{pool}, vectorizer.Options{BatchChunks: 1000, SliceChunks: 1000, Logger: quiet})
+	vec := vectorizer.New(store.Vectors(), poolEmbedder{pool}, vectorizer.Options{BatchChunks: 1000, SliceChunks: 1000, Logger: quiet})
 	apply := func(notes []vault.NoteInput) error {
-		if _, err := store.Apply(ctx, index.Batch{Upserts: notes}); err != nil {
+		if _, err := store.Feed().Apply(ctx, index.Batch{Upserts: notes}); err != nil {
 			return err
 		}
 		_, err := vec.Drain(ctx)
@@ -184,7 +184,7 @@ func (r *run) scaleIndexes(ctx context.Context, m *modelRun, targets []scaleTarg
 			if store, err = open(); err != nil {
 				return nil, err
 			}
-			vec = vectorizer.New(store, poolEmbedder{pool}, vectorizer.Options{BatchChunks: 1000, SliceChunks: 1000, Logger: quiet})
+			vec = vectorizer.New(store.Vectors(), poolEmbedder{pool}, vectorizer.Options{BatchChunks: 1000, SliceChunks: 1000, Logger: quiet})
 		}
 		left = still
 	}

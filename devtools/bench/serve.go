@@ -184,7 +184,7 @@ func (r *run) ttftParts(ctx context.Context, s *Section, m *modelRun) error {
 		return err
 	}
 	defer store.Close()
-	lat, err := r.measureRetrieval(ctx, m, store, store, r.questions(), r.sz.ttft, true)
+	lat, err := r.measureRetrieval(ctx, m, store.Search(), store, r.questions(), r.sz.ttft, true)
 	if err != nil {
 		return err
 	}

@@ -78,7 +78,7 @@ func BenchmarkSearchVector(b *testing.B) {
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	t = time.Now()
-	if err := store.WarmVectorSearch(ctx); err != nil {
+	if err := store.Search().WarmVectorSearch(ctx); err != nil {
 		b.Fatal(err)
 	}
 	first := time.Since(t)
@@ -99,7 +99,7 @@ func BenchmarkSearchVector(b *testing.B) {
 		for _, m := range []struct {
 			name   string
 			search func(context.Context, vault.QueryVector, int, vault.Scope) ([]vault.Chunk, error)
-		}{{"shortlist", store.SearchVector}, {"exact", store.SearchVectorExact}} {
+		}{{"shortlist", store.Search().SearchVector}, {"exact", store.Search().SearchVectorExact}} {
 			b.Run(fmt.Sprintf("chunks=%d/%s/%s", st.Vectors, m.name, sc.name), func(b *testing.B) {
 				var took []float64
 				for b.Loop() {

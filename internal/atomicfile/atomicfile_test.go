@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -59,8 +60,8 @@ func TestWriteFileFailsWhole(t *testing.T) {
 }
 
 // No other package of the module renames a file into place: a save that
-// must survive a crash goes through WriteFile, which syncs the directory
-// too. (serve's session key was written by a copy that did not.)
+// must survive a crash goes through WriteFile or Create, which sync the
+// directory too. (serve's session key was written by a copy that did not.)
 func TestTheOnlyRename(t *testing.T) {
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -89,7 +90,7 @@ func TestTheOnlyRename(t *testing.T) {
 			if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "Rename" {
 				if pkg, ok := sel.X.(*ast.Ident); ok && pkg.Name == "os" {
 					rel, _ := filepath.Rel(root, path)
-					t.Errorf("%s:%d renames a file into place: save it with atomicfile.WriteFile", rel, fset.Position(sel.Pos()).Line)
+					t.Errorf("%s:%d renames a file into place: save it with atomicfile.WriteFile or atomicfile.Create", rel, fset.Position(sel.Pos()).Line)
 				}
 			}
 			return true
@@ -98,5 +99,62 @@ func TestTheOnlyRename(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A Pending file is not seen until Commit, which renames it over the old
+// one: a reader that opened the old file goes on reading it whole. Abort
+// leaves the old file and nothing else.
+func TestPending(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "model.bin")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reader, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+
+	dropped, err := Create(path, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dropped.Write([]byte("dropped")); err != nil {
+		t.Fatal(err)
+	}
+	dropped.Abort()
+	if got, _ := os.ReadFile(path); string(got) != "old" {
+		t.Errorf("after Abort the file reads %q, want old", got)
+	}
+
+	p, err := Create(path, 0o640)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Abort()
+	for _, part := range []string{"new ", "content"} {
+		if _, err := p.Write([]byte(part)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, _ := os.ReadFile(path); string(got) != "old" {
+		t.Errorf("before Commit the file reads %q, want old", got)
+	}
+	if err := p.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "new content" {
+		t.Errorf("after Commit the file reads %q, want new content", got)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o640 {
+		t.Errorf("mode %v, %v; want 0640", fi.Mode().Perm(), err)
+	}
+	if old, err := io.ReadAll(reader); err != nil || string(old) != "old" {
+		t.Errorf("the reader of the old file reads %q, %v; want old", old, err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("the directory holds %v, want the file alone", entries)
 	}
 }

@@ -2,8 +2,8 @@
 // llm/bge) share about their model files:
 //
 //   - the sums pinned for them: a checksums.txt in each model's package
-//     (Sums), which the package embeds and scripts/fetch-model.sh reads,
-//     so each sum is spelled once;
+//     (Sums), which the package embeds and the fetch (internal/modelfetch)
+//     reads, so each sum is spelled once;
 //   - the check of every file a model reads against its sum as the model
 //     loads, so a damaged or foreign file is refused, never embedded with;
 //   - a file whose large table stays on disk after the load (bge's and

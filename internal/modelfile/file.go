@@ -83,7 +83,7 @@ func (f *File) Load(parse func(data []byte) error) error {
 	case stampOf(fi) != f.seen:
 		return fmt.Errorf("%s %w while it loaded", f.path, ErrChanged)
 	}
-	if err := mismatch(h.sum, f.want); err != nil {
+	if err := mismatch("sha256", h.sum[:], f.want); err != nil {
 		return fmt.Errorf("%s %w", f.path, err)
 	}
 	if perr != nil {
@@ -235,7 +235,7 @@ func (f *File) verify(nf *os.File, opened fs.FileInfo) error {
 	if err != nil || stampOf(fi) != stampOf(opened) {
 		return fmt.Errorf("%s %w, and is being written", f.path, ErrChanged)
 	}
-	if err := mismatch(h.sum, f.want); err != nil {
+	if err := mismatch("sha256", h.sum[:], f.want); err != nil {
 		f.bad, f.badErr = opened, fmt.Errorf("%s %w since the model loaded, and %w", f.path, ErrChanged, err)
 		return f.badErr
 	}

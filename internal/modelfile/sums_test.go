@@ -2,8 +2,11 @@ package modelfile
 
 import (
 	"crypto/sha256"
+	"crypto/sha512"
 	"errors"
 	"fmt"
+	"hash"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -114,5 +117,45 @@ func TestDigest(t *testing.T) {
 	h := sha256.Sum256(fmt.Appendf(nil, "%x  m.onnx\n", sha256.Sum256([]byte("one"))))
 	if got, want := a.Digest("m.onnx"), fmt.Sprintf("sha256:%x", h); got != want {
 		t.Errorf("Digest = %s, want %s", got, want)
+	}
+}
+
+// The archive's sum is checked with its own algorithm, and the installed
+// files are listed in the file's order.
+func TestArchiveAndNames(t *testing.T) {
+	for _, algo := range []string{"SHA256", "SHA512"} {
+		h := map[string]hash.Hash{"SHA256": sha256.New(), "SHA512": sha512.New()}[algo]
+		h.Write([]byte("the archive"))
+		text := fmt.Sprintf("%s (m.tgz) = %x\nSHA256 (z.bin) = %s\nSHA256 (a.json) = %s\n", algo, h.Sum(nil), strings.Repeat("0a", 32), strings.Repeat("0b", 32))
+		s, err := Parse(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Names(); !slices.Equal(got, []string{"z.bin", "a.json"}) {
+			t.Errorf("%s: Names() = %q, want the file's order", algo, got)
+		}
+		a := s.Archive()
+		if a.Name != "m.tgz" {
+			t.Errorf("%s: the archive is %q, want m.tgz", algo, a.Name)
+		}
+		good := a.NewHash()
+		good.Write([]byte("the archive"))
+		if err := a.Check(good); err != nil {
+			t.Errorf("%s: Check(the pinned bytes) = %v", algo, err)
+		}
+		bad := a.NewHash()
+		bad.Write([]byte("another archive"))
+		want := "m.tgz does not match its pinned sum: its " + strings.ToLower(algo) + " is "
+		if err := a.Check(bad); !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: Check(other bytes) = %v, want ErrMismatch containing %q", algo, err, want)
+		}
+	}
+	s := sumsOf(t, map[string]string{"w.bin": "weights"})
+	sum := sha256.Sum256([]byte("weights"))
+	if err := s.CheckSum("w.bin", "/m/w.bin", sum[:]); err != nil {
+		t.Errorf("CheckSum(the pinned sum) = %v", err)
+	}
+	if err := s.CheckSum("w.bin", "/m/w.bin", make([]byte, sha256.Size)); !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "/m/w.bin does not match") {
+		t.Errorf("CheckSum(another sum) = %v, want ErrMismatch naming the path", err)
 	}
 }

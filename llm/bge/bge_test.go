@@ -17,34 +17,35 @@ import (
 	"testing"
 
 	"github.com/vaultask/vaultask/internal/modelfile"
+	"github.com/vaultask/vaultask/llm/builtin"
 	"github.com/vaultask/vaultask/tstest/corpustext"
 	"github.com/vaultask/vaultask/tstest/deptest"
 )
 
 func TestDeps(t *testing.T) {
-	deptest.Check(t, "internal/simd", "internal/modelfile", "internal/modeldir", "llm/internal/bert")
+	deptest.Check(t, "internal/simd", "internal/modelfetch", "internal/modelfile", "llm/builtin", "llm/internal/bert")
 }
 
 // modelDir is where the tests look for the model: its folder in the
 // built-in models' directory VAULTASK_MODELS__BUILTIN_DIR names (where
-// scripts/fetch-model.sh puts it), else DefaultDir.
+// `vaultask fetch-model` puts it), else in the default one.
 func modelDir() string {
 	if d := os.Getenv("VAULTASK_MODELS__BUILTIN_DIR"); d != "" {
-		return filepath.Join(d, DirName)
+		return filepath.Join(d, Spec.Dir)
 	}
-	return DefaultDir()
+	return filepath.Join(builtin.DefaultDir(), Spec.Dir)
 }
 
-var loadShared = sync.OnceValues(func() (*Model, error) { return Load(modelDir(), Options{}) })
+var loadShared = sync.OnceValues(func() (*builtin.Encoder, error) { return load(&Spec, modelDir(), builtin.Options{}) })
 
 // mustModel returns the model shared by the tests. Without the model files
-// it skips, naming the script that fetches them, unless
+// it skips, naming the command that fetches them, unless
 // VAULTASK_REQUIRE_MODELS=1 (scripts/test.sh sets it), where it fails.
-func mustModel(tb testing.TB) *Model {
+func mustModel(tb testing.TB) *builtin.Encoder {
 	tb.Helper()
 	m, err := loadShared()
-	if errors.Is(err, ErrModelNotFound) && os.Getenv("VAULTASK_REQUIRE_MODELS") != "1" {
-		tb.Skipf("%v; scripts/fetch-model.sh bge fetches it", err)
+	if errors.Is(err, builtin.ErrModelNotFound) && os.Getenv("VAULTASK_REQUIRE_MODELS") != "1" {
+		tb.Skipf("%v; vaultask fetch-model bge fetches it", err)
 	}
 	if err != nil {
 		tb.Fatal(err)
@@ -53,13 +54,13 @@ func mustModel(tb testing.TB) *Model {
 }
 
 func TestLoadMissing(t *testing.T) {
-	builtin := t.TempDir()
-	dir := filepath.Join(builtin, DirName)
-	_, err := Load(dir, Options{})
-	if !errors.Is(err, ErrModelNotFound) || !strings.Contains(err.Error(), "scripts/fetch-model.sh bge "+builtin+")") {
-		t.Errorf("Load(missing dir) = %v, want ErrModelNotFound naming scripts/fetch-model.sh bge %s", err, builtin)
+	builtinDir := t.TempDir()
+	dir := filepath.Join(builtinDir, Spec.Dir)
+	_, err := Spec.Load(dir, builtin.Options{})
+	if !errors.Is(err, builtin.ErrModelNotFound) || !strings.Contains(err.Error(), "vaultask fetch-model --dir "+builtinDir+" bge)") {
+		t.Errorf("Load(missing dir) = %v, want ErrModelNotFound naming vaultask fetch-model --dir %s bge", err, builtinDir)
 	}
-	if _, err := Load("", Options{}); err == nil {
+	if _, err := Spec.Load("", builtin.Options{}); err == nil {
 		t.Error("Load with no directory: no error")
 	}
 }
@@ -69,19 +70,19 @@ func TestLoadMissing(t *testing.T) {
 func copyTokenizer(t *testing.T, dir string) {
 	t.Helper()
 	mustModel(t)
-	b, err := os.ReadFile(filepath.Join(modelDir(), TokenizerName))
+	b, err := os.ReadFile(filepath.Join(modelDir(), tokenizerName))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, TokenizerName), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, tokenizerName), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// pinning is the model's checksums with the sums of the files in dir
-// named, as they are, in place of the pinned ones: a test loads files of
-// its own through the real path.
-func pinning(t *testing.T, dir string, names ...string) modelfile.Sums {
+// pinning is the model's spec with the sums of the files in dir named, as
+// they are, in place of the pinned ones: a test loads files of its own
+// through the real path.
+func pinning(t *testing.T, dir string, names ...string) *builtin.Spec {
 	t.Helper()
 	text := checksums
 	for _, name := range names {
@@ -96,7 +97,9 @@ func pinning(t *testing.T, dir string, names ...string) modelfile.Sums {
 		i += len("SHA256 (" + name + ") = ")
 		text = text[:i] + fmt.Sprintf("%x", sha256.Sum256(b)) + text[i+64:]
 	}
-	return modelfile.MustParse(text)
+	s := Spec
+	s.Sums = modelfile.MustParse(text)
+	return &s
 }
 
 // TestLoadCorrupt: a missing, empty, foreign, truncated or damaged ONNX
@@ -104,11 +107,11 @@ func pinning(t *testing.T, dir string, names ...string) modelfile.Sums {
 func TestLoadCorrupt(t *testing.T) {
 	dir := t.TempDir()
 	copyTokenizer(t, dir)
-	path := filepath.Join(dir, FileName)
-	if _, err := Load(dir, Options{}); !errors.Is(err, ErrModelNotFound) || !strings.Contains(err.Error(), FileName) {
+	path := filepath.Join(dir, fileName)
+	if _, err := Spec.Load(dir, builtin.Options{}); !errors.Is(err, builtin.ErrModelNotFound) || !strings.Contains(err.Error(), fileName) {
 		t.Errorf("Load without the ONNX file = %v, want ErrModelNotFound naming it", err)
 	}
-	real, err := os.ReadFile(filepath.Join(modelDir(), FileName))
+	real, err := os.ReadFile(filepath.Join(modelDir(), fileName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +135,7 @@ func TestLoadCorrupt(t *testing.T) {
 		if err := os.WriteFile(path, tt.file, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := load(dir, Options{}, pinning(t, dir, FileName))
+		_, err := load(pinning(t, dir, fileName), dir, builtin.Options{})
 		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), path) {
 			t.Errorf("%s: Load = %v, want an error naming %s and containing %q", tt.name, err, path, tt.want)
 		}
@@ -141,16 +144,16 @@ func TestLoadCorrupt(t *testing.T) {
 
 // TestLoadDamaged: model files that still parse but are not the pinned
 // ones (a tokenizer cut to 1,000 words, an ONNX file with floats
-// overwritten) are refused, naming the file and the script that fetches it
+// overwritten) are refused, naming the file and the command that fetches it
 // again; before the sums were checked they loaded and embedded wrong.
 func TestLoadDamaged(t *testing.T) {
 	src := modelDir()
 	mustModel(t)
-	onnx, err := os.ReadFile(filepath.Join(src, FileName))
+	onnx, err := os.ReadFile(filepath.Join(src, fileName))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tokJSON, err := os.ReadFile(filepath.Join(src, TokenizerName))
+	tokJSON, err := os.ReadFile(filepath.Join(src, tokenizerName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,27 +183,27 @@ func TestLoadDamaged(t *testing.T) {
 		name, file string
 		tok, onnx  []byte
 	}{
-		{"a tokenizer cut to 1,000 words", TokenizerName, cut, onnx},
-		{"an ONNX file with floats overwritten", FileName, tokJSON, floats},
+		{"a tokenizer cut to 1,000 words", tokenizerName, cut, onnx},
+		{"an ONNX file with floats overwritten", fileName, tokJSON, floats},
 	}
 	for _, tt := range tests {
-		builtin := t.TempDir()
-		dir := filepath.Join(builtin, DirName)
+		builtinDir := t.TempDir()
+		dir := filepath.Join(builtinDir, Spec.Dir)
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		for name, b := range map[string][]byte{TokenizerName: tt.tok, FileName: tt.onnx} {
+		for name, b := range map[string][]byte{tokenizerName: tt.tok, fileName: tt.onnx} {
 			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
-		_, err := Load(dir, Options{})
+		_, err := Spec.Load(dir, builtin.Options{})
 		want := filepath.Join(dir, tt.file) + " does not match its pinned sum"
-		if !errors.Is(err, modelfile.ErrMismatch) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "run scripts/fetch-model.sh bge "+builtin+" to fetch it again") {
+		if !errors.Is(err, modelfile.ErrMismatch) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "run vaultask fetch-model --dir "+builtinDir+" bge to fetch it again") {
 			t.Errorf("%s: Load = %v, want ErrMismatch containing %q and naming the fetch", tt.name, err, want)
 		}
 		// The files parse: the sums are what refuses them.
-		if m, err := load(dir, Options{}, pinning(t, dir, TokenizerName, FileName)); err != nil {
+		if m, err := load(pinning(t, dir, tokenizerName, fileName), dir, builtin.Options{}); err != nil {
 			t.Errorf("%s: the file does not parse (%v): the test proves nothing of the sums", tt.name, err)
 		} else {
 			m.Close()
@@ -238,10 +241,10 @@ func copyInPlace(t *testing.T, src, dst string) {
 func TestFileRewrittenUnderTheModel(t *testing.T) {
 	mustModel(t)
 	dir := t.TempDir()
-	for _, name := range []string{TokenizerName, FileName} {
+	for _, name := range []string{tokenizerName, fileName} {
 		copyInPlace(t, filepath.Join(modelDir(), name), filepath.Join(dir, name))
 	}
-	m, err := Load(dir, Options{})
+	m, err := load(&Spec, dir, builtin.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,17 +257,17 @@ func TestFileRewrittenUnderTheModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, FileName)
+	path := filepath.Join(dir, fileName)
 	if err := os.Truncate(path, 1<<20); err != nil {
 		t.Fatal(err)
 	}
-	for _, model := range []*Model{m, bg} {
-		if _, err := model.Embed(ctx, texts); !errors.Is(err, modelfile.ErrChanged) || !strings.Contains(err.Error(), "run scripts/fetch-model.sh bge") {
+	for _, model := range []builtin.Model{m, bg} {
+		if _, err := model.Embed(ctx, texts); !errors.Is(err, modelfile.ErrChanged) || !strings.Contains(err.Error(), "run vaultask fetch-model --dir "+dir+" bge") {
 			t.Errorf("Embed with the ONNX file cut short = %v, want ErrChanged naming the fetch", err)
 		}
 	}
-	copyInPlace(t, filepath.Join(modelDir(), FileName), path)
-	for _, model := range []*Model{m, bg} {
+	copyInPlace(t, filepath.Join(modelDir(), fileName), path)
+	for _, model := range []builtin.Model{m, bg} {
 		got, err := model.Embed(ctx, texts)
 		if err != nil {
 			t.Fatalf("Embed once the file is copied back: %v", err)
@@ -299,21 +302,22 @@ func TestModel(t *testing.T) {
 
 // TestWindows: a text past 512 tokens is embedded by its first window of
 // 510 content tokens, as sentence-transformers cuts it for bge: its vector
-// is that window's, and not that of a window further on, which speaks of
-// something else.
+// is that window's (the vector of its head alone, itself past one window
+// and tokenized as the text's first tokens), and not that of a window
+// further on (its tail alone), which speaks of something else.
 func TestWindows(t *testing.T) {
 	m := mustModel(t)
 	head := strings.Repeat("The vault keeps every note in CouchDB, split into chunks. ", 50)
 	tail := strings.Repeat("Tomatoes want sun, water at the roots and a stake to climb. ", 50)
-	ids := m.tok.encode(head + tail)
-	if len(ids) <= 2*510 {
-		t.Fatalf("the long text has %d tokens, want more than two windows", len(ids))
+	ids, headIDs := m.Tokenize(head+tail), m.Tokenize(head)
+	if len(headIDs) <= 510 || !slices.Equal(headIDs[:510], ids[:510]) || len(m.Tokenize(tail)) <= 510 {
+		t.Fatalf("the head's %d tokens do not start the text's %d, or the head or tail is not past one window", len(headIDs), len(ids))
 	}
 	got, err := m.Embed(context.Background(), []string{head + tail})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wins, err := m.enc.Embed(context.Background(), [][]int{ids[:510], ids[len(ids)-510:]})
+	wins, err := m.Embed(context.Background(), []string{head, tail})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +340,7 @@ func TestConcurrentEmbed(t *testing.T) {
 	defer bg.Close()
 	var wg sync.WaitGroup
 	for g := range 4 {
-		model := m
+		var model builtin.Model = m
 		if g%2 == 1 {
 			model = bg
 		}
@@ -366,12 +370,5 @@ func TestEmbedCancelled(t *testing.T) {
 	cancel()
 	if _, err := m.Embed(ctx, []string{"hello"}); !errors.Is(err, context.Canceled) {
 		t.Errorf("Embed with a cancelled context: %v, want context.Canceled", err)
-	}
-}
-
-func TestDefaultDir(t *testing.T) {
-	t.Setenv("XDG_CACHE_HOME", "/x/cache")
-	if got, want := DefaultDir(), "/x/cache/vaultask/bge-small-en-v1.5-"+Version; got != want {
-		t.Errorf("DefaultDir() = %q, want %q", got, want)
 	}
 }

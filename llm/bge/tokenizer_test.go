@@ -10,20 +10,10 @@ import (
 	"testing"
 )
 
-// tokenizerFile is the model's tokenizer.json where scripts/fetch-model.sh
-// puts it: under VAULTASK_MODELS__BUILTIN_DIR, else ~/.cache/vaultask.
-func tokenizerFile() string {
-	const dir, name = "bge-small-en-v1.5-0.36.2", "bge-small-en-v1.5-tokenizer.json"
-	if d := os.Getenv("VAULTASK_MODELS__BUILTIN_DIR"); d != "" {
-		return filepath.Join(d, dir, name)
-	}
-	base := os.Getenv("XDG_CACHE_HOME")
-	if base == "" {
-		home, _ := os.UserHomeDir()
-		base = filepath.Join(home, ".cache")
-	}
-	return filepath.Join(base, "vaultask", dir, name)
-}
+// tokenizerFile is the model's tokenizer.json where
+// `vaultask fetch-model` puts it: under VAULTASK_MODELS__BUILTIN_DIR, else the
+// default directory of the built-in models.
+func tokenizerFile() string { return filepath.Join(modelDir(), tokenizerName) }
 
 var loadTokenizer = sync.OnceValues(func() (*tokenizer, error) {
 	b, err := os.ReadFile(tokenizerFile())
@@ -39,7 +29,7 @@ func mustTokenizer(tb testing.TB) *tokenizer {
 	tb.Helper()
 	t, err := loadTokenizer()
 	if errors.Is(err, os.ErrNotExist) && os.Getenv("VAULTASK_REQUIRE_MODELS") != "1" {
-		tb.Skipf("%v; scripts/fetch-model.sh fetches it", err)
+		tb.Skipf("%v; vaultask fetch-model bge fetches it", err)
 	}
 	if err != nil {
 		tb.Fatal(err)

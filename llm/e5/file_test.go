@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vaultask/vaultask/llm/builtin"
 	"github.com/vaultask/vaultask/tstest/corpustext"
 )
 
@@ -113,17 +114,27 @@ func tinyFile(tb testing.TB) []byte {
 	return append(b, tensors...)
 }
 
-func mustTiny(tb testing.TB) *Model {
+func mustTiny(tb testing.TB, workers int) *builtin.Encoder {
 	tb.Helper()
-	m, err := parse(tinyFile(tb), bytes.NewReader(tinyFile(tb)), 2)
+	m, err := parse(tinyFile(tb), bytes.NewReader(tinyFile(tb)), workers)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return m
 }
 
+// tinyTokenizer is the tiny model's tokenizer.
+func tinyTokenizer(tb testing.TB) *tokenizer {
+	tb.Helper()
+	m, _, err := read(tinyFile(tb), bytes.NewReader(tinyFile(tb)))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &m.tok
+}
+
 func TestTinyModel(t *testing.T) {
-	m := mustTiny(t)
+	m := mustTiny(t, 2)
 	if m.Dim() != 32 || m.MaxTokens() != 16 {
 		t.Fatalf("Dim, MaxTokens = %d, %d; want 32, 16", m.Dim(), m.MaxTokens())
 	}
@@ -145,7 +156,7 @@ func TestTinyModel(t *testing.T) {
 }
 
 func TestEmbedCancelled(t *testing.T) {
-	m := mustTiny(t)
+	m := mustTiny(t, 2)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := m.Embed(ctx, []string{"ab"}); !errors.Is(err, context.Canceled) {
@@ -180,20 +191,23 @@ func TestParseErrors(t *testing.T) {
 
 func TestLoadMissing(t *testing.T) {
 	dir := t.TempDir()
-	_, err := Load(dir, Options{})
-	if !errors.Is(err, ErrModelNotFound) || !strings.Contains(err.Error(), "scripts/fetch-model.sh e5 "+dir) {
-		t.Errorf("Load(empty dir) = %v, want ErrModelNotFound naming scripts/fetch-model.sh e5", err)
+	_, err := Spec.Load(dir, builtin.Options{})
+	if !errors.Is(err, builtin.ErrModelNotFound) || !strings.Contains(err.Error(), "vaultask fetch-model --dir "+dir+" e5") {
+		t.Errorf("Load(empty dir) = %v, want ErrModelNotFound naming vaultask fetch-model --dir %s e5", err, dir)
 	}
-	if err := os.WriteFile(filepath.Join(dir, FileName), []byte("not a model"), 0o644); err != nil {
+	if _, err := Spec.Load("", builtin.Options{}); err == nil {
+		t.Error("Load with no directory: no error")
+	}
+	if err := os.WriteFile(filepath.Join(dir, fileName), []byte("not a model"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := load(dir, Options{}, pinning(t, dir)); err == nil || !strings.Contains(err.Error(), FileName) || !strings.Contains(err.Error(), "magic") {
+	if _, err := load(pinning(t, dir), dir, builtin.Options{}); err == nil || !strings.Contains(err.Error(), fileName) || !strings.Contains(err.Error(), "magic") {
 		t.Errorf("Load(foreign file) = %v, want an error naming the file and its magic", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, FileName), tinyFile(t), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, fileName), tinyFile(t), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m, err := load(dir, Options{Workers: 3}, pinning(t, dir))
+	m, err := load(pinning(t, dir), dir, builtin.Options{Workers: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,13 +216,6 @@ func TestLoadMissing(t *testing.T) {
 	}
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func TestDefaultDir(t *testing.T) {
-	t.Setenv("XDG_CACHE_HOME", "/x/cache")
-	if got, want := DefaultDir(), "/x/cache/vaultask/multilingual-e5-small-"+Version; got != want {
-		t.Errorf("DefaultDir() = %q, want %q", got, want)
 	}
 }
 
@@ -241,8 +248,7 @@ func FuzzParse(f *testing.F) {
 func TestBackgroundEmbedsAlike(t *testing.T) {
 	texts := []string{"ab c", strings.TrimSpace(strings.Repeat("ab ", 40)), "", "c c ab"}
 	for _, workers := range []int{1, 3} {
-		m := mustTiny(t)
-		m.enc = m.enc.WithWorkers(workers)
+		m := mustTiny(t, workers)
 		want, err := m.Embed(context.Background(), texts)
 		if err != nil {
 			t.Fatal(err)

@@ -110,7 +110,7 @@ func TestGoldenTokens(t *testing.T) {
 	m := mustModel(t)
 	bad := 0
 	for _, gt := range g {
-		if got := m.tok.encode(gt.text); !slices.Equal(got, gt.tokens) {
+		if got := m.Tokenize(gt.text); !slices.Equal(got, gt.tokens) {
 			bad++
 			i := 0
 			for i < min(len(got), len(gt.tokens)) && got[i] == gt.tokens[i] {

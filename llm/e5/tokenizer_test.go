@@ -8,7 +8,7 @@ import (
 )
 
 func TestTinyTokenizer(t *testing.T) {
-	m := mustTiny(t)
+	tok := tinyTokenizer(t)
 	tests := []struct {
 		text string
 		want []string
@@ -26,7 +26,7 @@ func TestTinyTokenizer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var got []string
-		for _, id := range m.tok.encode(tt.text) {
+		for _, id := range tok.encode(tt.text) {
 			got = append(got, tinyPieces[id])
 		}
 		if !slices.Equal(got, tt.want) {
@@ -57,26 +57,26 @@ func TestDecodeRuneLikeE5C(t *testing.T) {
 // that, when no character was unknown, the pieces spell the normalized
 // text with spaces as metaspaces, as SentencePiece's segmentation must.
 func FuzzTokenize(f *testing.F) {
-	m := mustTiny(f)
+	tok := tinyTokenizer(f)
 	for _, s := range []string{"", "ab c", "  the ab\u3000", "\xc3(\x00", "ﬁ Å é"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		ids := m.tok.encode(s)
+		ids := tok.encode(s)
 		var b strings.Builder
 		known := true
 		for _, id := range ids {
-			if id < 0 || id >= len(tinyPieces) || id == m.tok.bos || id == m.tok.eos {
+			if id < 0 || id >= len(tinyPieces) || id == tok.bos || id == tok.eos {
 				t.Fatalf("encode(%q): id %d is not a content piece", s, id)
 			}
-			known = known && id != m.tok.unk
+			known = known && id != tok.unk
 			b.WriteString(tinyPieces[id])
 		}
 		if !known || !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
 			return
 		}
 		want := string(appendRune(nil, metaspace))
-		norm := m.tok.normalize(s)
+		norm := tok.normalize(s)
 		if len(norm) > 0 && norm[0] == ' ' {
 			want = ""
 		}

@@ -2,9 +2,10 @@ package uselite
 
 import (
 	"context"
-	"github.com/vaultask/vaultask/internal/simd"
 	"strings"
 	"testing"
+
+	"github.com/vaultask/vaultask/internal/simd"
 )
 
 // prose is English note-like text for the benchmark (passages of the

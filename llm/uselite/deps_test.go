@@ -7,5 +7,5 @@ import (
 )
 
 func TestDeps(t *testing.T) {
-	deptest.Check(t, "internal/simd", "internal/modeldir", "internal/modelfile")
+	deptest.Check(t, "internal/simd", "internal/modelfetch", "internal/modelfile", "llm/builtin")
 }

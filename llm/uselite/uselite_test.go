@@ -13,17 +13,18 @@ import (
 
 	"github.com/vaultask/vaultask/internal/modelfile"
 	"github.com/vaultask/vaultask/internal/simd"
+	"github.com/vaultask/vaultask/llm/builtin"
 	"github.com/vaultask/vaultask/tstest/corpustext"
 )
 
 // modelDir is where the tests read the model: its folder in the built-in
-// models' directory VAULTASK_MODELS__BUILTIN_DIR names, else DefaultDir. CI
-// runs scripts/fetch-model.sh first, which puts it there.
+// models' directory VAULTASK_MODELS__BUILTIN_DIR names, else in the
+// default one. CI runs `vaultask fetch-model` first, which puts it there.
 func modelDir() string {
 	if dir := os.Getenv("VAULTASK_MODELS__BUILTIN_DIR"); dir != "" {
-		return filepath.Join(dir, DirName)
+		return filepath.Join(dir, Spec.Dir)
 	}
-	return DefaultDir()
+	return filepath.Join(builtin.DefaultDir(), Spec.Dir)
 }
 
 var testModels sync.Map // kernel name → *Model
@@ -35,10 +36,9 @@ func mustModel(tb testing.TB, kern simd.Kernel) *Model {
 	if m, ok := testModels.Load(kern.Name); ok {
 		return m.(*Model)
 	}
-	dir := modelDir()
-	m, err := load(pinned.FS(os.DirFS(dir)), dir, kern)
+	m, err := load(&Spec, modelDir(), kern)
 	if err != nil {
-		tb.Fatalf("%v\nThe tests need the model: run scripts/fetch-model.sh (or set VAULTASK_MODELS__BUILTIN_DIR).", err)
+		tb.Fatalf("%v\nThe tests need the model: run vaultask fetch-model (or set VAULTASK_MODELS__BUILTIN_DIR).", err)
 	}
 	testModels.Store(kern.Name, m)
 	return m
@@ -314,11 +314,11 @@ func TestEmbedCanceled(t *testing.T) {
 
 func TestLoadMissing(t *testing.T) {
 	dir := t.TempDir()
-	_, err := Load(dir)
-	if !errors.Is(err, ErrModelNotFound) {
+	_, err := Spec.Load(dir, builtin.Options{})
+	if !errors.Is(err, builtin.ErrModelNotFound) {
 		t.Fatalf("Load(empty dir) err = %v, want ErrModelNotFound", err)
 	}
-	for _, want := range []string{dir, "scripts/fetch-model.sh"} {
+	for _, want := range []string{dir, "vaultask fetch-model --dir " + dir + " use-lite"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Load(empty dir) error %q does not mention %q", err, want)
 		}
@@ -327,20 +327,20 @@ func TestLoadMissing(t *testing.T) {
 
 // TestLoadDamaged: a model file that is not the pinned one (a vocabulary
 // cut short, a shard with floats overwritten) is refused, naming it and
-// the script that fetches it again; before the sums were checked, they
+// the command that fetches it again; before the sums were checked, they
 // loaded and embedded wrong.
 func TestLoadDamaged(t *testing.T) {
 	src := modelDir()
 	for _, damaged := range []string{"vocab.json", "group1-shard3of7"} {
-		builtin := t.TempDir()
-		dir := filepath.Join(builtin, DirName)
+		builtinDir := t.TempDir()
+		dir := filepath.Join(builtinDir, Spec.Dir)
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		for _, name := range modelFiles {
+		for _, name := range Spec.Files {
 			b, err := os.ReadFile(filepath.Join(src, name))
 			if err != nil {
-				t.Fatalf("%v\nThe tests need the model: run scripts/fetch-model.sh (or set VAULTASK_MODELS__BUILTIN_DIR).", err)
+				t.Fatalf("%v\nThe tests need the model: run vaultask fetch-model (or set VAULTASK_MODELS__BUILTIN_DIR).", err)
 			}
 			switch {
 			case name != damaged:
@@ -355,21 +355,9 @@ func TestLoadDamaged(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		_, err := Load(dir)
-		if !errors.Is(err, modelfile.ErrMismatch) || !strings.Contains(err.Error(), damaged+" does not match its pinned sum") || !strings.Contains(err.Error(), "run scripts/fetch-model.sh use-lite "+builtin+" to fetch it again") {
+		_, err := Spec.Load(dir, builtin.Options{})
+		if !errors.Is(err, modelfile.ErrMismatch) || !strings.Contains(err.Error(), damaged+" does not match its pinned sum") || !strings.Contains(err.Error(), "run vaultask fetch-model --dir "+builtinDir+" use-lite to fetch it again") {
 			t.Errorf("Load with %s damaged = %v, want ErrMismatch naming it and the fetch", damaged, err)
 		}
-	}
-}
-
-func TestDefaultDir(t *testing.T) {
-	t.Setenv("XDG_CACHE_HOME", "/x/cache")
-	if got, want := DefaultDir(), "/x/cache/vaultask/use-lite-0.2.0"; got != want {
-		t.Errorf("DefaultDir() = %q, want %q", got, want)
-	}
-	t.Setenv("XDG_CACHE_HOME", "")
-	t.Setenv("HOME", "/home/u")
-	if got, want := DefaultDir(), "/home/u/.cache/vaultask/use-lite-0.2.0"; got != want {
-		t.Errorf("DefaultDir() = %q, want %q", got, want)
 	}
 }

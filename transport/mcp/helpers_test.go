@@ -22,14 +22,14 @@ func quietLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
 // message.
 func testServer(t *testing.T, store *index.Store, opts Options) (*httptest.Server, *Server) {
 	t.Helper()
-	p, err := rag.New(rag.Options{Searcher: store, Logger: quietLog(), Settings: rag.Settings{
+	p, err := rag.New(rag.Options{Searcher: store.Search(), Logger: quietLog(), Settings: rag.Settings{
 		VectorTopK: 10, FTSTopK: 10, FusionTopK: 10, MaxChunksPerDoc: 2, GraphEnabled: true, GraphMaxSiblings: 3,
 		GraphDiscount: 0.7, GraphMaxSlots: 1, RerankTopK: 10, FinalTopK: 4,
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.Retriever, opts.Notes, opts.Logger = p, store, quietLog()
+	opts.Retriever, opts.Notes, opts.Logger = p, store.Browse(), quietLog()
 	opts.Slot = func(context.Context) (func(), error) { return func() {}, nil }
 	opts.Refuse = func(w http.ResponseWriter, r Refusal) { http.Error(w, r.Code+" "+r.Message, r.Status) }
 	s, err := New(opts)

@@ -26,7 +26,7 @@ func TestMCPResourcesList(t *testing.T) {
 	for i := range resourcePage + 5 {
 		many = append(many, smallvault.Note(fmt.Sprintf("Log/%03d.md", i), fmt.Sprintf("# Entry %d\n\nA line.\n", i)))
 	}
-	if _, err := store.Apply(context.Background(), index.Batch{Upserts: many}); err != nil {
+	if _, err := store.Feed().Apply(context.Background(), index.Batch{Upserts: many}); err != nil {
 		t.Fatal(err)
 	}
 	hs, _ := testServer(t, store, Options{})
@@ -112,7 +112,7 @@ func TestMCPResourcesListWhileNotesChange(t *testing.T) {
 	apply := func(b index.Batch) {
 		t.Helper()
 		time.Sleep(2 * time.Millisecond) // each write its own indexing time
-		if _, err := store.Apply(ctx, b); err != nil {
+		if _, err := store.Feed().Apply(ctx, b); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -122,7 +122,7 @@ func TestMCPResourcesListWhileNotesChange(t *testing.T) {
 	}
 	apply(index.Batch{Upserts: notes})
 	existing := map[string]bool{}
-	all, _, err := store.NoteList(ctx, vault.NoteQuery{State: vault.StatusIndexed, Scope: vault.ScopeAll, Limit: 1000})
+	all, _, err := store.Browse().NoteList(ctx, vault.NoteQuery{State: vault.StatusIndexed, Scope: vault.ScopeAll, Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ type Retriever interface {
 }
 
 // Notes is the index as the tools and resources read the notes in it;
-// *index.Store implements it. Every method applies the scope inside its
+// *index.Browse implements it. Every method applies the scope inside its
 // queries.
 type Notes interface {
 	ResolveNote(ctx context.Context, ref string, scope vault.Scope) (vault.Doc, []vault.Doc, error)

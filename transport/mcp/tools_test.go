@@ -140,7 +140,7 @@ func TestMCPCountsOneInTheSingular(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	if _, err := store.Apply(ctx, index.Batch{Upserts: []vault.NoteInput{
+	if _, err := store.Feed().Apply(ctx, index.Batch{Upserts: []vault.NoteInput{
 		smallvault.Note("Recipes/Starter.md", "# Starter\n\nFeed the starter daily with flour and water.\n"),
 		smallvault.Note("99 topics/Starters.md", "# Starters\n\n<!-- begin:clippings -->\n[[Starter]]\n<!-- end:clippings -->\n"),
 	}}); err != nil {

@@ -56,6 +56,8 @@ var never = []struct {
 	{"index/vectorset", "github.com/mattn/go-sqlite3", "the in-memory vector set is pure Go, apart from the SQL that feeds it"},
 	{"vectorizer", "github.com/openai/openai-go", "the background embedder takes any Embedder it is given; model clients and providers are llm's"},
 	{"internal/simd", "github.com/mattn/go-sqlite3", "the kernels are a leaf that both index and llm import: no cgo, so their arm64 tests run under qemu (scripts/test-arm64.sh)"},
+	{"llm/builtin", "github.com/openai/openai-go", "a built-in model runs in the process, on the files its spec pins: the provider clients are llm's, and a built-in model never reaches one"},
+	{"internal/modelfetch", "github.com/mattn/go-sqlite3", "the fetch of the built-in models' files is a leaf of the standard library's archive, hash and HTTP packages: a fresh machine runs it before any index exists"},
 }
 
 // stdOnly names the packages of this module that link the standard library

@@ -41,7 +41,7 @@ func Open(tb testing.TB) *index.Store {
 	for _, n := range []string{"Bread", "Dough diary", "Knead log"} {
 		notes = append(notes, Note("Diary/"+n+".md", "# "+n+"\n\nKnead the dough "+PersonalMark+" sourdough knead dough rise sourdough.\n"))
 	}
-	if _, err := s.Apply(ctx, index.Batch{Upserts: notes}); err != nil {
+	if _, err := s.Feed().Apply(ctx, index.Batch{Upserts: notes}); err != nil {
 		tb.Fatal(err)
 	}
 	return s
@@ -68,7 +68,7 @@ func WithDiary(tb testing.TB, days int) (store *index.Store, open []string) {
 		}
 	}
 	notes = append(notes, Note("99 topics/Journal.md", clippings+"<!-- end:clippings -->\n"))
-	if _, err := store.Apply(context.Background(), index.Batch{Upserts: notes}); err != nil {
+	if _, err := store.Feed().Apply(context.Background(), index.Batch{Upserts: notes}); err != nil {
 		tb.Fatal(err)
 	}
 	return store, []string{"99 topics/Baking.md", "99 topics/Journal.md", "Recipes/Bread.md", "Recipes/Sourdough bread.md", "Recipes/Starter.md"}

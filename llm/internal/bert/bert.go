@@ -151,12 +151,6 @@ func checkLayer(c Config, ly Layer) error {
 	return nil
 }
 
-// WithWorkers returns the encoder splitting each call across n goroutines,
-// sharing its weights.
-func (e *Encoder) WithWorkers(n int) *Encoder {
-	return &Encoder{Config: e.Config, Weights: e.Weights, Workers: max(1, n)}
-}
-
 // Background is the encoder as a background embedder runs it: the same
 // weights, its work spread over as many threads of the lowest priority
 // (internal/lowprio), so that it takes only the CPU nothing else wants.
