@@ -244,19 +244,7 @@ func (v *Vectorizer) step(ctx context.Context) (written, open int, empty bool, e
 	if err != nil {
 		return 0, 0, false, err
 	}
-	for _, p := range pending {
-		if p.Open {
-			open++
-		}
-	}
-	// PutVectors does not say which vectors it dropped (chunks rewritten
-	// meanwhile): count each dropped one as open, so that the open count
-	// may fall short but never moves for a personal chunk.
-	open = max(open-(len(pending)-n), 0)
-	v.mu.Lock()
-	v.status.Embedded += int64(n)
-	v.status.OpenEmbedded += int64(open)
-	v.mu.Unlock()
+	open = v.count(pending, n)
 	if v.opts.OnBatch != nil {
 		v.opts.OnBatch(ctx, n, open)
 	}
@@ -306,18 +294,26 @@ func (v *Vectorizer) stepActive(ctx context.Context) (written, open int, err err
 	if err != nil {
 		return 0, 0, err
 	}
+	return n, v.count(pending, n), nil
+}
+
+// count adds the n vectors written of pending to the status and returns
+// how many of them are of open chunks. The store does not say which
+// vectors it dropped (chunks rewritten meanwhile): each dropped one counts
+// as open, so that the open count may fall short but never moves for a
+// personal chunk.
+func (v *Vectorizer) count(pending []index.Pending, n int) (open int) {
 	for _, p := range pending {
 		if p.Open {
 			open++
 		}
 	}
-	// As in step: a dropped vector counts as open.
 	open = max(open-(len(pending)-n), 0)
 	v.mu.Lock()
 	v.status.Embedded += int64(n)
 	v.status.OpenEmbedded += int64(open)
 	v.mu.Unlock()
-	return n, open, nil
+	return open
 }
 
 // Open starts embedding the backlog whenever the store signals new chunks
