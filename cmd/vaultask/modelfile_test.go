@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"github.com/vaultask/vaultask/llm/bge"
 	"github.com/vaultask/vaultask/llm/builtin"
 	"github.com/vaultask/vaultask/llm/e5"
+	"github.com/vaultask/vaultask/tstest/inplace"
 )
 
 // searchProvenance calls vault_search for query in an MCP session of url
@@ -49,27 +49,6 @@ func searchProvenance(t *testing.T, hc *http.Client, url, session, query string)
 	return found
 }
 
-// copyFile writes src over dst as cp does: dst cut to nothing, then
-// written, the same file all along.
-func copyFile(t *testing.T, src, dst string) {
-	t.Helper()
-	in, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestModelFileRewrittenUnderServe: the built-in model's mapped file (bge's
 // ONNX, e5's 4-bit file) cut short under a running serve, then copied over
 // in place as cp does (and as the shell fetch-model.sh did). The model read its word
@@ -99,7 +78,7 @@ func TestModelFileRewrittenUnderServe(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, f := range m.Files {
-				copyFile(t, filepath.Join(src, f), filepath.Join(builtinDir, m.Dir, f))
+				inplace.Copy(t, filepath.Join(src, f), filepath.Join(builtinDir, m.Dir, f))
 			}
 			data := t.TempDir()
 			url, _ := startServeProcess(t, bin, []string{
@@ -129,7 +108,7 @@ func TestModelFileRewrittenUnderServe(t *testing.T) {
 			if found := searchProvenance(t, hc, url, session, question); slices.Contains(found, "vector") {
 				t.Errorf("with the model file cut short, the hits came from %v: vectors of a file that is not the pinned one", found)
 			}
-			copyFile(t, filepath.Join(src, m.Files[0]), path)
+			inplace.Copy(t, filepath.Join(src, m.Files[0]), path)
 			if found := searchProvenance(t, hc, url, session, question); !slices.Contains(found, "vector") {
 				t.Errorf("once the file is copied back, the hits came from %v, not vector search", found)
 			}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -20,6 +19,7 @@ import (
 	"github.com/vaultask/vaultask/llm/builtin"
 	"github.com/vaultask/vaultask/tstest/corpustext"
 	"github.com/vaultask/vaultask/tstest/deptest"
+	"github.com/vaultask/vaultask/tstest/inplace"
 )
 
 func TestDeps(t *testing.T) {
@@ -211,27 +211,6 @@ func TestLoadDamaged(t *testing.T) {
 	}
 }
 
-// copyInPlace writes the file src over dst as cp does: dst cut to nothing,
-// then written, the same file all along.
-func copyInPlace(t *testing.T, src, dst string) {
-	t.Helper()
-	in, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestFileRewrittenUnderTheModel: the ONNX file cut short under a loaded
 // model, then copied over in place as cp does. The word table stayed
 // mapped, so the next Embed read past the end of the file and the process
@@ -242,7 +221,7 @@ func TestFileRewrittenUnderTheModel(t *testing.T) {
 	mustModel(t)
 	dir := t.TempDir()
 	for _, name := range []string{tokenizerName, fileName} {
-		copyInPlace(t, filepath.Join(modelDir(), name), filepath.Join(dir, name))
+		inplace.Copy(t, filepath.Join(modelDir(), name), filepath.Join(dir, name))
 	}
 	m, err := load(&Spec, dir, builtin.Options{})
 	if err != nil {
@@ -266,7 +245,7 @@ func TestFileRewrittenUnderTheModel(t *testing.T) {
 			t.Errorf("Embed with the ONNX file cut short = %v, want ErrChanged naming the fetch", err)
 		}
 	}
-	copyInPlace(t, filepath.Join(modelDir(), fileName), path)
+	inplace.Copy(t, filepath.Join(modelDir(), fileName), path)
 	for _, model := range []builtin.Model{m, bg} {
 		got, err := model.Embed(ctx, texts)
 		if err != nil {

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +15,7 @@ import (
 	"github.com/vaultask/vaultask/internal/modelfile"
 	"github.com/vaultask/vaultask/llm/builtin"
 	"github.com/vaultask/vaultask/tstest/deptest"
+	"github.com/vaultask/vaultask/tstest/inplace"
 )
 
 func TestDeps(t *testing.T) {
@@ -65,27 +65,6 @@ func pinning(t *testing.T, dir string) *builtin.Spec {
 	return &s
 }
 
-// copyInPlace writes the file src over dst as cp does: dst cut to nothing,
-// then written, the same file all along.
-func copyInPlace(t *testing.T, src, dst string) {
-	t.Helper()
-	in, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestLoadDamaged: a model file with bytes overwritten that still parses
 // is refused, naming the file and the command that fetches it again;
 // before the sum was checked it loaded and embedded wrong.
@@ -130,7 +109,7 @@ func TestFileRewrittenUnderTheModel(t *testing.T) {
 	mustModel(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, fileName)
-	copyInPlace(t, filepath.Join(modelDir(), fileName), path)
+	inplace.Copy(t, filepath.Join(modelDir(), fileName), path)
 	m, err := load(&Spec, dir, builtin.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +131,7 @@ func TestFileRewrittenUnderTheModel(t *testing.T) {
 			t.Errorf("Embed with the model file cut short = %v, want ErrChanged naming the fetch", err)
 		}
 	}
-	copyInPlace(t, filepath.Join(modelDir(), fileName), path)
+	inplace.Copy(t, filepath.Join(modelDir(), fileName), path)
 	for _, model := range []builtin.Model{m, bg} {
 		got, err := model.Embed(ctx, texts)
 		if err != nil {
