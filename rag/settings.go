@@ -77,9 +77,7 @@ type Settings struct {
 // text must lead by to outvote its vector search (ConfidentFTSMargin).
 type Distances struct {
 	ConfidentGap, FTSMargin float64
-	// FuseByScore fuses by scores, VectorWeight the model's vector weight
-	// in that fusion.
-	FuseByScore  bool
+	// VectorWeight is the model's vector weight in a fusion by scores.
 	VectorWeight float64
 }
 
@@ -88,7 +86,7 @@ type Distances struct {
 func (s Settings) forSpace(space vault.EmbeddingSpace) Settings {
 	if d, ok := s.SpaceDistances[space.Model]; ok {
 		s.ConfidentVectorGap, s.ConfidentFTSMargin = d.ConfidentGap, d.FTSMargin
-		s.FuseByScore, s.VectorWeight = d.FuseByScore, d.VectorWeight
+		s.VectorWeight = d.VectorWeight
 	}
 	return s
 }

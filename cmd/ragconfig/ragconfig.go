@@ -21,7 +21,7 @@ func Settings(cfg config.Config) rag.Settings {
 		FTSTopK:          r.FTSTopK,
 		FusionTopK:       r.FusionTopK,
 		NoteFusion:       r.Fusion == "note",
-		FuseByScore:      own.FuseByScore,
+		FuseByScore:      r.FusionBy == "score",
 		VectorWeight:     own.VectorWeight,
 		FTSWeight:        r.FTSWeight,
 		MaxChunksPerDoc:  r.MaxChunksPerDoc,
@@ -84,7 +84,6 @@ func spaceDistances(cfg config.Config) map[string]rag.Distances {
 		out[model] = rag.Distances{
 			ConfidentGap: distance(cfg.Retrieval.ConfidentVectorGap, d.ConfidentGap),
 			FTSMargin:    distance(cfg.Retrieval.ConfidentFTSMargin, d.FTSMargin),
-			FuseByScore:  cfg.Retrieval.FusionBy == "score",
 			VectorWeight: distance(cfg.Retrieval.VectorWeight, d.VectorWeight),
 		}
 	}
