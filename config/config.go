@@ -133,11 +133,17 @@ type Retrieval struct {
 	Fusion string `yaml:"fusion" validate:"oneof=note chunk"`
 	// FusionBy fuses the two searches by their ranks (reciprocal rank
 	// fusion) or by their scores (a convex combination of each arm's
-	// normalised scores, VectorWeight the vector arm's weight).
-	FusionBy string `yaml:"fusion_by" validate:"oneof=rank score"`
+	// normalised scores, VectorWeight the vector arm's weight); auto by
+	// what was measured better with the embedding model (scores with
+	// bge-small, ranks with the others).
+	FusionBy string `yaml:"fusion_by" validate:"oneof=auto rank score"`
 	// VectorWeight is "auto" (the weight measured for the embedding model)
 	// or a number from 0 to 1.
 	VectorWeight string `yaml:"vector_weight" validate:"auto_number=0 1"`
+	// NoteSupport is, in a fusion by scores, the share of the fused score
+	// of a note's second-best chunk that its best chunk gains: two
+	// passages of a note that both answer say more than one.
+	NoteSupport float64 `yaml:"note_support" validate:"gte=0,lte=1"`
 	// FTSWeight multiplies the full-text list's reciprocal-rank
 	// contributions; the vector list's weight is 1.
 	FTSWeight float64 `yaml:"fts_weight" validate:"gt=0,lte=10"`
@@ -305,8 +311,9 @@ func Default() Config {
 			FinalTopK:          8,
 			MaxChunksPerDoc:    2,
 			Fusion:             "chunk",
-			FusionBy:           "rank",
+			FusionBy:           Auto,
 			VectorWeight:       Auto,
+			NoteSupport:        0.3,
 			VectorQuery:        "question",
 			ConfidentBonus:     2,
 			ConfidentFTSMargin: Auto,

@@ -104,7 +104,7 @@ func fusionFor(s Settings, query string) fusionOptions {
 	f := fusionOptions{ByNote: s.NoteFusion, FTSWeight: s.FTSWeight, Bonus: s.ConfidentBonus, FTSMargin: s.ConfidentFTSMargin,
 		VectorGap: s.ConfidentVectorGap, ForeignCut: s.ForeignVoteCut}
 	if s.FuseByScore {
-		f.ByScore, f.VectorWeight = true, s.VectorWeight
+		f.ByScore, f.VectorWeight, f.NoteSupport = true, s.VectorWeight, s.NoteSupport
 	}
 	if f.FTSWeight <= 0 {
 		f.FTSWeight = 1
@@ -119,6 +119,9 @@ func fusionFor(s Settings, query string) fusionOptions {
 func fusionNote(s Settings, f fusionOptions) string {
 	if f.ByScore {
 		how := fmt.Sprintf("a convex combination of min-max normalised scores, vector weight %.2g, full text %.2g", f.VectorWeight, 1-f.VectorWeight)
+		if f.NoteSupport > 0 {
+			how += fmt.Sprintf("; a note's best chunk gains %.2g × its second's score", f.NoteSupport)
+		}
 		if f.Language != "" && f.Language != "en" {
 			how += fmt.Sprintf(", question in %q: vector scores of notes in another language cut by %.2g", f.Language, s.ForeignVoteCut)
 		}

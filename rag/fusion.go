@@ -37,6 +37,9 @@ type fusionOptions struct {
 	// score's.
 	ByScore      bool
 	VectorWeight float64
+	// NoteSupport is the share of the fused score of a note's second-best
+	// chunk that its best chunk gains in a fusion by scores.
+	NoteSupport float64
 }
 
 // fuseRanks merges the vector and full-text rankings by reciprocal rank fusion,

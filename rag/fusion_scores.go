@@ -21,6 +21,9 @@ import (
 // its full-text score for its vector score when there is a vector list, and
 // f.ForeignCut lowers a foreign note's vector score for a Swedish or
 // Turkish question.
+//
+// A note's best chunk then gains f.NoteSupport × the fused score of the
+// note's second-best chunk (see supportNotes).
 func fuseScores(vector, fts []vault.Chunk, f fusionOptions) []Hit {
 	byRow := map[int64]*Hit{}
 	var order []int64
@@ -58,8 +61,38 @@ func fuseScores(vector, fts []vault.Chunk, f fusionOptions) []Hit {
 		h.Score += f.VectorWeight * vecScore[id]
 		out[i] = *h
 	}
-	slices.SortStableFunc(out, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
+	byScore := func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) }
+	slices.SortStableFunc(out, byScore)
+	if f.NoteSupport > 0 {
+		supportNotes(out, f.NoteSupport)
+		slices.SortStableFunc(out, byScore)
+	}
 	return out
+}
+
+// supportNotes adds to the score of each note's best hit (hits are best
+// first) share × the score of the note's second-best hit. A note with two
+// passages that match the question is likelier to answer it than a note
+// with one that matches as well: on the demo vault, "At what temperature
+// and for how long do I bake the sourdough?" finds the recipe's schedule,
+// its introduction and its dough section among the first five chunks, and
+// a starter clipping whose heading is "Timing and temperature" first by a
+// hair. Only the second chunk counts, so a note long enough to match
+// everywhere gains no more than a note of two sections.
+func supportNotes(hits []Hit, share float64) {
+	first := map[string]int{}
+	seconded := map[string]bool{}
+	for i, h := range hits {
+		doc := h.Chunk.DocID
+		j, seen := first[doc]
+		switch {
+		case !seen:
+			first[doc] = i
+		case !seconded[doc]:
+			seconded[doc] = true
+			hits[j].Score += share * h.Score
+		}
+	}
 }
 
 // normalised is each chunk's score (higher better) min-max normalised over

@@ -61,6 +61,51 @@ func TestFuseScoresImputesAndCutsForeignVotes(t *testing.T) {
 	}
 }
 
+// With note support, a note with two chunks that both match well overtakes
+// a note whose one chunk leads by a hair (the demo vault's sourdough
+// recipe and starter clipping); without it the hair decides. Only a note's
+// second chunk supports its first: a third adds nothing.
+func TestFuseScoresNoteSupport(t *testing.T) {
+	t.Parallel()
+	vector := []vault.Chunk{chunk(1, "clipping.md", 0, 0.17), chunk(2, "recipe.md", 0, 0.18), chunk(3, "recipe.md", 1, 0.20),
+		chunk(4, "far.md", 0, 0.50)}
+	fts := []vault.Chunk{chunk(1, "clipping.md", 0, -6.6), chunk(2, "recipe.md", 0, -5.9), chunk(3, "recipe.md", 1, -5.6),
+		chunk(4, "far.md", 0, -1)}
+	without := fuseScores(vector, fts, fusionOptions{ByScore: true, VectorWeight: 0.6})
+	with := fuseScores(vector, fts, fusionOptions{ByScore: true, VectorWeight: 0.6, NoteSupport: 0.3})
+	if got := rows(without); got[0] != 1 {
+		t.Fatalf("premise: without support the clipping (1) is first, got %v", got)
+	}
+	if got := rows(with); !cmp.Equal(got, []int64{2, 1, 3, 4}) {
+		t.Errorf("with support: rows %v, want the recipe's best chunk (2) first, its second (3) after the clipping", got)
+	}
+	second := score(without, 3)
+	if want := score(without, 2) + 0.3*second; !near(score(with, 2), want) {
+		t.Errorf("the recipe's best chunk scores %v, want its own %v + 0.3 × its second's %v", score(with, 2), score(without, 2), second)
+	}
+	for _, row := range []int64{1, 3, 4} {
+		if score(with, row) != score(without, row) {
+			t.Errorf("row %d: %v with support, %v without; only a note's best chunk gains", row, score(with, row), score(without, row))
+		}
+	}
+
+	third := append(vector, chunk(5, "recipe.md", 2, 0.21))
+	thirdFTS := append(fts, chunk(5, "recipe.md", 2, -5.5))
+	withThird := fuseScores(third, thirdFTS, fusionOptions{ByScore: true, VectorWeight: 0.6, NoteSupport: 0.3})
+	if got, want := score(withThird, 2), score(fuseScores(third, thirdFTS, fusionOptions{ByScore: true, VectorWeight: 0.6}), 2)+0.3*score(withThird, 3); !near(got, want) {
+		t.Errorf("with a third chunk the recipe's best scores %v, want its own + 0.3 × its second's only (%v)", got, want)
+	}
+}
+
+func score(hits []Hit, row int64) float64 {
+	for _, h := range hits {
+		if h.Chunk.RowID == row {
+			return h.Score
+		}
+	}
+	return -1
+}
+
 func rows(hits []Hit) []int64 {
 	out := make([]int64, len(hits))
 	for i, h := range hits {

@@ -16,9 +16,11 @@ type Settings struct {
 	NoteFusion bool
 	// FuseByScore fuses the two searches by a convex combination of their
 	// normalised scores, VectorWeight the vector score's weight
-	// (fuseScores), instead of by their ranks.
+	// (fuseScores), instead of by their ranks; NoteSupport is the share of
+	// a note's second chunk's score its first chunk gains in that fusion.
 	FuseByScore  bool
 	VectorWeight float64
+	NoteSupport  float64
 	// FTSWeight weighs the full-text ranking in the fusion; 0 means 1.
 	FTSWeight float64
 	// FTSFields weigh a full-text match by its field (see
@@ -77,8 +79,10 @@ type Settings struct {
 // text must lead by to outvote its vector search (ConfidentFTSMargin).
 type Distances struct {
 	ConfidentGap, FTSMargin float64
-	// VectorWeight is the model's vector weight in a fusion by scores.
+	// VectorWeight is the model's vector weight in a fusion by scores,
+	// FuseByScore whether its searches are fused by scores.
 	VectorWeight float64
+	FuseByScore  bool
 }
 
 // forSpace is s for a question searched in space: its model's distances
@@ -86,7 +90,7 @@ type Distances struct {
 func (s Settings) forSpace(space vault.EmbeddingSpace) Settings {
 	if d, ok := s.SpaceDistances[space.Model]; ok {
 		s.ConfidentVectorGap, s.ConfidentFTSMargin = d.ConfidentGap, d.FTSMargin
-		s.VectorWeight = d.VectorWeight
+		s.VectorWeight, s.FuseByScore = d.VectorWeight, d.FuseByScore
 	}
 	return s
 }

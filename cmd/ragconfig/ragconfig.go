@@ -21,8 +21,9 @@ func Settings(cfg config.Config) rag.Settings {
 		FTSTopK:          r.FTSTopK,
 		FusionTopK:       r.FusionTopK,
 		NoteFusion:       r.Fusion == "note",
-		FuseByScore:      r.FusionBy == "score",
+		FuseByScore:      own.FuseByScore,
 		VectorWeight:     own.VectorWeight,
+		NoteSupport:      r.NoteSupport,
 		FTSWeight:        r.FTSWeight,
 		MaxChunksPerDoc:  r.MaxChunksPerDoc,
 		GraphEnabled:     r.GraphEnabled,
@@ -85,6 +86,7 @@ func spaceDistances(cfg config.Config) map[string]rag.Distances {
 			ConfidentGap: distance(cfg.Retrieval.ConfidentVectorGap, d.ConfidentGap),
 			FTSMargin:    distance(cfg.Retrieval.ConfidentFTSMargin, d.FTSMargin),
 			VectorWeight: distance(cfg.Retrieval.VectorWeight, d.VectorWeight),
+			FuseByScore:  cfg.Retrieval.FusionBy == "score" || cfg.Retrieval.FusionBy == config.Auto && d.FuseByScore,
 		}
 	}
 	return out

@@ -116,7 +116,7 @@ func TestSpacesCoverTheBuiltInModels(t *testing.T) {
 	want := map[string]rag.Distances{
 		"builtin/use-lite":                 {ConfidentGap: 0.05, FTSMargin: 0.07, VectorWeight: 0.5},
 		"builtin/multilingual-e5-small":    {ConfidentGap: 0.01, FTSMargin: 0.1, VectorWeight: 0.5},
-		"builtin/bge-small-en-v1.5":        {ConfidentGap: 0.02, FTSMargin: 0.15, VectorWeight: 0.55},
+		"builtin/bge-small-en-v1.5":        {ConfidentGap: 0.02, FTSMargin: 0.15, VectorWeight: 0.6, FuseByScore: true},
 		"ollama/some-model-never-measured": {ConfidentGap: 0.05, FTSMargin: 0.07, VectorWeight: 0.5},
 	}
 	if !reflect.DeepEqual(s.SpaceDistances, want) {
@@ -148,18 +148,23 @@ func TestSpacesCoverTheBuiltInModels(t *testing.T) {
 	}
 }
 
-// fusion_by score fuses by scores for every model, each with the vector
-// weight measured for it (0.5 for a model not measured) unless
-// vector_weight is set; rank, the default, fuses by ranks.
+// fusion_by auto, the default, fuses by scores with the models measured
+// better that way (bge-small) and by ranks with the others; score and rank
+// fuse every model's searches so, each with the vector weight measured for
+// its model (0.5 for a model not measured) unless vector_weight is set.
 func TestFusionFollowsTheEmbeddingModel(t *testing.T) {
 	for _, c := range []struct {
 		model, by, weight string
 		byScore           bool
 		vectorWeight      float64
 	}{
-		{"builtin/bge-small-en-v1.5", "rank", "auto", false, 0.55},
-		{"builtin/bge-small-en-v1.5", "score", "auto", true, 0.55},
-		{"ollama/bge-small-en-v1.5:latest", "score", "auto", true, 0.55},
+		{"builtin/bge-small-en-v1.5", "auto", "auto", true, 0.6},
+		{"ollama/bge-small-en-v1.5:latest", "auto", "auto", true, 0.6},
+		{"builtin/multilingual-e5-small", "auto", "auto", false, 0.5},
+		{"builtin/use-lite", "auto", "auto", false, 0.5},
+		{"ollama/some-model-never-measured:latest", "auto", "auto", false, 0.5},
+		{"builtin/bge-small-en-v1.5", "rank", "auto", false, 0.6},
+		{"builtin/bge-small-en-v1.5", "score", "auto", true, 0.6},
 		{"builtin/multilingual-e5-small", "score", "auto", true, 0.5},
 		{"builtin/use-lite", "score", "auto", true, 0.5},
 		{"ollama/some-model-never-measured:latest", "score", "auto", true, 0.5},
@@ -178,8 +183,22 @@ func TestFusionFollowsTheEmbeddingModel(t *testing.T) {
 		if s.FuseByScore != c.byScore || s.VectorWeight != c.vectorWeight {
 			t.Errorf("%s with fusion_by %s, vector_weight %s: by score %v, weight %v; want %v, %v", c.model, c.by, c.weight, s.FuseByScore, s.VectorWeight, c.byScore, c.vectorWeight)
 		}
+		// While an index is re-embedded, a question searched in another
+		// built-in model's space is fused as that model's are.
+		for model, d := range s.SpaceDistances {
+			want := c.by == "score" || c.by == "auto" && model == "builtin/bge-small-en-v1.5" || c.by == "auto" && model == c.model && c.byScore
+			if d.FuseByScore != want {
+				t.Errorf("%s with fusion_by %s: the space of %s fuses by score %v, want %v", c.model, c.by, model, d.FuseByScore, want)
+			}
+		}
 	}
-	if Settings(config.Default()).FuseByScore {
-		t.Error("the defaults fuse by scores, want ranks")
+	if s := Settings(config.Default()); !s.FuseByScore || s.NoteSupport != 0.3 {
+		t.Errorf("the defaults (bge-small): by score %v, note support %v; want by score, 0.3", s.FuseByScore, s.NoteSupport)
+	}
+	cfg := config.Default()
+	if err := cfg.Set("retrieval.fusion_by", "scores"); err == nil {
+		if err := cfg.Validate(); err == nil {
+			t.Error(`fusion_by "scores" validated`)
+		}
 	}
 }

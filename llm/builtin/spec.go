@@ -80,6 +80,9 @@ type Distances struct {
 	// VectorWeight is not a distance either: the vector arm's weight when
 	// the fusion is by scores (retrieval.fusion_by score).
 	VectorWeight float64
+	// FuseByScore: retrieval.fusion_by auto fuses this model's searches by
+	// scores rather than by ranks, measured better with it.
+	FuseByScore bool
 }
 
 // Options tune a model as it loads.
