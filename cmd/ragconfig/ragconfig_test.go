@@ -116,7 +116,7 @@ func TestSpacesCoverTheBuiltInModels(t *testing.T) {
 	want := map[string]rag.Distances{
 		"builtin/use-lite":                 {ConfidentGap: 0.05, FTSMargin: 0.07, VectorWeight: 0.5},
 		"builtin/multilingual-e5-small":    {ConfidentGap: 0.01, FTSMargin: 0.1, VectorWeight: 0.5},
-		"builtin/bge-small-en-v1.5":        {ConfidentGap: 0.02, FTSMargin: 0.15, VectorWeight: 0.6, FuseByScore: true},
+		"builtin/bge-small-en-v1.5":        {ConfidentGap: 0.02, FTSMargin: 0.15, VectorWeight: 0.65, FuseByScore: true},
 		"ollama/some-model-never-measured": {ConfidentGap: 0.05, FTSMargin: 0.07, VectorWeight: 0.5},
 	}
 	if !reflect.DeepEqual(s.SpaceDistances, want) {
@@ -158,13 +158,13 @@ func TestFusionFollowsTheEmbeddingModel(t *testing.T) {
 		byScore           bool
 		vectorWeight      float64
 	}{
-		{"builtin/bge-small-en-v1.5", "auto", "auto", true, 0.6},
-		{"ollama/bge-small-en-v1.5:latest", "auto", "auto", true, 0.6},
+		{"builtin/bge-small-en-v1.5", "auto", "auto", true, 0.65},
+		{"ollama/bge-small-en-v1.5:latest", "auto", "auto", true, 0.65},
 		{"builtin/multilingual-e5-small", "auto", "auto", false, 0.5},
 		{"builtin/use-lite", "auto", "auto", false, 0.5},
 		{"ollama/some-model-never-measured:latest", "auto", "auto", false, 0.5},
-		{"builtin/bge-small-en-v1.5", "rank", "auto", false, 0.6},
-		{"builtin/bge-small-en-v1.5", "score", "auto", true, 0.6},
+		{"builtin/bge-small-en-v1.5", "rank", "auto", false, 0.65},
+		{"builtin/bge-small-en-v1.5", "score", "auto", true, 0.65},
 		{"builtin/multilingual-e5-small", "score", "auto", true, 0.5},
 		{"builtin/use-lite", "score", "auto", true, 0.5},
 		{"ollama/some-model-never-measured:latest", "score", "auto", true, 0.5},
