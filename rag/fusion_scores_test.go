@@ -1,6 +1,7 @@
 package rag
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -112,4 +113,28 @@ func rows(hits []Hit) []int64 {
 		out[i] = h.Chunk.RowID
 	}
 	return out
+}
+
+// BenchmarkFusion times each fusion over what the defaults hand it: 40
+// vector and 40 full-text hits from 30 notes, half of them in both lists.
+func BenchmarkFusion(b *testing.B) {
+	var vector, fts []vault.Chunk
+	for i := range 40 {
+		vector = append(vector, chunk(int64(i), fmt.Sprintf("n%d.md", i%30), i/30, 0.2+float64(i)/100))
+		fts = append(fts, chunk(int64(i+20), fmt.Sprintf("n%d.md", (i+20)%30), (i+20)/30, -10+float64(i)/5))
+	}
+	for _, c := range []struct {
+		name string
+		fuse func([]vault.Chunk, []vault.Chunk, fusionOptions) []Hit
+		f    fusionOptions
+	}{
+		{"ranks", fuseRanks, fusionOptions{FTSWeight: 1, Bonus: 2, FTSMargin: 0.15, VectorGap: 0.02}},
+		{"scores", fuseScores, fusionOptions{ByScore: true, VectorWeight: 0.65, NoteSupport: 0.3}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				c.fuse(vector, fts, c.f)
+			}
+		})
+	}
 }

@@ -31,8 +31,9 @@ const GROUPS = [
     ["retrieval.fusion_top_k", "Kept after fusion", "at most vector + full-text hits"],
     ["retrieval.fusion", "Fusion ranks", "chunk: each chunk on its own; note: a note's best chunk places it"],
     ["retrieval.fts_weight", "Full-text weight in the fusion", "the vector list weighs 1; more than 0, at most 10"],
-    ["retrieval.fusion_by", "Fuse the searches by", "rank: reciprocal rank fusion; score: a convex combination of normalised scores"],
+    ["retrieval.fusion_by", "Fuse the searches by", "rank: reciprocal rank fusion; score: a convex combination of normalised scores; auto: the one measured better with the embedding model"],
     ["retrieval.vector_weight", "… the vector arm's weight when by score", "0 to 1; auto: the one measured for the embedding model"],
+    ["retrieval.note_support", "… a note's second chunk adds to its first", "share of its score, when by score; 0: none"],
     ["retrieval.graph_enabled", "Follow [[links]] from the hits", ""],
     ["retrieval.graph_max_siblings", "Linked notes per hit", ""],
     ["retrieval.graph_discount", "Score factor of linked notes", "more than 0, at most 1"],
@@ -60,7 +61,7 @@ const GROUPS = [
     ["retrieval.max_chunks_per_doc", "Chunks per note in the context", "0: no cap"],
   ]],
 ];
-const CHOICES = { "retrieval.fusion": ["chunk", "note"], "retrieval.fusion_by": ["rank", "score"], "retrieval.vector_query": ["question", "keywords"] };
+const CHOICES = { "retrieval.fusion": ["chunk", "note"], "retrieval.fusion_by": ["auto", "rank", "score"], "retrieval.vector_query": ["question", "keywords"] };
 
 let state = null; // GET /admin/config
 let tab = "incomplete";
@@ -307,7 +308,10 @@ function control(s) {
     return sel;
   }
   if (CHOICES[s.path]) {
-    const sel = el("select", common, ...CHOICES[s.path].map((v) => el("option", { value: v }, v)));
+    // A value the list lacks is offered as it is, so that saving another
+    // field never changes this one behind the user's back.
+    const choices = CHOICES[s.path].includes(String(s.next)) ? CHOICES[s.path] : [String(s.next), ...CHOICES[s.path]];
+    const sel = el("select", common, ...choices.map((v) => el("option", { value: v }, v)));
     sel.value = s.next;
     return sel;
   }

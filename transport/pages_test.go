@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -157,6 +158,27 @@ func TestAdminPageOffersEveryRetrievalKey(t *testing.T) {
 		}
 		if !strings.Contains(string(js), `"`+key+`"`) {
 			t.Errorf("%s is editable but /admin has no field for it", key)
+		}
+		// A key with a fixed set of values is a list on the page: the
+		// list must offer each value config accepts, and no other.
+		oneof, ok := strings.CutPrefix(typ.Field(i).Tag.Get("validate"), "oneof=")
+		if !ok {
+			continue
+		}
+		m := regexp.MustCompile(`"` + regexp.QuoteMeta(key) + `": \[([^\]]*)\]`).FindStringSubmatch(string(js))
+		if m == nil {
+			t.Errorf("%s takes one of %q but /admin offers no list of them", key, oneof)
+			continue
+		}
+		var offered []string
+		for _, v := range strings.Split(m[1], ",") {
+			offered = append(offered, strings.Trim(strings.TrimSpace(v), `"`))
+		}
+		want := strings.Fields(oneof)
+		slices.Sort(offered)
+		slices.Sort(want)
+		if !slices.Equal(offered, want) {
+			t.Errorf("%s: /admin offers %q, config accepts %q", key, offered, want)
 		}
 	}
 }
