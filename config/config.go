@@ -66,7 +66,14 @@ type Models struct {
 	// whole streamed answer included: a local model on a small machine
 	// reads a long context slowly.
 	GenerationTimeout time.Duration `yaml:"generation_timeout"`
-	Rerank            string        `yaml:"rerank" validate:"omitempty,model_id"`
+	// GenerationVerdict asks the generation model to judge first whether
+	// the passages answer the question (answered, partly, not in the
+	// vault), which then decides the web search and the silent answer;
+	// false leaves that to the coverage judgement alone, for a model too
+	// small to judge (one that says "partly" of everything searches the web
+	// for every question).
+	GenerationVerdict bool   `yaml:"generation_verdict"`
+	Rerank            string `yaml:"rerank" validate:"omitempty,model_id"`
 	// RerankKind is how the rerank model scores passages: chat, a prompt
 	// per batch that any chat model answers (Ollama has no rerank
 	// endpoint), or cross-encoder, POST /v1/rerank (llama.cpp's
@@ -292,6 +299,7 @@ func Default() Config {
 			RerankKind:           "chat",
 			RerankBudget:         1500 * time.Millisecond,
 			GenerationTimeout:    60 * time.Second,
+			GenerationVerdict:    true,
 			RerankBatch:          10,
 			Embedding:            "builtin/bge-small-en-v1.5",
 			EmbeddingQueryPrefix: Auto, EmbeddingDocumentPrefix: Auto,

@@ -23,7 +23,7 @@ import (
 func Editable(path string) (bool, string) {
 	section, key, _ := strings.Cut(path, ".")
 	switch {
-	case path == "models.generation", path == "models.rerank", path == "web.enabled", path == "web.provider", section == "retrieval":
+	case path == "models.generation", path == "models.generation_verdict", path == "models.rerank", path == "web.enabled", path == "web.provider", section == "retrieval":
 		return true, ""
 	case section == "vault", section == "index", section == "api":
 		return false, fmt.Sprintf("%s is not editable here: where the vault, the index and the API are, and every secret, come from config.yaml and the environment only", path)

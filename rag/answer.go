@@ -38,11 +38,20 @@ When the vault has nothing
 Style
 - Answer in the language of the question, briefly, in Markdown.`
 
+// noVerdictPrompt is the answering contract without its verdict rule
+// (Options.NoVerdict).
+var noVerdictPrompt = strings.Replace(systemPrompt, verdictRule+"\n\n", "", 1)
+
 // answerMessages is the conversation the generation model answers: the
-// contract, the recent turns the request may show, and the question with
-// its context and any web results.
-func answerMessages(q Question, query string, context []Hit, web []WebResult) []Message {
-	msgs := []Message{{Role: "system", Content: systemPrompt}}
+// contract (with its verdict rule when verdict is set), the recent turns
+// the request may show, and the question with its context and any web
+// results.
+func answerMessages(q Question, query string, context []Hit, web []WebResult, verdict bool) []Message {
+	contract := systemPrompt
+	if !verdict {
+		contract = noVerdictPrompt
+	}
+	msgs := []Message{{Role: "system", Content: contract}}
 	for _, t := range recentTurns(q) {
 		msgs = append(msgs, Message{Role: t.Role, Content: t.Text})
 	}
@@ -207,7 +216,8 @@ func indexingAnswer(done, total int) string {
 // (passages, with the web beside them when q.AllowWeb and a web searcher
 // allow it), silent (SilentAnswer, and the web when allowed), or still
 // indexing. A generation model reads the passages and gives its own verdict
-// first (verdictRule): "not in the vault" or "partly" with the web allowed
+// first (verdictRule; not asked with Options.NoVerdict, when the judgement
+// alone decides): "not in the vault" or "partly" with the web allowed
 // and not yet searched searches it and answers again, vault and web apart;
 // "not in the vault" without it is silent. A failed web search leaves a
 // vault-only answer with a note.
@@ -310,6 +320,10 @@ func (p *Pipeline) extractive(r *Retrieval, a *Answer, emit func(string) error, 
 // searched, and the answer made again with the results; a verdict of "not
 // in the vault" without web results is the silent answer.
 func (p *Pipeline) generate(ctx context.Context, q Question, r *Retrieval, a *Answer, emit func(string) error, web bool) error {
+	if p.opts.NoVerdict {
+		r.Trace.stage("verdict", nil, fmt.Sprintf("not asked (models.generation_verdict is false): the judgement decides, %s (%.2f)", r.Coverage.Outcome, r.Coverage.Score))
+		return p.stream(ctx, q, r, a, emit, func(*Verdict) error { return nil })
+	}
 	again := false
 	err := p.stream(ctx, q, r, a, emit, func(v *Verdict) error {
 		a.Verdict = v
@@ -366,7 +380,7 @@ func (p *Pipeline) stream(ctx context.Context, q Question, r *Retrieval, a *Answ
 	}
 	cf := &citationFilter{emit: emit, check: func(link string) Citation { return p.checkCitation(ctx, link, passages, r.Scope) }}
 	vf := &verdictFilter{next: cf.Write, decide: decide}
-	req := ChatRequest{Messages: answerMessages(q, r.Query, passages, a.Web), MaxTokens: q.MaxTokens}
+	req := ChatRequest{Messages: answerMessages(q, r.Query, passages, a.Web, !p.opts.NoVerdict), MaxTokens: q.MaxTokens}
 	usage, err := p.opts.Generator.Stream(ctx, req, vf.Write)
 	a.Usage.add(usage)
 	if err == nil {

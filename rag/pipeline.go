@@ -54,6 +54,10 @@ type Options struct {
 	// Generator answers and rewrites multi-turn questions; nil means
 	// extractive answers and rewrites by concatenation.
 	Generator ChatModel
+	// NoVerdict does not ask the generation model for its verdict on the
+	// passages (verdictRule): the coverage judgement alone decides the web
+	// search and the silent answer, for a model too small to judge.
+	NoVerdict bool
 	// Reranker re-scores candidates; nil means no rerank.
 	Reranker *Reranker
 	// Web searches the web. Set it only when web search is enabled: the

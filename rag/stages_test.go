@@ -511,7 +511,7 @@ func TestPromptsGolden(t *testing.T) {
 	hits := []Hit{{Chunk: vault.Chunk{Path: "en/Plugins/File recovery.md", Title: "File recovery", HeadingPath: "Restore a snapshot", Body: "Open **Settings → File recovery** and pick a snapshot."}}}
 	web := []WebResult{{Title: "Recovering files", URL: "https://example.com/recover", Snippet: "Use the trash."}}
 	q := Question{Text: "How do I get an old version back?", History: []Turn{{Role: "user", Text: "I broke a note"}, {Role: "assistant", Text: "Sorry to hear."}}}
-	golden(t, "answer_messages.golden", renderMessages(answerMessages(q, "get an old version of a note back", hits, web)))
+	golden(t, "answer_messages.golden", renderMessages(answerMessages(q, "get an old version of a note back", hits, web, true)))
 	golden(t, "rewrite_messages.golden", renderMessages(rewriteMessages(q)))
 	golden(t, "rerank_messages.golden", renderMessages(rerankMessages("get an old version back", hits)))
 }

@@ -126,3 +126,16 @@ func FuzzVerdictFilter(f *testing.F) {
 		}
 	})
 }
+
+// Without the verdict (Options.NoVerdict) the contract is the same but for
+// its verdict rule: nothing in it asks for a verdict line.
+func TestNoVerdictPromptDropsOnlyTheRule(t *testing.T) {
+	t.Parallel()
+	if strings.Contains(noVerdictPrompt, "VERDICT") || len(systemPrompt)-len(noVerdictPrompt) != len(verdictRule)+2 {
+		t.Fatalf("the contract without its verdict rule:\n%s", noVerdictPrompt)
+	}
+	msgs := answerMessages(Question{Text: "q"}, "q", nil, nil, false)
+	if msgs[0].Content != noVerdictPrompt {
+		t.Errorf("answerMessages without the verdict sends:\n%s", msgs[0].Content)
+	}
+}

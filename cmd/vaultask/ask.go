@@ -158,7 +158,8 @@ func parseQuestion(fs *flag.FlagSet, args []string) (string, error) {
 // The pipeline holds a web searcher only when web.enabled; it then searches
 // only for requests that allow the web.
 func (m *Main) newPipeline(cfg config.Config, store *index.Store, log *slog.Logger, generate bool, state func(context.Context, vault.Scope) rag.IndexState) (*rag.Pipeline, error) {
-	opts := rag.Options{Searcher: store.Search(), Settings: ragconfig.Settings(cfg), Limits: ragconfig.Limits(cfg), Logger: log, IndexState: state}
+	opts := rag.Options{Searcher: store.Search(), Settings: ragconfig.Settings(cfg), Limits: ragconfig.Limits(cfg), Logger: log, IndexState: state,
+		NoVerdict: !cfg.Models.GenerationVerdict}
 	if embs, err := m.queryEmbedders(cfg, store); len(embs) == 0 {
 		fmt.Fprintf(m.Stderr, "note: no embedder (%v): full-text search only\n", err)
 	} else {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -73,8 +74,9 @@ type coverageCase struct {
 }
 
 // serveCoverage serves c's vault from its folder with the built-in
-// embedder, and the web search and generation model given (none: "").
-func serveCoverage(t *testing.T, c coverageCase, generation, web string) *served {
+// embedder, and the web search and generation model given (none: ""), with
+// the environment's extra settings.
+func serveCoverage(t *testing.T, c coverageCase, generation, web string, extra ...string) *served {
 	t.Helper()
 	env := []string{
 		"VAULTASK_VAULT__SOURCE=folder", "VAULTASK_VAULT__PATH=" + c.dir,
@@ -89,7 +91,7 @@ func serveCoverage(t *testing.T, c coverageCase, generation, web string) *served
 	if web != "" {
 		env = append(env, "VAULTASK_WEB__ENABLED=true", "VAULTASK_WEB__PROVIDER=brave", "VAULTASK_WEB__BASE_URL="+web, "VAULTASK_BRAVE_API_KEY=brave-test-key")
 	}
-	s := startServe(t, env)
+	s := startServe(t, append(env, extra...))
 	waitEmbedded(t, s, "coverage-key", c.notes, 5*time.Minute)
 	return s
 }
@@ -191,6 +193,61 @@ func TestServeGreyBandByTheModelsVerdict(t *testing.T) {
 	}
 	if prompt := up.Requests()[len(up.Requests())-1].Messages; !strings.Contains(prompt[len(prompt)-1].Content, "Vault passages:\n\n(none)") {
 		t.Errorf("the model was not told the vault is silent:\n%s", prompt[len(prompt)-1].Content)
+	}
+}
+
+// A model too small to judge says "partly" of everything, so with its
+// verdict every question that allows the web searches it. With
+// models.generation_verdict false it is not asked for one: the prompt has
+// no verdict rule, the coverage judgement alone decides, so a covered or
+// grey question is answered from the vault without the web, and an
+// off-topic one is still silent and searches the web.
+func TestServeWithoutTheModelsVerdict(t *testing.T) {
+	c := demoCoverage(t)
+	weak := func(msgs []fakellm.Message) string {
+		answer := "Something about it, as [[Recipes/Sourdough bread]] says."
+		if strings.Contains(msgs[len(msgs)-1].Content, "\nWeb results:") {
+			answer += "\n\n" + rag.WebHeading + "\n\nThe web has it <https://example.org/answer>."
+		}
+		if strings.Contains(msgs[0].Content, "VERDICT:") {
+			return "VERDICT: partly: the rest\n\n" + answer
+		}
+		return answer
+	}
+	for _, verdict := range []bool{true, false} {
+		t.Run(fmt.Sprintf("generation_verdict=%v", verdict), func(t *testing.T) {
+			up := fakellm.New()
+			defer up.Close()
+			up.Reply = weak
+			brave := &fakeBrave{}
+			s := serveCoverage(t, c, up.URL(), brave.start(t), fmt.Sprintf("VAULTASK_MODELS__GENERATION_VERDICT=%v", verdict))
+			for _, question := range []string{c.covered, c.grey} {
+				before := len(brave.searched())
+				a := askV1(t, s, question, true)
+				searched := len(brave.searched()) > before
+				if verdict {
+					if a.Verdict == nil || a.Verdict.Verdict != rag.VerdictPartly || !searched {
+						t.Errorf("%q with the verdict: verdict %+v, web searched %v; want partly, and the web searched", question, a.Verdict, searched)
+					}
+					continue
+				}
+				if a.Verdict != nil || searched || a.Coverage.Outcome != rag.OutcomeCovered || !strings.Contains(a.Text, "Something about it") || strings.Contains(a.Text, "VERDICT") {
+					t.Errorf("%q without the verdict: verdict %+v, web searched %v, coverage %+v, answer:\n%s", question, a.Verdict, searched, a.Coverage, a.Text)
+				}
+			}
+			if !verdict {
+				for _, r := range up.Requests() {
+					if strings.Contains(r.Messages[0].Content, "VERDICT") {
+						t.Fatalf("the model was asked for a verdict:\n%s", r.Messages[0].Content)
+					}
+				}
+			}
+			before := len(brave.searched())
+			off := askV1(t, s, c.offTopic, true)
+			if len(brave.searched()) != before+1 || !strings.HasPrefix(strings.TrimSpace(off.Text), rag.SilentAnswer) && !strings.Contains(off.Text, rag.WebHeading) {
+				t.Errorf("off-topic: %d web queries, answer:\n%s", len(brave.searched())-before, off.Text)
+			}
+		})
 	}
 }
 
