@@ -19,7 +19,7 @@ function el(tag, attrs = {}, ...children) {
 const GROUPS = [
   ["Models", [
     ["models.generation", "Generation model", "provider/name; pick one or type any model id"],
-    ["models.generation_verdict", "The generation model judges whether the vault answers", "off: the coverage judgement alone decides, for a model too small to judge"],
+    ["models.generation_verdict", "… asked first whether the passages answer", "its verdict decides the web search and the silent answer; off: the coverage judgement alone, for a model too small to judge"],
     ["models.rerank", "Rerank model", "empty: no reranking"],
   ]],
   ["Web", [
