@@ -49,10 +49,10 @@ var Spec = builtin.Spec{
 	// model served over the OpenAI-compatible path, which it keeps. Fused
 	// by scores, the vector arm at 0.65 with retrieval.note_support 0.3: the
 	// middle of the plateau (weights 0.6 to 0.7, note support 0.2 to 0.4)
-	// where help, the hub, the demo and the keyword sets gain over rank
-	// fusion, none losing more questions than it gains (help 0.639 →
-	// 0.682, hub 0.641 → 0.670, keywords 0.581 → 0.603 and 0.554 → 0.590;
-	// the demo's 0.938 kept), and a note whose title repeats a question word
+	// where help, the hub, the demo and the keyword sets gain MRR over rank
+	// fusion; at 0.65 none loses more questions than it gains (help 0.639
+	// → 0.682, hub 0.641 → 0.670, keywords 0.581 → 0.603 and 0.554 →
+	// 0.590; the demo's 0.938 kept), and a note whose title repeats a question word
 	// no longer outweighs a small vault's clear vector match (below 0.57 it
 	// does; reports/RETRIEVAL.md, issue 42).
 	Distances: builtin.Distances{ConfidentGap: 0.02, FTSMargin: 0.15, VectorWeight: 0.65, FuseByScore: true},
