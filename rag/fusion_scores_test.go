@@ -21,10 +21,10 @@ func TestFuseScoresKeepsHowFarApartTheScoresAre(t *testing.T) {
 	fts := []vault.Chunk{chunk(3, "c.md", 0, -10.0), chunk(4, "d.md", 0, -9.9), chunk(2, "b.md", 0, -9.8), chunk(5, "e.md", 0, -2)}
 	byScore := fuseScores(vector, fts, fusionOptions{ByScore: true, VectorWeight: 0.6})
 	byRank := fuseRanks(vector, fts, fusionOptions{})
-	if got := rows(byScore); !cmp.Equal(got[:2], []int64{2, 1}) {
+	if got := rowIDs(byScore); !cmp.Equal(got[:2], []int64{2, 1}) {
 		t.Errorf("by score: rows %v, want b.md (2) then a.md (1) first", got)
 	}
-	if got := rows(byRank); got[0] != 3 {
+	if got := rowIDs(byRank); got[0] != 3 {
 		t.Fatalf("premise: rank fusion puts c.md (3) first, got %v", got)
 	}
 	// Min-max normalised, b's vector score is (0.52-0.21)/(0.52-0.20) and
@@ -47,8 +47,8 @@ func TestFuseScoresImputesAndCutsForeignVotes(t *testing.T) {
 	vector := []vault.Chunk{chunk(1, "a.md", 0, 0.2), chunk(2, "b.md", 0, 0.6)}
 	fts := []vault.Chunk{fresh, chunk(2, "b.md", 0, -1)}
 	got := fuseScores(vector, fts, fusionOptions{ByScore: true, VectorWeight: 0.6})
-	if rows(got)[0] != 9 || !near(got[0].Score, 1) {
-		t.Errorf("the fresh chunk: rows %v, score %v; want it first with 1 (both arms' best)", rows(got), got[0].Score)
+	if rowIDs(got)[0] != 9 || !near(got[0].Score, 1) {
+		t.Errorf("the fresh chunk: rows %v, score %v; want it first with 1 (both arms' best)", rowIDs(got), got[0].Score)
 	}
 
 	sv := chunk(1, "sv.md", 0, 0.3)
@@ -57,8 +57,8 @@ func TestFuseScoresImputesAndCutsForeignVotes(t *testing.T) {
 	en.Body = "How to restore a note from the version history of the sync service."
 	f := fusionOptions{ByScore: true, VectorWeight: 0.6, Language: "sv", ForeignCut: 1}
 	got = fuseScores([]vault.Chunk{en, sv, chunk(3, "far.md", 0, 0.6)}, nil, f)
-	if rows(got)[0] != 1 {
-		t.Errorf("a Swedish question: rows %v, want sv.md (1) above the nearer English note", rows(got))
+	if rowIDs(got)[0] != 1 {
+		t.Errorf("a Swedish question: rows %v, want sv.md (1) above the nearer English note", rowIDs(got))
 	}
 }
 
@@ -74,10 +74,10 @@ func TestFuseScoresNoteSupport(t *testing.T) {
 		chunk(4, "far.md", 0, -1)}
 	without := fuseScores(vector, fts, fusionOptions{ByScore: true, VectorWeight: 0.6})
 	with := fuseScores(vector, fts, fusionOptions{ByScore: true, VectorWeight: 0.6, NoteSupport: 0.3})
-	if got := rows(without); got[0] != 1 {
+	if got := rowIDs(without); got[0] != 1 {
 		t.Fatalf("premise: without support the clipping (1) is first, got %v", got)
 	}
-	if got := rows(with); !cmp.Equal(got, []int64{2, 1, 3, 4}) {
+	if got := rowIDs(with); !cmp.Equal(got, []int64{2, 1, 3, 4}) {
 		t.Errorf("with support: rows %v, want the recipe's best chunk (2) first, its second (3) after the clipping", got)
 	}
 	second := score(without, 3)
@@ -105,14 +105,6 @@ func score(hits []Hit, row int64) float64 {
 		}
 	}
 	return -1
-}
-
-func rows(hits []Hit) []int64 {
-	out := make([]int64, len(hits))
-	for i, h := range hits {
-		out[i] = h.Chunk.RowID
-	}
-	return out
 }
 
 // BenchmarkFusion times each fusion over what the defaults hand it: 40

@@ -40,10 +40,11 @@ func bodyHits(n int, bodies map[int64]string) []Hit {
 	return hits
 }
 
+// rowIDs are hits' chunk rows in order; nil for no hits.
 func rowIDs(hits []Hit) []int64 {
-	out := make([]int64, len(hits))
-	for i, h := range hits {
-		out[i] = h.Chunk.RowID
+	var out []int64
+	for _, h := range hits {
+		out = append(out, h.Chunk.RowID)
 	}
 	return out
 }

@@ -198,13 +198,6 @@ func expandedHit(row int64, doc string, score float64) Hit {
 
 func TestSelectQuota(t *testing.T) {
 	t.Parallel()
-	rows := func(hs []Hit) []int64 {
-		var out []int64
-		for _, h := range hs {
-			out = append(out, h.Chunk.RowID)
-		}
-		return out
-	}
 	cands := []Hit{direct(1, "a.md", 9), expandedHit(2, "g1.md", 8), expandedHit(3, "g2.md", 7), direct(4, "b.md", 6), expandedHit(5, "g3.md", 5), direct(6, "c.md", 4)}
 	for _, tc := range []struct {
 		name           string
@@ -221,10 +214,10 @@ func TestSelectQuota(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			final, held := selectFinal(cands, tc.finalK, graphSlots{Graph: tc.slots})
-			if diff := cmp.Diff(tc.final, rows(final)); diff != "" {
+			if diff := cmp.Diff(tc.final, rowIDs(final)); diff != "" {
 				t.Errorf("final (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tc.held, rows(held)); diff != "" {
+			if diff := cmp.Diff(tc.held, rowIDs(held)); diff != "" {
 				t.Errorf("held back (-want +got):\n%s", diff)
 			}
 			if n := countGraph(final); n != tc.expandedInside {
@@ -243,13 +236,6 @@ func TestSelectMemberSlots(t *testing.T) {
 		h.Graph = &Reach{Relation: vault.RelationMember, From: "99 topics/T.md"}
 		return h
 	}
-	rows := func(hs []Hit) []int64 {
-		var out []int64
-		for _, h := range hs {
-			out = append(out, h.Chunk.RowID)
-		}
-		return out
-	}
 	cands := []Hit{direct(1, "99 topics/T.md", 9), expandedHit(2, "link.md", 8), member(3, "clip1.md", 8), member(4, "clip2.md", 8),
 		direct(5, "b.md", 6), direct(6, "c.md", 5), direct(7, "d.md", 4)}
 	for _, tc := range []struct {
@@ -264,7 +250,7 @@ func TestSelectMemberSlots(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			final, _ := selectFinal(cands, tc.finalK, graphSlots{Graph: tc.slots, Members: tc.members})
-			if diff := cmp.Diff(tc.final, rows(final)); diff != "" {
+			if diff := cmp.Diff(tc.final, rowIDs(final)); diff != "" {
 				t.Errorf("final (-want +got):\n%s", diff)
 			}
 		})
@@ -276,10 +262,10 @@ func TestSelectMemberSlots(t *testing.T) {
 	promoted.Graph = &Reach{Relation: vault.RelationMember, From: "99 topics/T.md"}
 	withPromoted := slices.Concat(cands[:4], []Hit{promoted}, cands[4:])
 	final, held := selectFinal(withPromoted, 5, graphSlots{Members: 1})
-	if diff := cmp.Diff([]int64{1, 3, 8, 5, 6}, rows(final)); diff != "" {
+	if diff := cmp.Diff([]int64{1, 3, 8, 5, 6}, rowIDs(final)); diff != "" {
 		t.Errorf("a promoted hit past the member slots: final (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]int64{2, 4}, rows(held)); diff != "" {
+	if diff := cmp.Diff([]int64{2, 4}, rowIDs(held)); diff != "" {
 		t.Errorf("a promoted hit past the member slots: held back (-want +got):\n%s", diff)
 	}
 }
